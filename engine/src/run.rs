@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -315,10 +315,7 @@ impl RunHandle {
             .result
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        match receiver.recv_timeout(timeout) {
-            Ok(result) => Some(result),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        receiver.recv_timeout(timeout).ok()
     }
 
     pub fn wait(self) -> RunResult {

@@ -48,6 +48,13 @@ pub enum StopReason {
     Cancelled,
 }
 
+#[derive(Debug, Clone, Copy)]
+struct Readiness {
+    readable: bool,
+    writable: bool,
+    peer_closed: bool,
+}
+
 pub struct WorkerOutcome {
     pub recorder: Recorder,
     pub end_us: u64,
@@ -136,9 +143,12 @@ impl Worker {
             let now = now_us();
             self.recorder.roll(now);
             for event in events.iter() {
-                let readable = event.is_readable() || event.is_read_closed() || event.is_error();
-                let writable = event.is_writable() || event.is_write_closed() || event.is_error();
-                self.on_event(event.token().0, readable, writable, now_us());
+                let readiness = Readiness {
+                    readable: event.is_readable() || event.is_read_closed() || event.is_error(),
+                    writable: event.is_writable() || event.is_write_closed() || event.is_error(),
+                    peer_closed: event.is_read_closed() || event.is_error(),
+                };
+                self.on_event(event.token().0, readiness, now_us());
             }
             if now >= next_scan_us {
                 self.expire(now);
@@ -156,7 +166,7 @@ impl Worker {
         }
     }
 
-    fn on_event(&mut self, i: usize, readable: bool, writable: bool, now: u64) {
+    fn on_event(&mut self, i: usize, readiness: Readiness, now: u64) {
         match self.conns[i].phase {
             Phase::Closed => {}
             Phase::Connecting => match self.conns[i].connected() {
@@ -164,11 +174,11 @@ impl Worker {
                 Some(Ok(())) => self.send(i, now),
                 Some(Err(kind)) => self.end_request(i, now, Err(kind), false),
             },
-            Phase::Writing { .. } if writable => self.write(i, now),
+            Phase::Writing { .. } if readiness.writable => self.write(i, now),
             Phase::Writing { .. } => {}
-            Phase::Reading if !readable => {}
+            Phase::Reading if !readiness.readable => {}
             Phase::Reading => {
-                let (bytes, step) = self.conns[i].receive(&mut self.scratch);
+                let (bytes, step) = self.conns[i].receive(&mut self.scratch, readiness.peer_closed);
                 if self.conns[i].measured {
                     self.recorder.bytes_in(bytes);
                 }

@@ -131,7 +131,8 @@ impl Conn {
     }
 
     /// Read what has arrived, through `scratch`; returns the bytes read by this call.
-    pub fn receive(&mut self, scratch: &mut [u8]) -> (u64, Step) {
+    /// `peer_closed`: the event reported the peer's FIN, which raises no further event.
+    pub fn receive(&mut self, scratch: &mut [u8], peer_closed: bool) -> (u64, Step) {
         let Some(stream) = self.stream.as_mut() else {
             return (0, Step::Wait);
         };
@@ -179,8 +180,8 @@ impl Conn {
                 }
                 Ok(Some(step)) => return (total, step),
                 // Edge-triggered readiness: a short read means the socket is drained for now,
-                // and more data raises a new event.
-                Ok(None) if n < scratch.len() => return (total, Step::Wait),
+                // and more data raises a new event; a FIN that came with the data does not.
+                Ok(None) if n < scratch.len() && !peer_closed => return (total, Step::Wait),
                 Ok(None) => {}
             }
         }
