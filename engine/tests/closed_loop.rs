@@ -11,15 +11,8 @@ use gauntlet_engine::worker::StopReason;
 #[test]
 fn keep_alive_sends_exactly_n_requests_over_c_connections() {
     let peer = Peer::start(http_ok);
-    let result = run(plan(
-        &peer.url("/x"),
-        r#""connections": 6, "threads": 3, "requests": 1001"#,
-    ))
-    .unwrap();
-    assert_eq!(
-        (result.requests, result.responses, result.errors_total),
-        (1001, 1001, 0)
-    );
+    let result = run(plan(&peer.url("/x"), r#""connections": 6, "threads": 3, "requests": 1001"#)).unwrap();
+    assert_eq!((result.requests, result.responses, result.errors_total), (1001, 1001, 0));
     assert_eq!(peer.requests(), 1001);
     assert_eq!(peer.connections(), 6);
     assert_eq!(result.connections_opened, 6);
@@ -34,57 +27,34 @@ fn keep_alive_sends_exactly_n_requests_over_c_connections() {
 #[test]
 fn no_keep_alive_opens_a_connection_per_request() {
     let peer = Peer::start(http_ok);
-    let result = run(plan(
-        &peer.url("/"),
-        r#""connections": 4, "threads": 2, "requests": 200, "keepalive": false"#,
-    ))
-    .unwrap();
-    assert_eq!(
-        (result.responses, peer.requests(), peer.connections()),
-        (200, 200, 200)
-    );
+    let result =
+        run(plan(&peer.url("/"), r#""connections": 4, "threads": 2, "requests": 200, "keepalive": false"#)).unwrap();
+    assert_eq!((result.responses, peer.requests(), peer.connections()), (200, 200, 200));
     assert_eq!(result.connections_opened, 200);
 }
 
 #[test]
 fn calls_per_connection_then_reconnect() {
     let peer = Peer::start(http_ok);
-    let result = run(plan(
-        &peer.url("/"),
-        r#""connections": 4, "threads": 2, "requests": 100, "calls_per_connection": 10"#,
-    ))
-    .unwrap();
+    let result =
+        run(plan(&peer.url("/"), r#""connections": 4, "threads": 2, "requests": 100, "calls_per_connection": 10"#))
+            .unwrap();
     assert_eq!((result.responses, peer.requests()), (100, 100));
-    assert!(
-        (10..=14).contains(&peer.connections()),
-        "{} connections",
-        peer.connections()
-    );
+    assert!((10..=14).contains(&peer.connections()), "{} connections", peer.connections());
     assert_eq!(result.connections_opened, peer.connections());
 }
 
 #[test]
 fn http10_keeps_alive_when_asked() {
     let peer = Peer::start(http_ok);
-    let result = run(plan(
-        &peer.url("/"),
-        r#""connections": 2, "requests": 50, "http_version": "1.0""#,
-    ))
-    .unwrap();
-    assert_eq!(
-        (result.responses, peer.requests(), peer.connections()),
-        (50, 50, 2)
-    );
+    let result = run(plan(&peer.url("/"), r#""connections": 2, "requests": 50, "http_version": "1.0""#)).unwrap();
+    assert_eq!((result.responses, peer.requests(), peer.connections()), (50, 50, 2));
 }
 
 #[test]
 fn warm_up_is_run_but_not_counted() {
     let peer = Peer::start(http_ok);
-    let result = run(plan(
-        &peer.url("/"),
-        r#""connections": 2, "requests": 300, "warmup_us": 300000"#,
-    ))
-    .unwrap();
+    let result = run(plan(&peer.url("/"), r#""connections": 2, "requests": 300, "warmup_us": 300000"#)).unwrap();
     assert_eq!(result.requests, 300);
     assert!(peer.requests() > 300, "the warm-up sent requests too");
 }
@@ -92,23 +62,12 @@ fn warm_up_is_run_but_not_counted() {
 #[test]
 fn duration_bounds_the_run_and_the_timeline_covers_it() {
     let peer = Peer::start(http_ok);
-    let result = run(plan(
-        &peer.url("/"),
-        r#""connections": 2, "threads": 2, "duration_us": 2500000"#,
-    ))
-    .unwrap();
+    let result = run(plan(&peer.url("/"), r#""connections": 2, "threads": 2, "duration_us": 2500000"#)).unwrap();
     assert_eq!(result.stop_reason, StopReason::Duration);
     assert_eq!(result.elapsed_us, 2_500_000);
-    let seconds: Vec<_> = result
-        .timeline
-        .iter()
-        .map(|e| (e.second, e.span_us))
-        .collect();
+    let seconds: Vec<_> = result.timeline.iter().map(|e| (e.second, e.span_us)).collect();
     assert_eq!(seconds, vec![(0, 1_000_000), (1, 1_000_000), (2, 500_000)]);
-    assert_eq!(
-        result.timeline.iter().map(|e| e.responses).sum::<u64>(),
-        result.responses
-    );
+    assert_eq!(result.timeline.iter().map(|e| e.responses).sum::<u64>(), result.responses);
     // In-flight requests at the end are abandoned, never more than one per connection.
     assert!(peer.requests() >= result.responses && peer.requests() <= result.responses + 2);
 }
@@ -116,11 +75,7 @@ fn duration_bounds_the_run_and_the_timeline_covers_it() {
 #[test]
 fn cancel_stops_within_a_second_and_marks_the_result_partial() {
     let peer = Peer::start(http_ok);
-    let handle = start(plan(
-        &peer.url("/"),
-        r#""connections": 2, "duration_us": 30000000"#,
-    ))
-    .unwrap();
+    let handle = start(plan(&peer.url("/"), r#""connections": 2, "duration_us": 30000000"#)).unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let asked = Instant::now();
     handle.cancel();
@@ -135,11 +90,7 @@ fn cancel_stops_within_a_second_and_marks_the_result_partial() {
 #[test]
 fn progress_counts_while_running() {
     let peer = Peer::start(http_ok);
-    let handle = start(plan(
-        &peer.url("/"),
-        r#""connections": 2, "duration_us": 800000"#,
-    ))
-    .unwrap();
+    let handle = start(plan(&peer.url("/"), r#""connections": 2, "duration_us": 800000"#)).unwrap();
     std::thread::sleep(Duration::from_millis(400));
     let progress = handle.progress();
     assert!(progress.measuring && progress.totals.responses > 0);

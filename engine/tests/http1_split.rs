@@ -54,34 +54,18 @@ fn every_split_of_every_valid_response() {
     for &(response, head_request, status, keep_alive) in VALID {
         let bytes = full(response);
         let expected = Some((Head { status, keep_alive }, 0));
-        assert_eq!(
-            parse_in_parts(&[&bytes], head_request),
-            Ok(expected),
-            "whole: {response:?}"
-        );
+        assert_eq!(parse_in_parts(&[&bytes], head_request), Ok(expected), "whole: {response:?}");
         for cut in 1..bytes.len() {
             let parts = [&bytes[..cut], &bytes[cut..]];
-            assert_eq!(
-                parse_in_parts(&parts, head_request),
-                Ok(expected),
-                "split at {cut}: {response:?}"
-            );
+            assert_eq!(parse_in_parts(&parts, head_request), Ok(expected), "split at {cut}: {response:?}");
         }
         for second in 1..bytes.len() {
             let first = second / 2;
             let parts = [&bytes[..first], &bytes[first..second], &bytes[second..]];
-            assert_eq!(
-                parse_in_parts(&parts, head_request),
-                Ok(expected),
-                "three parts at {first},{second}"
-            );
+            assert_eq!(parse_in_parts(&parts, head_request), Ok(expected), "three parts at {first},{second}");
         }
         let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
-        assert_eq!(
-            parse_in_parts(&bytewise, head_request),
-            Ok(expected),
-            "byte by byte: {response:?}"
-        );
+        assert_eq!(parse_in_parts(&bytewise, head_request), Ok(expected), "byte by byte: {response:?}");
     }
 }
 
@@ -92,11 +76,7 @@ fn incomplete_responses_wait_for_more() {
         if head_request {
             continue;
         }
-        assert_eq!(
-            parse_in_parts(&[&bytes[..bytes.len() - 1]], head_request),
-            Ok(None),
-            "{response:?}"
-        );
+        assert_eq!(parse_in_parts(&[&bytes[..bytes.len() - 1]], head_request), Ok(None), "{response:?}");
     }
 }
 
@@ -124,17 +104,8 @@ fn pipelined_responses_end_where_the_next_begins() {
 #[test]
 fn close_delimited_bodies_end_at_close() {
     let mut parser = ResponseParser::new(false);
-    assert!(matches!(
-        parser.feed(b"HTTP/1.1 200 OK\r\n\r\nsome body").unwrap(),
-        Progress::More { .. }
-    ));
-    assert_eq!(
-        parser.finish_at_close(),
-        Ok(Head {
-            status: 200,
-            keep_alive: false
-        })
-    );
+    assert!(matches!(parser.feed(b"HTTP/1.1 200 OK\r\n\r\nsome body").unwrap(), Progress::More { .. }));
+    assert_eq!(parser.finish_at_close(), Ok(Head { status: 200, keep_alive: false }));
 }
 
 #[test]
@@ -142,24 +113,13 @@ fn close_before_the_end_is_classified() {
     let cases: [(&[u8], ErrorKind); 4] = [
         (b"", ErrorKind::Reset),
         (b"HTTP/1.1 200 OK\r\nContent-", ErrorKind::Malformed),
-        (
-            b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
-            ErrorKind::Truncated,
-        ),
-        (
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
-            ErrorKind::Truncated,
-        ),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", ErrorKind::Truncated),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", ErrorKind::Truncated),
     ];
     for (bytes, kind) in cases {
         let mut parser = ResponseParser::new(false);
         let _ = parser.feed(bytes).unwrap();
-        assert_eq!(
-            parser.finish_at_close(),
-            Err(kind),
-            "{:?}",
-            String::from_utf8_lossy(bytes)
-        );
+        assert_eq!(parser.finish_at_close(), Err(kind), "{:?}", String::from_utf8_lossy(bytes));
     }
 }
 
@@ -178,12 +138,7 @@ fn malformed_responses_are_refused() {
     ];
     for bytes in cases {
         let mut parser = ResponseParser::new(false);
-        assert_eq!(
-            parser.feed(bytes),
-            Err(ErrorKind::Malformed),
-            "{:?}",
-            String::from_utf8_lossy(bytes)
-        );
+        assert_eq!(parser.feed(bytes), Err(ErrorKind::Malformed), "{:?}", String::from_utf8_lossy(bytes));
     }
 }
 

@@ -39,19 +39,13 @@ impl Peer {
                     break;
                 }
                 let Ok(stream) = stream else { continue };
-                stream
-                    .set_read_timeout(Some(Duration::from_secs(10)))
-                    .unwrap();
+                stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
                 c.connections.fetch_add(1, Ordering::SeqCst);
                 let c = c.clone();
                 thread::spawn(move || handler(stream, &c));
             }
         });
-        Peer {
-            address,
-            counters,
-            stop,
-        }
+        Peer { address, counters, stop }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -114,9 +108,7 @@ pub fn http_ok(mut stream: TcpStream, counters: &Counters) {
     while let Some((close, _)) = read_request(&mut stream, &mut buffer) {
         counters.requests.fetch_add(1, Ordering::SeqCst);
         let connection = if close { "close" } else { "keep-alive" };
-        let response = format!(
-            "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: {connection}\r\n\r\nhello"
-        );
+        let response = format!("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: {connection}\r\n\r\nhello");
         if stream.write_all(response.as_bytes()).is_err() || close {
             return;
         }
