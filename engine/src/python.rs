@@ -7,11 +7,13 @@ use std::time::Duration;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use crate::plan::{Plan, PlanError};
 use crate::run::{self, RunHandle};
+use crate::server::{self, ServeConfig, ServerHandle};
 use crate::stats::latency;
+use crate::workload;
 
 create_exception!(_engine, EngineError, PyException, "A plan or request the engine cannot carry out.");
 
@@ -105,11 +107,64 @@ fn histogram_percentiles(encoded: &str, quantiles: Vec<f64>) -> PyResult<Vec<u64
     Ok(quantiles.iter().map(|&q| if histogram.is_empty() { 0 } else { histogram.value_at_quantile(q) }).collect())
 }
 
+/// The built-in server, running in this process until `stop()`.
+#[pyclass(module = "gauntlet._engine")]
+struct Server {
+    #[pyo3(get)]
+    port: u16,
+    #[pyo3(get)]
+    host: String,
+    handle: Mutex<Option<ServerHandle>>,
+}
+
+#[pymethods]
+impl Server {
+    #[new]
+    fn new(config_json: &str) -> PyResult<Server> {
+        let config: ServeConfig = serde_json::from_str(config_json)
+            .map_err(|e| engine_error(format!("the server configuration is not valid: {e}")))?;
+        let handle = server::serve(&config).map_err(|e| {
+            engine_error(format!("cannot serve on {}:{} ({e}): pick another port or host", config.host, config.port))
+        })?;
+        let address = handle.local_addr();
+        Ok(Server { port: address.port(), host: address.ip().to_string(), handle: Mutex::new(Some(handle)) })
+    }
+
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let guard = self.handle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let stats = guard.as_ref().map(ServerHandle::stats).unwrap_or_default();
+        let dict = PyDict::new(py);
+        dict.set_item("requests", stats.requests)?;
+        dict.set_item("connections_accepted", stats.connections_accepted)?;
+        Ok(dict)
+    }
+
+    /// Stop serving and free the port; later calls do nothing.
+    fn stop(&self, py: Python<'_>) {
+        let handle = self.handle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        if let Some(handle) = handle {
+            py.detach(|| handle.stop());
+        }
+    }
+}
+
+/// The standard workload: file name -> bytes.
+#[pyfunction]
+fn workload_files(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let dict = PyDict::new(py);
+    for file in workload::standard_files() {
+        dict.set_item(file.name, PyBytes::new(py, &file.body))?;
+    }
+    Ok(dict)
+}
+
 #[pymodule(name = "_engine")]
 fn engine_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EngineError", m.py().get_type::<EngineError>())?;
     m.add("RESULT_SCHEMA", run::RESULT_SCHEMA)?;
     m.add_class::<Run>()?;
+    m.add_class::<Server>()?;
+    m.add_function(wrap_pyfunction!(workload_files, m)?)?;
     m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_percentiles, m)?)?;
     Ok(())

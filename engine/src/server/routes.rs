@@ -104,11 +104,13 @@ impl Default for Routes {
     }
 }
 
-/// `/hello`: the thesis's DT-1 page, built for each request.
+const HELLO_NAME: &str = "World";
+
+/// `/hello`: the thesis's DT-1 page, formatted for each request as a script would.
 pub fn write_hello(out: &mut Vec<u8>, keep_alive: bool, head_only: bool) {
     let mut body = [0u8; 32];
     let mut cursor = &mut body[..];
-    let _ = write!(cursor, "Hello, {}!", "World");
+    let _ = write!(cursor, "Hello, {HELLO_NAME}!");
     let body_bytes = 32 - cursor.len();
     write_head(out, 200, "text/plain", body_bytes, if keep_alive { "keep-alive" } else { "close" });
     if !head_only {
