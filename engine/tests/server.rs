@@ -171,7 +171,7 @@ fn engine_and_server_count_the_same() {
     let cases = [
         (r#""connections": 8, "requests": 2000"#, 2000, 8, 2000 * keep..=2000 * keep),
         (r#""connections": 8, "requests": 500, "keepalive": false"#, 500, 500, 500 * close..=500 * close),
-        (r#""connections": 4, "requests": 400, "calls_per_connection": 10"#, 400, 40, 400 * keep..=400 * close),
+        (r#""connections": 4, "requests": 400, "calls_per_connection": 10"#, 400, 40, 400 * close..=400 * keep),
     ];
     for (fields, requests, connections, bytes_in) in cases {
         let server = start(2);
