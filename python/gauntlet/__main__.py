@@ -1,0 +1,3 @@
+from gauntlet.cli import main
+
+main()

@@ -1,0 +1,128 @@
+"""`gauntlet run`: one closed-loop measurement, against a URL or the built-in server."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from gauntlet import engine
+from gauntlet.cli.progress import ProgressLine
+from gauntlet.errors import GauntletError
+from gauntlet.report.tables import print_run
+from gauntlet.units import parse_count, parse_duration_us
+
+DEFAULT_DURATION = "10s"
+DEFAULT_PATH = "/webtest.html"
+EXIT_NO_SUCCESS = 1
+EXIT_INTERRUPTED = 130
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip():
+        raise GauntletError(f"the header {text!r} has no 'Name: value' form", "Write it as -H 'Name: value'")
+    return name.strip(), value.strip()
+
+
+def read_body(path: Path) -> str:
+    try:
+        return base64.b64encode(path.read_bytes()).decode()
+    except OSError as err:
+        raise GauntletError(f"cannot read the body file {str(path)!r} ({err.strerror})", "Check the path") from None
+
+
+def build_plan(url: str, options: dict[str, Any]) -> engine.Plan:
+    connections = options["connections"]
+    threads = options["threads"]
+    if connections < 1 or threads < 1:
+        raise GauntletError("connections and threads must be at least 1", "Give -c 1 or more and -t 1 or more")
+    requests = parse_count(options["requests"], "-n") if options["requests"] else None
+    duration = options["duration"] or (None if requests else DEFAULT_DURATION)
+    return {
+        "url": url,
+        "allow_remote": options["allow_remote"],
+        "method": options["method"].upper(),
+        "headers": [list(parse_header(h)) for h in options["header"]],
+        "body_base64": read_body(options["body"]) if options["body"] else None,
+        "http_version": "1.0" if options["http10"] else "1.1",
+        "keepalive": not options["no_keepalive"],
+        "calls_per_connection": options["calls_per_connection"],
+        "connections": connections,
+        "threads": min(threads, connections),
+        "requests": requests,
+        "duration_us": parse_duration_us(duration, "-d") if duration else None,
+        "warmup_us": parse_duration_us(options["warmup"], "--warmup") if options["warmup"] else 0,
+        "timeout_us": parse_duration_us(options["timeout"], "--timeout"),
+    }
+
+
+@contextlib.contextmanager
+def target_url(url: str | None, threads: int, console: Console) -> Iterator[str]:
+    """The URL to load: the one given, or the built-in server started for this run."""
+    if url is not None:
+        yield url
+        return
+    from gauntlet.servers.builtin import start_builtin
+
+    with start_builtin(threads=threads) as server:
+        console.print(f"[dim]built-in server on {server.url} (pid {server.pids()[0]})[/dim]")
+        yield f"{server.url.rstrip('/')}{DEFAULT_PATH}"
+
+
+def write_json(path: Path, result: dict[str, Any]) -> None:
+    try:
+        path.write_text(json.dumps(result, indent=2) + "\n")
+    except OSError as err:
+        raise GauntletError(f"cannot write {str(path)!r} ({err.strerror})", "Check the directory and its permissions") from None
+
+
+def succeeded(result: dict[str, Any]) -> bool:
+    return any(200 <= int(code) < 400 and n > 0 for code, n in result["status_codes"].items())
+
+
+def run_command(
+    url: Annotated[str | None, typer.Argument(help="http://HOST[:PORT]/PATH; without it, the built-in server")] = None,
+    connections: Annotated[int, typer.Option("-c", "--connections", help="Connections kept open")] = 50,
+    threads: Annotated[int, typer.Option("-t", "--threads", help="Load threads (at most -c)")] = 2,
+    requests: Annotated[str | None, typer.Option("-n", "--requests", help="Measure exactly N requests (10k, 1m)")] = None,
+    duration: Annotated[str | None, typer.Option("-d", "--duration", help="Measure for D (10s, 2m); default 10s")] = None,
+    no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
+    calls_per_connection: Annotated[
+        int | None, typer.Option("--calls-per-connection", min=1, help="K requests per connection, then reconnect")
+    ] = None,
+    http10: Annotated[bool, typer.Option("--http1.0", help="Send HTTP/1.0 requests")] = False,
+    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout")] = "15s",
+    warmup: Annotated[str | None, typer.Option("--warmup", help="Run this long first, uncounted")] = None,
+    method: Annotated[str, typer.Option("-m", "--method", help="HTTP method")] = "GET",
+    header: Annotated[list[str] | None, typer.Option("-H", "--header", help="'Name: value', repeatable")] = None,
+    body: Annotated[Path | None, typer.Option("--body", help="Send this file as the request body")] = None,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Write the full result here")] = None,
+    allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target off this machine")] = False,
+) -> int:
+    """Drive closed-loop load at one URL and print what was measured."""
+    options = dict(locals())
+    options["header"] = header or []
+    out = Console()
+    err = Console(stderr=True)
+    with target_url(url, threads, err) as resolved_url:
+        plan = build_plan(resolved_url, options)
+        with ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
+            outcome = engine.run(plan, progress.update)
+    if json_path is not None:
+        write_json(json_path, outcome.result)
+    print_run(out, outcome.result)
+    if outcome.interrupted:
+        err.print("[yellow]interrupted: the figures cover what was measured until Ctrl-C[/yellow]")
+        return EXIT_INTERRUPTED
+    if not succeeded(outcome.result):
+        print("gauntlet: no request succeeded (no 2xx or 3xx response); see the errors above", file=sys.stderr)
+        return EXIT_NO_SUCCESS
+    return 0

@@ -1,0 +1,44 @@
+"""`gauntlet serve`: the built-in reference server, standalone, until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from gauntlet import engine
+
+LISTENING_LINE = "gauntlet serve: listening on http://{host}:{port}/"
+
+
+def serve_command(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port; 0 picks a free one")] = 8080,
+    threads: Annotated[int, typer.Option("--threads", min=1, help="Server threads")] = 2,
+    stall_ms: Annotated[int, typer.Option("--stall-ms", min=0, help="Hold all responses this long...")] = 0,
+    stall_every_ms: Annotated[int, typer.Option("--stall-every-ms", min=0, help="...once every this many ms")] = 0,
+) -> int:
+    """Serve the standard workload (and /hello, fault injection) from memory."""
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    server = engine.serve(host, port, threads, stall_ms, stall_every_ms)
+    shown_host = f"[{server.host}]" if ":" in server.host else server.host
+    print(LISTENING_LINE.format(host=shown_host, port=server.port), flush=True)
+    while not stop.wait(0.5):
+        pass
+    stats = server.stats()
+    server.stop()
+    print(
+        f"gauntlet serve: stopped after {stats['requests']} requests on {stats['connections_accepted']} connections",
+        file=sys.stderr,
+    )
+    return 0

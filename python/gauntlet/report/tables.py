@@ -1,0 +1,70 @@
+"""Terminal tables of a run's result (rich)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from gauntlet.units import format_bytes, format_count, format_duration_us
+
+LATENCY_COLUMNS = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9"), ("max", "max"))
+
+
+def describe_plan(result: dict[str, Any]) -> str:
+    plan = result["plan"]
+    mode = "keep-alive"
+    if not plan["keepalive"]:
+        mode = "a new connection per request"
+    elif plan["calls_per_connection"]:
+        mode = f"{plan['calls_per_connection']} requests per connection"
+    return (
+        f"{plan['method']} {plan['url']}  ({result['address']}, HTTP/{plan['http_version']}, {mode})\n"
+        f"{result['connections']} connections on {result['threads']} threads, "
+        f"{format_duration_us(result['elapsed_us'])} measured, stopped by {result['stop_reason']}"
+        + ("  [yellow]PARTIAL[/yellow]" if result["partial"] else "")
+    )
+
+
+def throughput_table(result: dict[str, Any]) -> Table:
+    table = Table(title="Throughput", title_justify="left", show_header=True, header_style="bold")
+    for column in ("requests/s", "transfer/s", "requests", "responses", "errors", "connections opened"):
+        table.add_column(column, justify="right")
+    table.add_row(
+        format_count(result["requests_per_s"]),
+        format_bytes(result["bytes_in_per_s"]) + "/s",
+        format_count(result["requests"]),
+        format_count(result["responses"]),
+        format_count(result["errors_total"]),
+        format_count(result["connections_opened"]),
+    )
+    return table
+
+
+def latency_table(result: dict[str, Any]) -> Table:
+    latency = result["latency_us"]
+    table = Table(title="Latency", title_justify="left", header_style="bold")
+    for _, label in (("mean", "mean"), *LATENCY_COLUMNS):
+        table.add_column(label, justify="right")
+    table.add_row(*(format_duration_us(latency[key]) for key, _ in (("mean", "mean"), *LATENCY_COLUMNS)))
+    return table
+
+
+def outcomes_table(result: dict[str, Any]) -> Table:
+    table = Table(title="Outcomes", title_justify="left", header_style="bold")
+    table.add_column("outcome")
+    table.add_column("count", justify="right")
+    for code, count in sorted(result["status_codes"].items()):
+        table.add_row(f"status {code}", format_count(count), style=None if code.startswith(("2", "3")) else "yellow")
+    for kind, count in result["errors"].items():
+        if count:
+            table.add_row(f"error {kind}", format_count(count), style="red")
+    return table
+
+
+def print_run(console: Console, result: dict[str, Any]) -> None:
+    console.print(describe_plan(result))
+    console.print(throughput_table(result))
+    console.print(latency_table(result))
+    console.print(outcomes_table(result))
