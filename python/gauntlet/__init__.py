@@ -1,0 +1,1 @@
+"""Gauntlet: a web server benchmarking lab."""
