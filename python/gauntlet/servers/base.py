@@ -8,6 +8,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 import psutil
 
@@ -83,7 +84,7 @@ class ServerInstance:
         finally:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def __enter__(self) -> ServerInstance:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

@@ -10,6 +10,7 @@ import grp
 import os
 import pwd
 import shutil
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import jinja2
 
 from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance, new_workdir
-from gauntlet.servers.process import LOOPBACK, free_port, spawn, wait_ready
+from gauntlet.servers.process import LOOPBACK, free_port, log_tail, spawn, wait_ready
 
 NGINX_CANDIDATES = ("/usr/sbin/nginx",)
 READY_PATH = "/__gauntlet/ready"
@@ -150,10 +151,26 @@ def start_nginx(
             deadline_s=ready_timeout_s,
             log_path=log_path,
         )
+        _wait_for_workers(instance, worker_processes, ready_timeout_s, log_path)
     except BaseException:
         instance.stop()
         raise
     return instance
+
+
+def _wait_for_workers(
+    instance: ServerInstance, worker_processes: int, timeout_s: float, log_path: Path
+) -> None:
+    """The first worker may answer before the master has forked the last one; wait for all."""
+    deadline = time.monotonic() + timeout_s
+    while len(instance.pids()) < 1 + worker_processes:
+        if time.monotonic() >= deadline:
+            raise GauntletError(
+                f"nginx answered but has {len(instance.pids()) - 1} of {worker_processes} "
+                f"workers after {timeout_s:g} s; its log ends: {log_tail(log_path)}",
+                "fix what the log says (too many workers for this machine's limits?)",
+            )
+        time.sleep(0.01)
 
 
 def standard_files() -> dict[str, bytes]:
