@@ -1,0 +1,233 @@
+//! One client connection: a small state machine driven by readiness events.
+//! Closed -> Connecting -> Writing -> Reading -> (next request: Writing | Closed)
+
+pub mod tcp;
+
+use std::io::{self, Read, Write};
+
+use mio::net::TcpStream;
+
+use crate::http1::{Head, Progress, ResponseParser};
+use crate::stats::error::ErrorKind;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Closed,
+    Connecting,
+    Writing { written: usize },
+    Reading,
+}
+
+/// How a request ended.
+pub type Outcome = Result<Head, ErrorKind>;
+
+/// What a read or write came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Wait for the next readiness event.
+    Wait,
+    /// The request was written; its response comes next.
+    Written,
+    /// The request ended. `reusable`: the connection is clean for another request.
+    Ended { outcome: Outcome, reusable: bool },
+}
+
+pub struct Conn {
+    pub stream: Option<TcpStream>,
+    pub phase: Phase,
+    /// Requests started on this connection.
+    pub calls: u64,
+    /// When the current request began (its connect, if it needed one).
+    pub started_us: u64,
+    pub deadline_us: u64,
+    /// The current request counts (it began after the warm-up).
+    pub measured: bool,
+    /// The current request asked the server to close the connection.
+    pub last_call: bool,
+    parser: ResponseParser,
+    /// The start of a response head split across reads.
+    pending: Vec<u8>,
+}
+
+impl Conn {
+    pub fn new() -> Conn {
+        Conn {
+            stream: None,
+            phase: Phase::Closed,
+            calls: 0,
+            started_us: 0,
+            deadline_us: 0,
+            measured: false,
+            last_call: false,
+            parser: ResponseParser::new(false),
+            pending: Vec::new(),
+        }
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.phase != Phase::Closed
+    }
+
+    /// Begin a request that will be sent on this connection (after connecting, if needed).
+    pub fn begin(&mut self, now_us: u64, timeout_us: u64, measured: bool, head_request: bool) {
+        self.started_us = now_us;
+        self.deadline_us = now_us + timeout_us;
+        self.measured = measured;
+        self.parser = ResponseParser::new(head_request);
+    }
+
+    /// Drop the socket (closing it) and forget per-connection state; the phase is the caller's.
+    pub fn disconnect(&mut self) {
+        self.stream = None;
+        self.calls = 0;
+        self.pending.clear();
+    }
+
+    /// After a readiness event while connecting: None while still connecting.
+    pub fn connected(&mut self) -> Option<Result<(), ErrorKind>> {
+        let stream = self.stream.as_ref()?;
+        match stream.take_error() {
+            Ok(Some(err)) | Err(err) => return Some(Err(ErrorKind::of_connect(&err))),
+            Ok(None) => {}
+        }
+        match stream.peer_addr() {
+            Ok(_) => Some(Ok(())),
+            Err(err) if err.kind() == io::ErrorKind::NotConnected => None,
+            Err(err) => Some(Err(ErrorKind::of_connect(&err))),
+        }
+    }
+
+    /// Write what is left of `request`; returns the bytes written by this call.
+    pub fn transmit(&mut self, request: &[u8]) -> (u64, Step) {
+        let (Some(stream), Phase::Writing { written: start }) = (self.stream.as_mut(), self.phase)
+        else {
+            return (0, Step::Wait);
+        };
+        let mut written = start;
+        let step = loop {
+            match stream.write(&request[written..]) {
+                Ok(n) => {
+                    written += n;
+                    if written == request.len() {
+                        break Step::Written;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Step::Wait,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    break Step::Ended {
+                        outcome: Err(ErrorKind::of_transfer(&e)),
+                        reusable: false,
+                    }
+                }
+            }
+        };
+        self.phase = if step == Step::Written {
+            Phase::Reading
+        } else {
+            Phase::Writing { written }
+        };
+        ((written - start) as u64, step)
+    }
+
+    /// Read what has arrived, through `scratch`; returns the bytes read by this call.
+    pub fn receive(&mut self, scratch: &mut [u8]) -> (u64, Step) {
+        let Some(stream) = self.stream.as_mut() else {
+            return (0, Step::Wait);
+        };
+        let mut total = 0u64;
+        loop {
+            let n = match stream.read(scratch) {
+                Ok(0) => {
+                    return (
+                        total,
+                        Step::Ended {
+                            outcome: self.parser.finish_at_close(),
+                            reusable: false,
+                        },
+                    )
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (total, Step::Wait),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return (
+                        total,
+                        Step::Ended {
+                            outcome: Err(ErrorKind::of_transfer(&e)),
+                            reusable: false,
+                        },
+                    )
+                }
+            };
+            total += n as u64;
+            let fed = if self.pending.is_empty() {
+                feed_fresh(&mut self.parser, &mut self.pending, &scratch[..n])
+            } else {
+                self.pending.extend_from_slice(&scratch[..n]);
+                feed_pending(&mut self.parser, &mut self.pending)
+            };
+            match fed {
+                Err(kind) => {
+                    return (
+                        total,
+                        Step::Ended {
+                            outcome: Err(kind),
+                            reusable: false,
+                        },
+                    )
+                }
+                Ok(Some(step)) => return (total, step),
+                // Edge-triggered readiness: a short read means the socket is drained for now,
+                // and more data raises a new event.
+                Ok(None) if n < scratch.len() => return (total, Step::Wait),
+                Ok(None) => {}
+            }
+        }
+    }
+}
+
+impl Default for Conn {
+    fn default() -> Conn {
+        Conn::new()
+    }
+}
+
+/// Bytes left over after a complete response were not asked for: the connection is not reused.
+fn ended(head: Head, leftover: usize) -> Step {
+    Step::Ended {
+        outcome: Ok(head),
+        reusable: leftover == 0,
+    }
+}
+
+fn feed_fresh(
+    parser: &mut ResponseParser,
+    pending: &mut Vec<u8>,
+    input: &[u8],
+) -> Result<Option<Step>, ErrorKind> {
+    match parser.feed(input)? {
+        Progress::Done { consumed, head } => Ok(Some(ended(head, input.len() - consumed))),
+        Progress::More { consumed } => {
+            pending.extend_from_slice(&input[consumed..]);
+            Ok(None)
+        }
+    }
+}
+
+fn feed_pending(
+    parser: &mut ResponseParser,
+    pending: &mut Vec<u8>,
+) -> Result<Option<Step>, ErrorKind> {
+    match parser.feed(pending)? {
+        Progress::Done { consumed, head } => {
+            let leftover = pending.len() - consumed;
+            pending.clear();
+            Ok(Some(ended(head, leftover)))
+        }
+        Progress::More { consumed } => {
+            pending.drain(..consumed);
+            Ok(None)
+        }
+    }
+}

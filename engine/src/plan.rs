@@ -1,0 +1,366 @@
+//! A plan: what to send, to whom, with how many connections, for how long. Plain data (serde),
+//! so the same plan runs in-process, from the `gauntlet-engine` binary or on another machine.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HttpVersion {
+    #[serde(rename = "1.1")]
+    Http11,
+    #[serde(rename = "1.0")]
+    Http10,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    pub url: String,
+    #[serde(default)]
+    pub allow_remote: bool,
+    #[serde(default = "default_method")]
+    pub method: String,
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    #[serde(default)]
+    pub body_base64: Option<String>,
+    #[serde(default = "default_http_version")]
+    pub http_version: HttpVersion,
+    #[serde(default = "default_true")]
+    pub keepalive: bool,
+    #[serde(default)]
+    pub calls_per_connection: Option<u64>,
+    pub connections: usize,
+    #[serde(default = "default_threads")]
+    pub threads: usize,
+    /// Measure exactly this many requests.
+    #[serde(default)]
+    pub requests: Option<u64>,
+    /// Measure for this long.
+    #[serde(default)]
+    pub duration_us: Option<u64>,
+    /// Run this long first without measuring.
+    #[serde(default)]
+    pub warmup_us: u64,
+    #[serde(default = "default_timeout_us")]
+    pub timeout_us: u64,
+}
+
+fn default_method() -> String {
+    "GET".into()
+}
+fn default_http_version() -> HttpVersion {
+    HttpVersion::Http11
+}
+fn default_true() -> bool {
+    true
+}
+fn default_threads() -> usize {
+    1
+}
+fn default_timeout_us() -> u64 {
+    15_000_000
+}
+
+/// A plan the engine cannot run; the message names the cause and the fix, on one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanError(pub String);
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+fn fail<T>(message: String) -> Result<T, PlanError> {
+    Err(PlanError(message))
+}
+
+/// Where the requests go, resolved once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub host: String,
+    pub port: u16,
+    /// Path and query, as sent on the request line.
+    pub path: String,
+    pub address: SocketAddr,
+}
+
+impl Target {
+    /// The Host header value: the port appears only when it is not the scheme's default.
+    pub fn host_header(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        if self.port == 80 {
+            host
+        } else {
+            format!("{host}:{}", self.port)
+        }
+    }
+}
+
+/// Split an `http://host[:port][/path]` URL; the host is not resolved here.
+pub fn parse_url(url: &str) -> Result<(String, u16, String), PlanError> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return fail(format!(
+            "'{url}' is not a URL: write it as http://HOST[:PORT]/PATH"
+        ));
+    };
+    if scheme.eq_ignore_ascii_case("https") {
+        return fail(format!(
+            "'{url}' uses https, which this engine does not speak yet: use an http:// URL"
+        ));
+    }
+    if !scheme.eq_ignore_ascii_case("http") {
+        return fail(format!(
+            "'{url}' has the scheme '{scheme}': only http:// URLs can be loaded"
+        ));
+    }
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(i) if rest.as_bytes()[i] == b'?' => (&rest[..i], format!("/{}", &rest[i..])),
+        Some(i) => (&rest[..i], rest[i..].to_string()),
+        None => (rest, "/".to_string()),
+    };
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((host, "")) => (host, None),
+            Some((host, port)) if port.starts_with(':') => (host, Some(&port[1..])),
+            _ => {
+                return fail(format!(
+                    "'{url}' has a malformed IPv6 host: write it as http://[::1]:PORT/"
+                ))
+            }
+        },
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    if host.is_empty() || host.contains(['@', ' ', '/']) {
+        return fail(format!(
+            "'{url}' has no valid host: write it as http://HOST[:PORT]/PATH"
+        ));
+    }
+    let port = match port {
+        None => 80,
+        Some(text) => match text.parse::<u16>() {
+            Ok(p) if p > 0 => p,
+            _ => {
+                return fail(format!(
+                    "'{url}' has the port '{text}': a port is a number from 1 to 65535"
+                ))
+            }
+        },
+    };
+    if path
+        .bytes()
+        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+    {
+        return fail(format!(
+            "'{url}' has spaces or control characters in its path: percent-encode them"
+        ));
+    }
+    Ok((host.to_string(), port, path))
+}
+
+fn is_token(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+impl Plan {
+    pub fn from_json(text: &str) -> Result<Plan, PlanError> {
+        serde_json::from_str(text).map_err(|e| PlanError(format!("the plan is not valid: {e}")))
+    }
+
+    pub fn body(&self) -> Result<Vec<u8>, PlanError> {
+        match &self.body_base64 {
+            None => Ok(Vec::new()),
+            Some(text) => base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .map_err(|e| {
+                    PlanError(format!(
+                        "body_base64 is not base64 ({e}): encode the body with base64"
+                    ))
+                }),
+        }
+    }
+
+    /// Check every field and resolve the target; nothing is sent.
+    pub fn resolve(&self) -> Result<Target, PlanError> {
+        self.validate()?;
+        let (host, port, path) = parse_url(&self.url)?;
+        let address = match (host.as_str(), port).to_socket_addrs() {
+            Ok(mut found) => match found.next() {
+                Some(address) => address,
+                None => return fail(format!("the host '{host}' has no address: check the URL")),
+            },
+            Err(e) => {
+                return fail(format!(
+                    "cannot resolve the host '{host}' ({e}): check the URL"
+                ))
+            }
+        };
+        if !address.ip().is_loopback() && !self.allow_remote {
+            return fail(format!(
+                "the target {address} is not on this machine: load goes only to loopback addresses unless allowed with --allow-remote"
+            ));
+        }
+        Ok(Target {
+            host,
+            port,
+            path,
+            address,
+        })
+    }
+
+    fn validate(&self) -> Result<(), PlanError> {
+        if self.connections == 0 {
+            return fail("connections is 0: use at least 1 connection".into());
+        }
+        if self.threads == 0 {
+            return fail("threads is 0: use at least 1 thread".into());
+        }
+        if self.requests.is_none() && self.duration_us.is_none() {
+            return fail(
+                "the plan has neither a request count nor a duration: give one of them".into(),
+            );
+        }
+        if self.requests == Some(0) || self.duration_us == Some(0) {
+            return fail("the request count or the duration is 0: give a positive value".into());
+        }
+        if self.timeout_us == 0 {
+            return fail("the request timeout is 0: give a positive timeout".into());
+        }
+        if self.calls_per_connection == Some(0) {
+            return fail("calls_per_connection is 0: give at least 1 call per connection".into());
+        }
+        if !is_token(&self.method) {
+            return fail(format!(
+                "'{}' is not a valid HTTP method: use a token such as GET or POST",
+                self.method
+            ));
+        }
+        for (name, value) in &self.headers {
+            if !is_token(name) {
+                return fail(format!(
+                    "'{name}' is not a valid header name: use letters, digits and '-'"
+                ));
+            }
+            if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+                return fail(format!(
+                    "the value of header '{name}' has a line break: put it on one line"
+                ));
+            }
+        }
+        self.body().map(|_| ())
+    }
+
+    /// Threads actually used: never more than connections.
+    pub fn thread_count(&self) -> usize {
+        self.threads.min(self.connections)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_split_into_host_port_path() {
+        let cases = [
+            (
+                "http://127.0.0.1:8080/a/b?c=1",
+                ("127.0.0.1", 8080, "/a/b?c=1"),
+            ),
+            ("http://localhost/", ("localhost", 80, "/")),
+            ("http://localhost", ("localhost", 80, "/")),
+            ("http://localhost?x=1", ("localhost", 80, "/?x=1")),
+            ("http://[::1]:9000/x", ("::1", 9000, "/x")),
+            ("HTTP://[::1]", ("::1", 80, "/")),
+        ];
+        for (url, (host, port, path)) in cases {
+            let parsed = parse_url(url).unwrap();
+            assert_eq!(
+                (parsed.0.as_str(), parsed.1, parsed.2.as_str()),
+                (host, port, path),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_urls_say_why() {
+        let cases = [
+            ("127.0.0.1:80", "is not a URL"),
+            ("ftp://x/", "scheme 'ftp'"),
+            ("https://x/", "https"),
+            ("http://:80/", "no valid host"),
+            ("http://x:0/", "port '0'"),
+            ("http://x:99999/", "port '99999'"),
+            ("http://[::1/", "IPv6"),
+            ("http://x/a b", "spaces"),
+        ];
+        for (url, expected) in cases {
+            let err = parse_url(url).unwrap_err();
+            assert!(err.0.contains(expected), "{url}: {err}");
+            assert!(!err.0.contains('\n'));
+        }
+    }
+
+    fn plan(url: &str) -> Plan {
+        Plan::from_json(&format!(
+            r#"{{"url": "{url}", "connections": 1, "requests": 1}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn remote_targets_need_permission() {
+        let mut remote = plan("http://192.0.2.1/");
+        assert!(remote.resolve().unwrap_err().0.contains("--allow-remote"));
+        remote.allow_remote = true;
+        assert_eq!(
+            remote.resolve().unwrap().address.to_string(),
+            "192.0.2.1:80"
+        );
+        assert!(plan("http://127.0.0.2:81/").resolve().is_ok());
+        assert!(plan("http://[::1]:81/").resolve().is_ok());
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_values_are_refused() {
+        assert!(
+            Plan::from_json(r#"{"url": "http://127.0.0.1/", "connections": 1, "bogus": 1}"#)
+                .is_err()
+        );
+        let mut p = plan("http://127.0.0.1/");
+        p.headers.push(("Bad Name".into(), "x".into()));
+        assert!(p.resolve().unwrap_err().0.contains("header name"));
+        let mut p = plan("http://127.0.0.1/");
+        p.requests = None;
+        assert!(p.resolve().unwrap_err().0.contains("neither"));
+        let mut p = plan("http://127.0.0.1/");
+        p.body_base64 = Some("***".into());
+        assert!(p.resolve().unwrap_err().0.contains("base64"));
+    }
+
+    #[test]
+    fn host_header_carries_non_default_ports() {
+        let mut t = plan("http://localhost:8080/").resolve().unwrap();
+        assert_eq!(t.host_header(), "localhost:8080");
+        t.port = 80;
+        assert_eq!(t.host_header(), "localhost");
+        t.host = "::1".into();
+        assert_eq!(t.host_header(), "[::1]");
+    }
+}

@@ -1,0 +1,112 @@
+//! Requests are encoded into bytes once, when the plan is built; sending is a plain write.
+
+use crate::plan::{HttpVersion, Plan, PlanError, Target};
+
+/// The bytes of the plan's request, in the two forms a connection may need.
+#[derive(Debug, Clone)]
+pub struct EncodedRequest {
+    /// For a connection that goes on after this request.
+    pub reuse: Box<[u8]>,
+    /// For the last request on a connection: asks the server to close it.
+    pub last: Box<[u8]>,
+    /// A HEAD request's response has no body.
+    pub is_head: bool,
+}
+
+impl EncodedRequest {
+    pub fn new(plan: &Plan, target: &Target) -> Result<EncodedRequest, PlanError> {
+        let body = plan.body()?;
+        let encode = |connection: Option<&str>| -> Box<[u8]> {
+            let version = match plan.http_version {
+                HttpVersion::Http11 => "HTTP/1.1",
+                HttpVersion::Http10 => "HTTP/1.0",
+            };
+            let mut head = format!("{} {} {version}\r\n", plan.method, target.path);
+            if !plan
+                .headers
+                .iter()
+                .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+            {
+                head.push_str(&format!("Host: {}\r\n", target.host_header()));
+            }
+            for (name, value) in &plan.headers {
+                if !name.eq_ignore_ascii_case("connection") {
+                    head.push_str(&format!("{name}: {value}\r\n"));
+                }
+            }
+            if let Some(connection) = connection {
+                head.push_str(&format!("Connection: {connection}\r\n"));
+            }
+            if !body.is_empty() || plan.method == "POST" || plan.method == "PUT" {
+                head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+            }
+            head.push_str("\r\n");
+            let mut bytes = head.into_bytes();
+            bytes.extend_from_slice(&body);
+            bytes.into_boxed_slice()
+        };
+        let reuse = match plan.http_version {
+            HttpVersion::Http11 => encode(None),
+            HttpVersion::Http10 => encode(Some("keep-alive")),
+        };
+        let last = encode(Some("close"));
+        Ok(EncodedRequest {
+            reuse,
+            last,
+            is_head: plan.method.eq_ignore_ascii_case("HEAD"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encoded(extra: &str) -> EncodedRequest {
+        let plan = Plan::from_json(&format!(
+            r#"{{"url": "http://127.0.0.1:8080/p?q=1", "connections": 1, "requests": 1 {extra}}}"#
+        ))
+        .unwrap();
+        let target = plan.resolve().unwrap();
+        EncodedRequest::new(&plan, &target).unwrap()
+    }
+
+    #[test]
+    fn get_with_defaults() {
+        let r = encoded("");
+        assert_eq!(
+            &*r.reuse,
+            b"GET /p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n"
+        );
+        assert_eq!(
+            &*r.last,
+            b"GET /p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\n\r\n"
+        );
+        assert!(!r.is_head);
+    }
+
+    #[test]
+    fn http10_asks_for_keep_alive() {
+        let r = encoded(r#", "http_version": "1.0""#);
+        assert_eq!(
+            &*r.reuse,
+            b"GET /p?q=1 HTTP/1.0\r\nHost: 127.0.0.1:8080\r\nConnection: keep-alive\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn headers_body_and_host_override() {
+        let r = encoded(
+            r#", "method": "POST", "headers": [["Host", "example"], ["X-A", "1"]], "body_base64": "aGk=""#,
+        );
+        assert_eq!(
+            &*r.reuse,
+            b"POST /p?q=1 HTTP/1.1\r\nHost: example\r\nX-A: 1\r\nContent-Length: 2\r\n\r\nhi"
+        );
+    }
+
+    #[test]
+    fn head_is_flagged() {
+        assert!(encoded(r#", "method": "HEAD""#).is_head);
+    }
+}

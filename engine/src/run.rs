@@ -1,0 +1,372 @@
+//! A run: split the plan over threads, start them together, collect their seconds as they end,
+//! and merge everything into one RunResult.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::now_us;
+use crate::limits;
+use crate::plan::{Plan, PlanError};
+use crate::request::EncodedRequest;
+use crate::stats::error::ErrorKind;
+use crate::stats::latency::{self, LatencySummary};
+use crate::stats::timeline::{SecondStats, TimelineEntry};
+use crate::stats::{Live, Recorder, Tick, Totals};
+use crate::worker::{Shared, StopReason, Worker, WorkerOutcome};
+
+pub const RESULT_SCHEMA: &str = "gauntlet.run-result/1";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema: String,
+    pub plan: Plan,
+    pub address: String,
+    /// Cancelled before the plan's end: the figures cover only what was measured.
+    pub partial: bool,
+    pub stop_reason: StopReason,
+    pub started_unix_ms: u64,
+    /// Length of the measured interval.
+    pub elapsed_us: u64,
+    pub threads: usize,
+    pub connections: usize,
+    /// Requests that ended, with a response or an error.
+    pub requests: u64,
+    pub responses: u64,
+    pub errors_total: u64,
+    pub errors: BTreeMap<String, u64>,
+    pub status_codes: BTreeMap<String, u64>,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub connections_opened: u64,
+    /// Responses per second of the measured interval.
+    pub requests_per_s: f64,
+    pub bytes_in_per_s: f64,
+    pub latency_us: LatencySummary,
+    /// The merged latency histogram, HdrHistogram V2 + deflate, base64.
+    pub histogram: String,
+    pub timeline: Vec<TimelineEntry>,
+}
+
+/// Counters of a run in progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub totals: Totals,
+    /// Time since measurement started (0 during the warm-up).
+    pub elapsed_us: u64,
+    pub measuring: bool,
+}
+
+pub struct RunHandle {
+    shared: Arc<Shared>,
+    measure_start_us: u64,
+    result: Mutex<Receiver<RunResult>>,
+}
+
+/// Split `total` into `parts` shares proportional to `weights` whose sum is exactly `total`.
+fn split_proportionally(total: u64, weights: &[usize]) -> Vec<u64> {
+    let weight_sum: u128 = weights.iter().map(|&w| w as u128).sum();
+    let mut cumulative: u128 = 0;
+    weights
+        .iter()
+        .map(|&w| {
+            let before = (total as u128 * cumulative / weight_sum) as u64;
+            cumulative += w as u128;
+            (total as u128 * cumulative / weight_sum) as u64 - before
+        })
+        .collect()
+}
+
+/// Connections per thread: as even as possible.
+fn split_connections(connections: usize, threads: usize) -> Vec<usize> {
+    (0..threads)
+        .map(|i| connections / threads + usize::from(i < connections % threads))
+        .collect()
+}
+
+/// Validate the plan, start its threads, and return at once.
+pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
+    let target = plan.resolve()?;
+    limits::check_connections(plan.connections)?;
+    let request = EncodedRequest::new(&plan, &target)?;
+    let threads = plan.thread_count();
+    let shared = Arc::new(Shared {
+        address: target.address,
+        request,
+        keepalive: plan.keepalive,
+        calls_per_connection: plan.calls_per_connection,
+        timeout_us: plan.timeout_us,
+        warmup_us: plan.warmup_us,
+        duration_us: plan.duration_us,
+        start_us: AtomicU64::new(0),
+        cancel: AtomicBool::new(false),
+        live: (0..threads).map(|_| Live::default()).collect(),
+    });
+    let connections = split_connections(plan.connections, threads);
+    let budgets = match plan.requests {
+        Some(n) => split_proportionally(n, &connections)
+            .into_iter()
+            .map(Some)
+            .collect(),
+        None => vec![None; threads],
+    };
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let (tick_tx, tick_rx) = channel();
+    let mut workers = Vec::with_capacity(threads);
+    for (index, (&n_conns, &budget)) in connections.iter().zip(&budgets).enumerate() {
+        let recorder = Recorder::new(index, u64::MAX, tick_tx.clone());
+        let worker =
+            Worker::new(index, n_conns, budget, shared.clone(), recorder).map_err(|e| {
+                PlanError(format!(
+                    "cannot create an event loop ({e}): raise the open-files limit"
+                ))
+            })?;
+        let barrier = barrier.clone();
+        let spawned = thread::Builder::new()
+            .name(format!("gauntlet-load-{index}"))
+            .spawn(move || worker.run(&barrier));
+        match spawned {
+            Ok(handle) => workers.push(handle),
+            Err(e) => {
+                shared.cancel.store(true, Ordering::Relaxed);
+                return Err(PlanError(format!(
+                    "cannot start load thread {index} ({e}): use fewer threads"
+                )));
+            }
+        }
+    }
+    drop(tick_tx);
+    barrier.wait();
+    let start_us = now_us();
+    shared.start_us.store(start_us, Ordering::Release);
+    let started_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    barrier.wait();
+    let measure_start_us = start_us + plan.warmup_us;
+    let (result_tx, result_rx) = channel();
+    let coordinator_shared = shared.clone();
+    thread::Builder::new()
+        .name("gauntlet-coordinator".into())
+        .spawn(move || {
+            let timeline = collect_timeline(tick_rx, threads);
+            let outcomes: Vec<WorkerOutcome> = workers.into_iter().map(join_worker).collect();
+            let address = coordinator_shared.address.to_string();
+            let result = merge(
+                plan,
+                address,
+                started_unix_ms,
+                measure_start_us,
+                outcomes,
+                timeline,
+            );
+            let _ = result_tx.send(result);
+        })
+        .map_err(|e| {
+            PlanError(format!(
+                "cannot start the coordinator thread ({e}): use fewer threads"
+            ))
+        })?;
+    Ok(RunHandle {
+        shared,
+        measure_start_us,
+        result: Mutex::new(result_rx),
+    })
+}
+
+fn join_worker(handle: JoinHandle<WorkerOutcome>) -> WorkerOutcome {
+    match handle.join() {
+        Ok(outcome) => outcome,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+/// Merge the threads' seconds as they arrive; a second is final once every thread is past it.
+fn collect_timeline(ticks: Receiver<Tick>, threads: usize) -> Vec<TimelineEntry> {
+    let mut pending: BTreeMap<u64, SecondStats> = BTreeMap::new();
+    let mut reported: Vec<Option<u64>> = vec![None; threads];
+    let mut timeline = Vec::new();
+    for tick in ticks {
+        let second = tick.stats.second;
+        reported[tick.thread] = Some(second);
+        match pending.get_mut(&second) {
+            Some(merged) => merged.absorb(&tick.stats),
+            None => {
+                pending.insert(second, tick.stats);
+            }
+        }
+        let complete_below = reported
+            .iter()
+            .map(|r| r.map_or(0, |s| s + 1))
+            .min()
+            .unwrap_or(0);
+        while let Some(entry) = pending.first_entry().filter(|e| *e.key() < complete_below) {
+            timeline.push(entry.remove().entry());
+        }
+    }
+    timeline.extend(pending.values().map(SecondStats::entry));
+    timeline
+}
+
+fn merge(
+    plan: Plan,
+    address: String,
+    started_unix_ms: u64,
+    measure_start_us: u64,
+    outcomes: Vec<WorkerOutcome>,
+    timeline: Vec<TimelineEntry>,
+) -> RunResult {
+    let stop_reason = [
+        StopReason::Cancelled,
+        StopReason::Duration,
+        StopReason::Requests,
+    ]
+    .into_iter()
+    .find(|reason| outcomes.iter().any(|o| o.stop_reason == *reason))
+    .unwrap_or(StopReason::Requests);
+    let end_us = outcomes
+        .iter()
+        .map(|o| o.end_us)
+        .max()
+        .unwrap_or(measure_start_us);
+    let elapsed_us = end_us.saturating_sub(measure_start_us);
+    let recorders: Vec<&Recorder> = outcomes.iter().map(|o| &o.recorder).collect();
+    let histogram = latency::merge(recorders.iter().map(|r| &r.latency));
+    let sum = |field: fn(&Recorder) -> u64| recorders.iter().map(|r| field(r)).sum::<u64>();
+    let responses = sum(|r| r.responses);
+    let errors_total = sum(Recorder::errors_total);
+    let bytes_in = sum(|r| r.bytes_in);
+    let errors = ErrorKind::ALL
+        .iter()
+        .map(|kind| {
+            (
+                kind.as_str().to_string(),
+                recorders.iter().map(|r| r.errors[kind.index()]).sum(),
+            )
+        })
+        .collect();
+    let mut status_codes = BTreeMap::new();
+    for recorder in &recorders {
+        for (code, &count) in recorder
+            .status_codes
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+        {
+            *status_codes.entry(code.to_string()).or_insert(0) += count;
+        }
+    }
+    let per_s = |count: u64| {
+        if elapsed_us == 0 {
+            0.0
+        } else {
+            count as f64 * 1e6 / elapsed_us as f64
+        }
+    };
+    RunResult {
+        schema: RESULT_SCHEMA.to_string(),
+        address,
+        partial: stop_reason == StopReason::Cancelled,
+        stop_reason,
+        started_unix_ms,
+        elapsed_us,
+        threads: outcomes.len(),
+        connections: plan.connections,
+        requests: responses + errors_total,
+        responses,
+        errors_total,
+        errors,
+        status_codes,
+        bytes_in,
+        bytes_out: sum(|r| r.bytes_out),
+        connections_opened: sum(|r| r.connections_opened),
+        requests_per_s: per_s(responses),
+        bytes_in_per_s: per_s(bytes_in),
+        latency_us: LatencySummary::of(&histogram),
+        histogram: latency::encode(&histogram),
+        timeline,
+        plan,
+    }
+}
+
+impl RunHandle {
+    pub fn progress(&self) -> Progress {
+        let now = now_us();
+        Progress {
+            totals: Totals::sum(&self.shared.live),
+            elapsed_us: now.saturating_sub(self.measure_start_us),
+            measuring: now >= self.measure_start_us,
+        }
+    }
+
+    /// Ask every thread to stop; they notice within 100 ms and the result is marked partial.
+    pub fn cancel(&self) {
+        self.shared.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// The result, if the run ends within `timeout`. Returns it once; later calls return None.
+    pub fn wait_timeout(&self, timeout: Duration) -> Option<RunResult> {
+        let receiver = self
+            .result
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match receiver.recv_timeout(timeout) {
+            Ok(result) => Some(result),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    pub fn wait(self) -> RunResult {
+        let receiver = self
+            .result
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        receiver
+            .recv()
+            .expect("the coordinator always sends a result")
+    }
+}
+
+/// Run a plan to its end in the calling thread.
+pub fn run(plan: Plan) -> Result<RunResult, PlanError> {
+    Ok(start(plan)?.wait())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proportional_split_is_exact() {
+        let cases: [(u64, &[usize]); 5] = [
+            (10, &[1, 1, 1]),
+            (7, &[3, 2]),
+            (1, &[5, 5]),
+            (1_000_003, &[34, 33, 33]),
+            (0, &[1, 2]),
+        ];
+        for (total, weights) in cases {
+            let shares = split_proportionally(total, weights);
+            assert_eq!(
+                shares.iter().sum::<u64>(),
+                total,
+                "{total} over {weights:?}"
+            );
+            for (share, &w) in shares.iter().zip(weights) {
+                let exact = total as f64 * w as f64 / weights.iter().sum::<usize>() as f64;
+                assert!((*share as f64 - exact).abs() < 1.0, "{shares:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn connections_spread_evenly() {
+        assert_eq!(split_connections(10, 3), vec![4, 3, 3]);
+        assert_eq!(split_connections(2, 2), vec![1, 1]);
+    }
+}

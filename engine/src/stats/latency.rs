@@ -1,0 +1,119 @@
+//! Latency histograms: 1 µs to 1 h at 3 significant digits, merged losslessly, and exchanged in
+//! HdrHistogram's standard compressed encoding (V2 + deflate, base64), as HdrHistogram logs are.
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+pub const LOWEST_US: u64 = 1;
+pub const HIGHEST_US: u64 = 3_600_000_000;
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
+        .expect("valid histogram bounds")
+}
+
+/// Record one latency; values beyond an hour count as an hour, zero as one microsecond.
+pub fn record(histogram: &mut Histogram<u64>, latency_us: u64) {
+    histogram.saturating_record(latency_us.max(LOWEST_US));
+}
+
+pub fn encode(histogram: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(histogram, &mut bytes)
+        .expect("serialising into memory");
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+pub fn decode(encoded: &str) -> Result<Histogram<u64>, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|e| format!("the histogram is not base64 ({e})"))?;
+    Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| format!("the histogram is not an HdrHistogram encoding ({e:?})"))
+}
+
+/// One histogram holding every sample of the given ones.
+pub fn merge<'a>(histograms: impl IntoIterator<Item = &'a Histogram<u64>>) -> Histogram<u64> {
+    let mut merged = new_histogram();
+    for histogram in histograms {
+        merged
+            .add(histogram)
+            .expect("histograms with the engine's bounds");
+    }
+    merged
+}
+
+pub fn merge_encoded(encoded: &[String]) -> Result<String, String> {
+    let histograms = encoded
+        .iter()
+        .map(|e| decode(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(encode(&merge(&histograms)))
+}
+
+/// The latency figures every result reports, in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+    pub max: u64,
+}
+
+impl LatencySummary {
+    pub fn of(histogram: &Histogram<u64>) -> LatencySummary {
+        if histogram.is_empty() {
+            return LatencySummary::default();
+        }
+        LatencySummary {
+            count: histogram.len(),
+            min: histogram.min(),
+            mean: histogram.mean(),
+            stdev: histogram.stdev(),
+            p50: histogram.value_at_quantile(0.5),
+            p90: histogram.value_at_quantile(0.9),
+            p99: histogram.value_at_quantile(0.99),
+            p99_9: histogram.value_at_quantile(0.999),
+            max: histogram.max(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_round_trips() {
+        let mut h = new_histogram();
+        for v in [1, 7, 1_000, 123_456, HIGHEST_US * 2] {
+            record(&mut h, v);
+        }
+        let back = decode(&encode(&h)).unwrap();
+        assert_eq!(back, h);
+        assert_eq!(back.max(), h.max());
+    }
+
+    #[test]
+    fn zero_counts_as_one_microsecond() {
+        let mut h = new_histogram();
+        record(&mut h, 0);
+        assert_eq!(h.min(), 1);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        assert!(decode("not base64!").is_err());
+        assert!(decode("aGVsbG8=").is_err());
+    }
+}

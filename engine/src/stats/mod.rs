@@ -1,0 +1,196 @@
+//! What a worker thread measures: counts, bytes, status codes, errors by kind, latency, and the
+//! per-second timeline it hands to the coordinator as each second ends.
+
+pub mod error;
+pub mod latency;
+pub mod timeline;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+
+use hdrhistogram::Histogram;
+
+use error::{ErrorCounts, ErrorKind, ERROR_KIND_COUNT};
+use timeline::SecondStats;
+
+/// Status codes are three digits; the array is indexed by the code itself.
+pub const STATUS_SLOTS: usize = 1000;
+
+/// A thread's view of one second of the run, sent when that second is over.
+pub struct Tick {
+    pub thread: usize,
+    pub stats: SecondStats,
+}
+
+/// Counters a thread publishes for progress displays (one writer each, read any time).
+#[derive(Default)]
+#[repr(align(64))]
+pub struct Live {
+    pub requests: AtomicU64,
+    pub responses: AtomicU64,
+    pub errors: AtomicU64,
+    pub bytes_in: AtomicU64,
+}
+
+/// Sums of counters over threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub requests: u64,
+    pub responses: u64,
+    pub errors: u64,
+    pub bytes_in: u64,
+}
+
+impl Totals {
+    pub fn sum(live: &[Live]) -> Totals {
+        live.iter().fold(Totals::default(), |t, l| Totals {
+            requests: t.requests + l.requests.load(Ordering::Relaxed),
+            responses: t.responses + l.responses.load(Ordering::Relaxed),
+            errors: t.errors + l.errors.load(Ordering::Relaxed),
+            bytes_in: t.bytes_in + l.bytes_in.load(Ordering::Relaxed),
+        })
+    }
+}
+
+/// Everything one thread measured, for the measured interval only.
+pub struct Recorder {
+    pub latency: Histogram<u64>,
+    pub responses: u64,
+    pub errors: ErrorCounts,
+    pub status_codes: Box<[u64; STATUS_SLOTS]>,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub connections_opened: u64,
+    thread: usize,
+    measure_start_us: u64,
+    second: SecondStats,
+    /// Dropped by `finish`, which tells the coordinator that this thread is done.
+    ticks: Option<Sender<Tick>>,
+}
+
+impl Recorder {
+    /// A recorder whose seconds count from `measure_start_us` (see `measure_from`).
+    pub fn new(thread: usize, measure_start_us: u64, ticks: Sender<Tick>) -> Recorder {
+        Recorder {
+            latency: latency::new_histogram(),
+            responses: 0,
+            errors: [0; ERROR_KIND_COUNT],
+            status_codes: Box::new([0; STATUS_SLOTS]),
+            bytes_in: 0,
+            bytes_out: 0,
+            connections_opened: 0,
+            thread,
+            measure_start_us,
+            second: SecondStats::new(0),
+            ticks: Some(ticks),
+        }
+    }
+
+    /// Count seconds from this instant: known only once the run has started.
+    pub fn measure_from(&mut self, measure_start_us: u64) {
+        self.measure_start_us = measure_start_us;
+    }
+
+    pub fn errors_total(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    pub fn response(&mut self, status: u16, latency_us: u64) {
+        self.responses += 1;
+        self.status_codes[usize::from(status).min(STATUS_SLOTS - 1)] += 1;
+        latency::record(&mut self.latency, latency_us);
+        self.second.requests += 1;
+        self.second.responses += 1;
+        latency::record(&mut self.second.latency, latency_us);
+    }
+
+    pub fn error(&mut self, kind: ErrorKind) {
+        self.errors[kind.index()] += 1;
+        self.second.requests += 1;
+        self.second.errors += 1;
+    }
+
+    pub fn bytes_in(&mut self, bytes: u64) {
+        self.bytes_in += bytes;
+        self.second.bytes_in += bytes;
+    }
+
+    /// Hand over every second that has ended by `now_us`, empty ones included, so that the
+    /// coordinator hears about each second from each thread.
+    pub fn roll(&mut self, now_us: u64) {
+        let Some(since_us) = now_us.checked_sub(self.measure_start_us) else {
+            return;
+        };
+        let current = since_us / 1_000_000;
+        while self.second.second < current {
+            let next = SecondStats::new(self.second.second + 1);
+            let done = std::mem::replace(&mut self.second, next);
+            self.send(done);
+        }
+    }
+
+    /// Hand over the last, partial second.
+    pub fn finish(&mut self, end_us: u64) {
+        self.roll(end_us);
+        let second_start_us = self.measure_start_us + self.second.second * 1_000_000;
+        if end_us > second_start_us {
+            let mut last = std::mem::replace(&mut self.second, SecondStats::new(u64::MAX));
+            last.span_us = end_us - second_start_us;
+            self.send(last);
+        }
+        self.ticks = None;
+    }
+
+    fn send(&self, stats: SecondStats) {
+        if let Some(ticks) = &self.ticks {
+            // The coordinator outlives its workers; a send can only fail once it has gone.
+            let _ = ticks.send(Tick {
+                thread: self.thread,
+                stats,
+            });
+        }
+    }
+
+    pub fn publish(&self, live: &Live) {
+        live.requests
+            .store(self.responses + self.errors_total(), Ordering::Relaxed);
+        live.responses.store(self.responses, Ordering::Relaxed);
+        live.errors.store(self.errors_total(), Ordering::Relaxed);
+        live.bytes_in.store(self.bytes_in, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::channel;
+
+    #[test]
+    fn seconds_are_handed_over_in_order_with_empty_ones() {
+        let (tx, rx) = channel();
+        let mut r = Recorder::new(3, 1_000, tx);
+        r.response(200, 10);
+        r.roll(1_000 + 2_500_000);
+        r.error(ErrorKind::Timeout);
+        r.finish(1_000 + 2_750_000);
+        let ticks: Vec<Tick> = rx.try_iter().collect();
+        let seconds: Vec<_> = ticks
+            .iter()
+            .map(|t| (t.thread, t.stats.second, t.stats.span_us))
+            .collect();
+        assert_eq!(
+            seconds,
+            vec![(3, 0, 1_000_000), (3, 1, 1_000_000), (3, 2, 750_000)]
+        );
+        assert_eq!(ticks[0].stats.responses, 1);
+        assert_eq!(ticks[2].stats.errors, 1);
+    }
+
+    #[test]
+    fn nothing_is_rolled_before_measurement_starts() {
+        let (tx, rx) = channel();
+        let mut r = Recorder::new(0, 5_000_000, tx);
+        r.roll(1_000);
+        assert!(rx.try_recv().is_err());
+    }
+}

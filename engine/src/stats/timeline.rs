@@ -1,0 +1,89 @@
+//! The per-second timeline: seconds counted from the start of measurement.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use super::latency;
+
+/// Per-second percentiles need less precision than the run's own histogram, and there may be
+/// thousands of seconds in flight.
+fn new_second_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(latency::LOWEST_US, latency::HIGHEST_US, 2)
+        .expect("valid histogram bounds")
+}
+
+/// What one thread saw in one second.
+#[derive(Debug, Clone)]
+pub struct SecondStats {
+    pub second: u64,
+    pub span_us: u64,
+    pub requests: u64,
+    pub responses: u64,
+    pub errors: u64,
+    pub bytes_in: u64,
+    pub latency: Histogram<u64>,
+}
+
+impl SecondStats {
+    pub fn new(second: u64) -> SecondStats {
+        SecondStats {
+            second,
+            span_us: 1_000_000,
+            requests: 0,
+            responses: 0,
+            errors: 0,
+            bytes_in: 0,
+            latency: new_second_histogram(),
+        }
+    }
+
+    /// Add another thread's view of the same second.
+    pub fn absorb(&mut self, other: &SecondStats) {
+        self.span_us = self.span_us.max(other.span_us);
+        self.requests += other.requests;
+        self.responses += other.responses;
+        self.errors += other.errors;
+        self.bytes_in += other.bytes_in;
+        self.latency
+            .add(&other.latency)
+            .expect("histograms with the engine's bounds");
+    }
+
+    pub fn entry(&self) -> TimelineEntry {
+        let percentile = |q| {
+            if self.latency.is_empty() {
+                0
+            } else {
+                self.latency.value_at_quantile(q)
+            }
+        };
+        TimelineEntry {
+            second: self.second,
+            span_us: self.span_us,
+            requests: self.requests,
+            responses: self.responses,
+            errors: self.errors,
+            bytes_in: self.bytes_in,
+            p50_us: percentile(0.5),
+            p90_us: percentile(0.9),
+            p99_us: percentile(0.99),
+            max_us: self.latency.max(),
+        }
+    }
+}
+
+/// One second of the run, as stored and reported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    pub second: u64,
+    /// Shorter than a second only for the last entry.
+    pub span_us: u64,
+    pub requests: u64,
+    pub responses: u64,
+    pub errors: u64,
+    pub bytes_in: u64,
+    pub p50_us: u64,
+    pub p90_us: u64,
+    pub p99_us: u64,
+    pub max_us: u64,
+}
