@@ -13,10 +13,12 @@ help: ## list the targets
 setup: $(STAMP) ## create .venv and install gauntlet with its engine (release build) and test tools
 
 # Rebuilt when the engine or the package metadata changes; Python sources are picked up live (editable).
+# --no-build-isolation uses the venv's maturin (no download per build); its shim finds the `maturin`
+# binary on PATH, hence the PATH. A plain `pip install -e .` (isolated build) works too, just slower.
 $(STAMP): pyproject.toml $(ENGINE_SOURCES)
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet 'maturin>=1.5,<2'
-	$(VENV)/bin/pip install --quiet --no-build-isolation -e '.[test]'
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/pip install --quiet --no-build-isolation -e '.[test]'
 	touch $@
 
 run: setup ## 100,000 requests against the built-in server (50 connections, 2 threads)
