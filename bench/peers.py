@@ -89,8 +89,8 @@ def wrk_argv(url: str, mode: str, args: argparse.Namespace) -> list[str]:
 
 def parse_wrk(stdout: str) -> tuple[int, int, float]:
     """(completed requests, errors, requests/s) from wrk's report."""
-    requests = int(re.search(r"^\s*(\d+) requests in ", stdout, re.M)[1])
-    requests_per_s = float(re.search(r"^Requests/sec:\s*([\d.]+)", stdout, re.M)[1])
+    requests = int(re.search(r"^\s*(\d+) requests in ", stdout, re.MULTILINE)[1])
+    requests_per_s = float(re.search(r"^Requests/sec:\s*([\d.]+)", stdout, re.MULTILINE)[1])
     socket_errors = re.search(
         r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", stdout
     )
@@ -136,8 +136,10 @@ def median_ratio(samples: list[Sample], mode: str, value) -> float:
 
 def table(samples: list[Sample], args: argparse.Namespace) -> str:
     lines = [
-        f"nginx 2 workers, webtest.html, -c{args.connections} -t{args.threads}, "
-        f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds",
+        (
+            f"nginx 2 workers, webtest.html, -c{args.connections} -t{args.threads}, "
+            f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
+        ),
         "",
         "| mode | tool | req/s | ratio | client µs/req | ratio | nginx µs/req | errors |",
         "|---|---|---|---|---|---|---|---|",

@@ -36,9 +36,11 @@ def test_readiness_costs_no_counted_request(builtin_server):
 
 
 def test_stop_leaves_nothing_also_when_the_body_raises():
-    with pytest.raises(RuntimeError, match="test body failed"):
-        with start_builtin(threads=1) as server:
-            pids, port = server.pids(), server.port
-            raise RuntimeError("test body failed")
+    with (
+        pytest.raises(RuntimeError, match="test body failed"),
+        start_builtin(threads=1) as server,
+    ):
+        pids, port = server.pids(), server.port
+        raise RuntimeError("test body failed")
     assert pids and leftovers(pids, port) == []
     server.stop()

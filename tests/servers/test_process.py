@@ -124,11 +124,13 @@ def test_leftovers_sees_a_listener(tmp_path):
 
 def test_stop_is_idempotent_and_runs_when_the_body_raises(nginx_server):
     nginx_server(files=DOCROOT)  # the fixture's skip/fail when nginx is missing
-    with pytest.raises(RuntimeError, match="test body failed"):
-        with start_nginx(files=DOCROOT) as server:
-            pids, port, workdir = server.pids(), server.port, server.workdir
-            assert len(pids) == 3
-            raise RuntimeError("test body failed")
+    with (
+        pytest.raises(RuntimeError, match="test body failed"),
+        start_nginx(files=DOCROOT) as server,
+    ):
+        pids, port, workdir = server.pids(), server.port, server.workdir
+        assert len(pids) == 3
+        raise RuntimeError("test body failed")
     assert leftovers(pids, port) == []
     assert not workdir.exists()
     assert server.pids() == []

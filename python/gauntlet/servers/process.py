@@ -10,7 +10,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
 import psutil
@@ -42,7 +42,6 @@ def spawn(
     cwd: Path,
     log_path: Path,
     stdout_path: Path | None = None,
-    env: Mapping[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start `argv` in its own session (so a Ctrl-C on our terminal does not reach it).
 
@@ -55,7 +54,6 @@ def spawn(
             return subprocess.Popen(
                 argv,
                 cwd=cwd,
-                env=dict(env) if env is not None else None,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=log,
