@@ -12,3 +12,5 @@ pub mod worker;
 
 #[cfg(feature = "python")]
 mod python;
+pub mod server;
+pub mod workload;

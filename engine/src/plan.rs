@@ -93,11 +93,7 @@ pub struct Target {
 impl Target {
     /// The Host header value: the port appears only when it is not the scheme's default.
     pub fn host_header(&self) -> String {
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
+        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
         if self.port == 80 {
             host
         } else {
@@ -109,19 +105,13 @@ impl Target {
 /// Split an `http://host[:port][/path]` URL; the host is not resolved here.
 pub fn parse_url(url: &str) -> Result<(String, u16, String), PlanError> {
     let Some((scheme, rest)) = url.split_once("://") else {
-        return fail(format!(
-            "'{url}' is not a URL: write it as http://HOST[:PORT]/PATH"
-        ));
+        return fail(format!("'{url}' is not a URL: write it as http://HOST[:PORT]/PATH"));
     };
     if scheme.eq_ignore_ascii_case("https") {
-        return fail(format!(
-            "'{url}' uses https, which this engine does not speak yet: use an http:// URL"
-        ));
+        return fail(format!("'{url}' uses https, which this engine does not speak yet: use an http:// URL"));
     }
     if !scheme.eq_ignore_ascii_case("http") {
-        return fail(format!(
-            "'{url}' has the scheme '{scheme}': only http:// URLs can be loaded"
-        ));
+        return fail(format!("'{url}' has the scheme '{scheme}': only http:// URLs can be loaded"));
     }
     let (authority, path) = match rest.find(['/', '?']) {
         Some(i) if rest.as_bytes()[i] == b'?' => (&rest[..i], format!("/{}", &rest[i..])),
@@ -132,11 +122,7 @@ pub fn parse_url(url: &str) -> Result<(String, u16, String), PlanError> {
         Some(v6) => match v6.split_once(']') {
             Some((host, "")) => (host, None),
             Some((host, port)) if port.starts_with(':') => (host, Some(&port[1..])),
-            _ => {
-                return fail(format!(
-                    "'{url}' has a malformed IPv6 host: write it as http://[::1]:PORT/"
-                ))
-            }
+            _ => return fail(format!("'{url}' has a malformed IPv6 host: write it as http://[::1]:PORT/")),
         },
         None => match authority.rsplit_once(':') {
             Some((host, port)) => (host, Some(port)),
@@ -144,37 +130,23 @@ pub fn parse_url(url: &str) -> Result<(String, u16, String), PlanError> {
         },
     };
     if host.is_empty() || host.contains(['@', ' ', '/']) {
-        return fail(format!(
-            "'{url}' has no valid host: write it as http://HOST[:PORT]/PATH"
-        ));
+        return fail(format!("'{url}' has no valid host: write it as http://HOST[:PORT]/PATH"));
     }
     let port = match port {
         None => 80,
         Some(text) => match text.parse::<u16>() {
             Ok(p) if p > 0 => p,
-            _ => {
-                return fail(format!(
-                    "'{url}' has the port '{text}': a port is a number from 1 to 65535"
-                ))
-            }
+            _ => return fail(format!("'{url}' has the port '{text}': a port is a number from 1 to 65535")),
         },
     };
-    if path
-        .bytes()
-        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
-    {
-        return fail(format!(
-            "'{url}' has spaces or control characters in its path: percent-encode them"
-        ));
+    if path.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
+        return fail(format!("'{url}' has spaces or control characters in its path: percent-encode them"));
     }
     Ok((host.to_string(), port, path))
 }
 
 fn is_token(text: &str) -> bool {
-    !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 impl Plan {
@@ -187,11 +159,7 @@ impl Plan {
             None => Ok(Vec::new()),
             Some(text) => base64::engine::general_purpose::STANDARD
                 .decode(text)
-                .map_err(|e| {
-                    PlanError(format!(
-                        "body_base64 is not base64 ({e}): encode the body with base64"
-                    ))
-                }),
+                .map_err(|e| PlanError(format!("body_base64 is not base64 ({e}): encode the body with base64"))),
         }
     }
 
@@ -204,23 +172,14 @@ impl Plan {
                 Some(address) => address,
                 None => return fail(format!("the host '{host}' has no address: check the URL")),
             },
-            Err(e) => {
-                return fail(format!(
-                    "cannot resolve the host '{host}' ({e}): check the URL"
-                ))
-            }
+            Err(e) => return fail(format!("cannot resolve the host '{host}' ({e}): check the URL")),
         };
         if !address.ip().is_loopback() && !self.allow_remote {
             return fail(format!(
                 "the target {address} is not on this machine: load goes only to loopback addresses unless allowed with --allow-remote"
             ));
         }
-        Ok(Target {
-            host,
-            port,
-            path,
-            address,
-        })
+        Ok(Target { host, port, path, address })
     }
 
     fn validate(&self) -> Result<(), PlanError> {
@@ -231,9 +190,7 @@ impl Plan {
             return fail("threads is 0: use at least 1 thread".into());
         }
         if self.requests.is_none() && self.duration_us.is_none() {
-            return fail(
-                "the plan has neither a request count nor a duration: give one of them".into(),
-            );
+            return fail("the plan has neither a request count nor a duration: give one of them".into());
         }
         if self.requests == Some(0) || self.duration_us == Some(0) {
             return fail("the request count or the duration is 0: give a positive value".into());
@@ -245,21 +202,14 @@ impl Plan {
             return fail("calls_per_connection is 0: give at least 1 call per connection".into());
         }
         if !is_token(&self.method) {
-            return fail(format!(
-                "'{}' is not a valid HTTP method: use a token such as GET or POST",
-                self.method
-            ));
+            return fail(format!("'{}' is not a valid HTTP method: use a token such as GET or POST", self.method));
         }
         for (name, value) in &self.headers {
             if !is_token(name) {
-                return fail(format!(
-                    "'{name}' is not a valid header name: use letters, digits and '-'"
-                ));
+                return fail(format!("'{name}' is not a valid header name: use letters, digits and '-'"));
             }
             if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-                return fail(format!(
-                    "the value of header '{name}' has a line break: put it on one line"
-                ));
+                return fail(format!("the value of header '{name}' has a line break: put it on one line"));
             }
         }
         self.body().map(|_| ())
@@ -278,10 +228,7 @@ mod tests {
     #[test]
     fn urls_split_into_host_port_path() {
         let cases = [
-            (
-                "http://127.0.0.1:8080/a/b?c=1",
-                ("127.0.0.1", 8080, "/a/b?c=1"),
-            ),
+            ("http://127.0.0.1:8080/a/b?c=1", ("127.0.0.1", 8080, "/a/b?c=1")),
             ("http://localhost/", ("localhost", 80, "/")),
             ("http://localhost", ("localhost", 80, "/")),
             ("http://localhost?x=1", ("localhost", 80, "/?x=1")),
@@ -290,11 +237,7 @@ mod tests {
         ];
         for (url, (host, port, path)) in cases {
             let parsed = parse_url(url).unwrap();
-            assert_eq!(
-                (parsed.0.as_str(), parsed.1, parsed.2.as_str()),
-                (host, port, path),
-                "{url}"
-            );
+            assert_eq!((parsed.0.as_str(), parsed.1, parsed.2.as_str()), (host, port, path), "{url}");
         }
     }
 
@@ -318,10 +261,7 @@ mod tests {
     }
 
     fn plan(url: &str) -> Plan {
-        Plan::from_json(&format!(
-            r#"{{"url": "{url}", "connections": 1, "requests": 1}}"#
-        ))
-        .unwrap()
+        Plan::from_json(&format!(r#"{{"url": "{url}", "connections": 1, "requests": 1}}"#)).unwrap()
     }
 
     #[test]
@@ -329,20 +269,14 @@ mod tests {
         let mut remote = plan("http://192.0.2.1/");
         assert!(remote.resolve().unwrap_err().0.contains("--allow-remote"));
         remote.allow_remote = true;
-        assert_eq!(
-            remote.resolve().unwrap().address.to_string(),
-            "192.0.2.1:80"
-        );
+        assert_eq!(remote.resolve().unwrap().address.to_string(), "192.0.2.1:80");
         assert!(plan("http://127.0.0.2:81/").resolve().is_ok());
         assert!(plan("http://[::1]:81/").resolve().is_ok());
     }
 
     #[test]
     fn unknown_fields_and_bad_values_are_refused() {
-        assert!(
-            Plan::from_json(r#"{"url": "http://127.0.0.1/", "connections": 1, "bogus": 1}"#)
-                .is_err()
-        );
+        assert!(Plan::from_json(r#"{"url": "http://127.0.0.1/", "connections": 1, "bogus": 1}"#).is_err());
         let mut p = plan("http://127.0.0.1/");
         p.headers.push(("Bad Name".into(), "x".into()));
         assert!(p.resolve().unwrap_err().0.contains("header name"));

@@ -13,12 +13,7 @@ use crate::plan::{Plan, PlanError};
 use crate::run::{self, RunHandle};
 use crate::stats::latency;
 
-create_exception!(
-    _engine,
-    EngineError,
-    PyException,
-    "A plan or request the engine cannot carry out."
-);
+create_exception!(_engine, EngineError, PyException, "A plan or request the engine cannot carry out.");
 
 fn engine_error(message: impl ToString) -> PyErr {
     EngineError::new_err(message.to_string())
@@ -45,18 +40,12 @@ impl Run {
     fn new(plan_json: &str) -> PyResult<Run> {
         let plan = Plan::from_json(plan_json)?;
         plan.resolve()?;
-        Ok(Run {
-            plan,
-            handle: OnceLock::new(),
-            result: Mutex::new(None),
-        })
+        Ok(Run { plan, handle: OnceLock::new(), result: Mutex::new(None) })
     }
 
     fn start(&self) -> PyResult<()> {
         if self.handle.get().is_some() {
-            return Err(engine_error(
-                "this run has already started: create a new Run",
-            ));
+            return Err(engine_error("this run has already started: create a new Run"));
         }
         let handle = run::start(self.plan.clone())?;
         let _ = self.handle.set(handle);
@@ -89,10 +78,7 @@ impl Run {
         let Some(handle) = self.handle.get() else {
             return Err(engine_error("the run has not started: call start() first"));
         };
-        let mut cached = self
-            .result
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut cached = self.result.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if cached.is_none() {
             let timeout = Duration::from_secs_f64(timeout_s.max(0.0));
             if let Some(result) = py.detach(|| handle.wait_timeout(timeout)) {
@@ -114,20 +100,9 @@ fn merge_histograms(encoded: Vec<String>) -> PyResult<String> {
 fn histogram_percentiles(encoded: &str, quantiles: Vec<f64>) -> PyResult<Vec<u64>> {
     let histogram = latency::decode(encoded).map_err(engine_error)?;
     if let Some(bad) = quantiles.iter().find(|q| !(0.0..=1.0).contains(*q)) {
-        return Err(engine_error(format!(
-            "the quantile {bad} is outside 0..1: give quantiles such as 0.99"
-        )));
+        return Err(engine_error(format!("the quantile {bad} is outside 0..1: give quantiles such as 0.99")));
     }
-    Ok(quantiles
-        .iter()
-        .map(|&q| {
-            if histogram.is_empty() {
-                0
-            } else {
-                histogram.value_at_quantile(q)
-            }
-        })
-        .collect())
+    Ok(quantiles.iter().map(|&q| if histogram.is_empty() { 0 } else { histogram.value_at_quantile(q) }).collect())
 }
 
 #[pymodule(name = "_engine")]

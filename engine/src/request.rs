@@ -22,11 +22,7 @@ impl EncodedRequest {
                 HttpVersion::Http10 => "HTTP/1.0",
             };
             let mut head = format!("{} {} {version}\r\n", plan.method, target.path);
-            if !plan
-                .headers
-                .iter()
-                .any(|(name, _)| name.eq_ignore_ascii_case("host"))
-            {
+            if !plan.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
                 head.push_str(&format!("Host: {}\r\n", target.host_header()));
             }
             for (name, value) in &plan.headers {
@@ -50,11 +46,7 @@ impl EncodedRequest {
             HttpVersion::Http10 => encode(Some("keep-alive")),
         };
         let last = encode(Some("close"));
-        Ok(EncodedRequest {
-            reuse,
-            last,
-            is_head: plan.method.eq_ignore_ascii_case("HEAD"),
-        })
+        Ok(EncodedRequest { reuse, last, is_head: plan.method.eq_ignore_ascii_case("HEAD") })
     }
 }
 
@@ -74,35 +66,21 @@ mod tests {
     #[test]
     fn get_with_defaults() {
         let r = encoded("");
-        assert_eq!(
-            &*r.reuse,
-            b"GET /p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n"
-        );
-        assert_eq!(
-            &*r.last,
-            b"GET /p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\n\r\n"
-        );
+        assert_eq!(&*r.reuse, b"GET /p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n");
+        assert_eq!(&*r.last, b"GET /p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\n\r\n");
         assert!(!r.is_head);
     }
 
     #[test]
     fn http10_asks_for_keep_alive() {
         let r = encoded(r#", "http_version": "1.0""#);
-        assert_eq!(
-            &*r.reuse,
-            b"GET /p?q=1 HTTP/1.0\r\nHost: 127.0.0.1:8080\r\nConnection: keep-alive\r\n\r\n"
-        );
+        assert_eq!(&*r.reuse, b"GET /p?q=1 HTTP/1.0\r\nHost: 127.0.0.1:8080\r\nConnection: keep-alive\r\n\r\n");
     }
 
     #[test]
     fn headers_body_and_host_override() {
-        let r = encoded(
-            r#", "method": "POST", "headers": [["Host", "example"], ["X-A", "1"]], "body_base64": "aGk=""#,
-        );
-        assert_eq!(
-            &*r.reuse,
-            b"POST /p?q=1 HTTP/1.1\r\nHost: example\r\nX-A: 1\r\nContent-Length: 2\r\n\r\nhi"
-        );
+        let r = encoded(r#", "method": "POST", "headers": [["Host", "example"], ["X-A", "1"]], "body_base64": "aGk=""#);
+        assert_eq!(&*r.reuse, b"POST /p?q=1 HTTP/1.1\r\nHost: example\r\nX-A: 1\r\nContent-Length: 2\r\n\r\nhi");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -84,9 +84,7 @@ fn split_proportionally(total: u64, weights: &[usize]) -> Vec<u64> {
 
 /// Connections per thread: as even as possible.
 fn split_connections(connections: usize, threads: usize) -> Vec<usize> {
-    (0..threads)
-        .map(|i| connections / threads + usize::from(i < connections % threads))
-        .collect()
+    (0..threads).map(|i| connections / threads + usize::from(i < connections % threads)).collect()
 }
 
 /// Validate the plan, start its threads, and return at once.
@@ -109,10 +107,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     });
     let connections = split_connections(plan.connections, threads);
     let budgets = match plan.requests {
-        Some(n) => split_proportionally(n, &connections)
-            .into_iter()
-            .map(Some)
-            .collect(),
+        Some(n) => split_proportionally(n, &connections).into_iter().map(Some).collect(),
         None => vec![None; threads],
     };
     let barrier = Arc::new(Barrier::new(threads + 1));
@@ -120,23 +115,15 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     let mut workers = Vec::with_capacity(threads);
     for (index, (&n_conns, &budget)) in connections.iter().zip(&budgets).enumerate() {
         let recorder = Recorder::new(index, u64::MAX, tick_tx.clone());
-        let worker =
-            Worker::new(index, n_conns, budget, shared.clone(), recorder).map_err(|e| {
-                PlanError(format!(
-                    "cannot create an event loop ({e}): raise the open-files limit"
-                ))
-            })?;
+        let worker = Worker::new(index, n_conns, budget, shared.clone(), recorder)
+            .map_err(|e| PlanError(format!("cannot create an event loop ({e}): raise the open-files limit")))?;
         let barrier = barrier.clone();
-        let spawned = thread::Builder::new()
-            .name(format!("gauntlet-load-{index}"))
-            .spawn(move || worker.run(&barrier));
+        let spawned = thread::Builder::new().name(format!("gauntlet-load-{index}")).spawn(move || worker.run(&barrier));
         match spawned {
             Ok(handle) => workers.push(handle),
             Err(e) => {
                 shared.cancel.store(true, Ordering::Relaxed);
-                return Err(PlanError(format!(
-                    "cannot start load thread {index} ({e}): use fewer threads"
-                )));
+                return Err(PlanError(format!("cannot start load thread {index} ({e}): use fewer threads")));
             }
         }
     }
@@ -144,9 +131,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     barrier.wait();
     let start_us = now_us();
     shared.start_us.store(start_us, Ordering::Release);
-    let started_unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let started_unix_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     barrier.wait();
     let measure_start_us = start_us + plan.warmup_us;
     let (result_tx, result_rx) = channel();
@@ -157,26 +142,11 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
             let timeline = collect_timeline(tick_rx, threads);
             let outcomes: Vec<WorkerOutcome> = workers.into_iter().map(join_worker).collect();
             let address = coordinator_shared.address.to_string();
-            let result = merge(
-                plan,
-                address,
-                started_unix_ms,
-                measure_start_us,
-                outcomes,
-                timeline,
-            );
+            let result = merge(plan, address, started_unix_ms, measure_start_us, outcomes, timeline);
             let _ = result_tx.send(result);
         })
-        .map_err(|e| {
-            PlanError(format!(
-                "cannot start the coordinator thread ({e}): use fewer threads"
-            ))
-        })?;
-    Ok(RunHandle {
-        shared,
-        measure_start_us,
-        result: Mutex::new(result_rx),
-    })
+        .map_err(|e| PlanError(format!("cannot start the coordinator thread ({e}): use fewer threads")))?;
+    Ok(RunHandle { shared, measure_start_us, result: Mutex::new(result_rx) })
 }
 
 fn join_worker(handle: JoinHandle<WorkerOutcome>) -> WorkerOutcome {
@@ -200,11 +170,7 @@ fn collect_timeline(ticks: Receiver<Tick>, threads: usize) -> Vec<TimelineEntry>
                 pending.insert(second, tick.stats);
             }
         }
-        let complete_below = reported
-            .iter()
-            .map(|r| r.map_or(0, |s| s + 1))
-            .min()
-            .unwrap_or(0);
+        let complete_below = reported.iter().map(|r| r.map_or(0, |s| s + 1)).min().unwrap_or(0);
         while let Some(entry) = pending.first_entry().filter(|e| *e.key() < complete_below) {
             timeline.push(entry.remove().entry());
         }
@@ -221,19 +187,11 @@ fn merge(
     outcomes: Vec<WorkerOutcome>,
     timeline: Vec<TimelineEntry>,
 ) -> RunResult {
-    let stop_reason = [
-        StopReason::Cancelled,
-        StopReason::Duration,
-        StopReason::Requests,
-    ]
-    .into_iter()
-    .find(|reason| outcomes.iter().any(|o| o.stop_reason == *reason))
-    .unwrap_or(StopReason::Requests);
-    let end_us = outcomes
-        .iter()
-        .map(|o| o.end_us)
-        .max()
-        .unwrap_or(measure_start_us);
+    let stop_reason = [StopReason::Cancelled, StopReason::Duration, StopReason::Requests]
+        .into_iter()
+        .find(|reason| outcomes.iter().any(|o| o.stop_reason == *reason))
+        .unwrap_or(StopReason::Requests);
+    let end_us = outcomes.iter().map(|o| o.end_us).max().unwrap_or(measure_start_us);
     let elapsed_us = end_us.saturating_sub(measure_start_us);
     let recorders: Vec<&Recorder> = outcomes.iter().map(|o| &o.recorder).collect();
     let histogram = latency::merge(recorders.iter().map(|r| &r.latency));
@@ -243,21 +201,11 @@ fn merge(
     let bytes_in = sum(|r| r.bytes_in);
     let errors = ErrorKind::ALL
         .iter()
-        .map(|kind| {
-            (
-                kind.as_str().to_string(),
-                recorders.iter().map(|r| r.errors[kind.index()]).sum(),
-            )
-        })
+        .map(|kind| (kind.as_str().to_string(), recorders.iter().map(|r| r.errors[kind.index()]).sum()))
         .collect();
     let mut status_codes = BTreeMap::new();
     for recorder in &recorders {
-        for (code, &count) in recorder
-            .status_codes
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-        {
+        for (code, &count) in recorder.status_codes.iter().enumerate().filter(|(_, &c)| c > 0) {
             *status_codes.entry(code.to_string()).or_insert(0) += count;
         }
     }
@@ -311,24 +259,13 @@ impl RunHandle {
 
     /// The result, if the run ends within `timeout`. Returns it once; later calls return None.
     pub fn wait_timeout(&self, timeout: Duration) -> Option<RunResult> {
-        let receiver = self
-            .result
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        match receiver.recv_timeout(timeout) {
-            Ok(result) => Some(result),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        let receiver = self.result.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        receiver.recv_timeout(timeout).ok()
     }
 
     pub fn wait(self) -> RunResult {
-        let receiver = self
-            .result
-            .into_inner()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        receiver
-            .recv()
-            .expect("the coordinator always sends a result")
+        let receiver = self.result.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        receiver.recv().expect("the coordinator always sends a result")
     }
 }
 
@@ -343,20 +280,11 @@ mod tests {
 
     #[test]
     fn proportional_split_is_exact() {
-        let cases: [(u64, &[usize]); 5] = [
-            (10, &[1, 1, 1]),
-            (7, &[3, 2]),
-            (1, &[5, 5]),
-            (1_000_003, &[34, 33, 33]),
-            (0, &[1, 2]),
-        ];
+        let cases: [(u64, &[usize]); 5] =
+            [(10, &[1, 1, 1]), (7, &[3, 2]), (1, &[5, 5]), (1_000_003, &[34, 33, 33]), (0, &[1, 2])];
         for (total, weights) in cases {
             let shares = split_proportionally(total, weights);
-            assert_eq!(
-                shares.iter().sum::<u64>(),
-                total,
-                "{total} over {weights:?}"
-            );
+            assert_eq!(shares.iter().sum::<u64>(), total, "{total} over {weights:?}");
             for (share, &w) in shares.iter().zip(weights) {
                 let exact = total as f64 * w as f64 / weights.iter().sum::<usize>() as f64;
                 assert!((*share as f64 - exact).abs() < 1.0, "{shares:?}");

@@ -48,6 +48,13 @@ pub enum StopReason {
     Cancelled,
 }
 
+#[derive(Debug, Clone, Copy)]
+struct Readiness {
+    readable: bool,
+    writable: bool,
+    peer_closed: bool,
+}
+
 pub struct WorkerOutcome {
     pub recorder: Recorder,
     pub end_us: u64,
@@ -97,10 +104,7 @@ impl Worker {
         barrier.wait();
         let start_us = self.shared.start_us.load(Ordering::Acquire);
         self.measure_start_us = start_us + self.shared.warmup_us;
-        self.end_us = self
-            .shared
-            .duration_us
-            .map_or(u64::MAX, |d| self.measure_start_us + d);
+        self.end_us = self.shared.duration_us.map_or(u64::MAX, |d| self.measure_start_us + d);
         self.recorder.measure_from(self.measure_start_us);
         let scan_every_us = (self.shared.timeout_us / 10).clamp(1_000, MAX_WAIT_US);
         let mut next_scan_us = start_us + scan_every_us;
@@ -119,26 +123,22 @@ impl Worker {
             if self.busy == 0 {
                 break (StopReason::Requests, now);
             }
-            let next_second_us = self.measure_start_us
-                + (now.saturating_sub(self.measure_start_us) / 1_000_000 + 1) * 1_000_000;
-            let wake_us = next_second_us
-                .min(self.end_us)
-                .min(next_scan_us)
-                .min(now + MAX_WAIT_US);
+            let next_second_us =
+                self.measure_start_us + (now.saturating_sub(self.measure_start_us) / 1_000_000 + 1) * 1_000_000;
+            let wake_us = next_second_us.min(self.end_us).min(next_scan_us).min(now + MAX_WAIT_US);
             let wait = Duration::from_micros(wake_us.saturating_sub(now));
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
-                assert_eq!(
-                    e.kind(),
-                    io::ErrorKind::Interrupted,
-                    "epoll_wait failed: {e}"
-                );
+                assert_eq!(e.kind(), io::ErrorKind::Interrupted, "epoll_wait failed: {e}");
             }
             let now = now_us();
             self.recorder.roll(now);
             for event in events.iter() {
-                let readable = event.is_readable() || event.is_read_closed() || event.is_error();
-                let writable = event.is_writable() || event.is_write_closed() || event.is_error();
-                self.on_event(event.token().0, readable, writable, now_us());
+                let readiness = Readiness {
+                    readable: event.is_readable() || event.is_read_closed() || event.is_error(),
+                    writable: event.is_writable() || event.is_write_closed() || event.is_error(),
+                    peer_closed: event.is_read_closed() || event.is_error(),
+                };
+                self.on_event(event.token().0, readiness, now_us());
             }
             if now >= next_scan_us {
                 self.expire(now);
@@ -149,14 +149,10 @@ impl Worker {
         self.conns.iter_mut().for_each(Conn::disconnect);
         self.recorder.finish(end_us.max(self.measure_start_us));
         self.recorder.publish(&self.shared.live[self.index]);
-        WorkerOutcome {
-            recorder: self.recorder,
-            end_us,
-            stop_reason,
-        }
+        WorkerOutcome { recorder: self.recorder, end_us, stop_reason }
     }
 
-    fn on_event(&mut self, i: usize, readable: bool, writable: bool, now: u64) {
+    fn on_event(&mut self, i: usize, readiness: Readiness, now: u64) {
         match self.conns[i].phase {
             Phase::Closed => {}
             Phase::Connecting => match self.conns[i].connected() {
@@ -164,11 +160,11 @@ impl Worker {
                 Some(Ok(())) => self.send(i, now),
                 Some(Err(kind)) => self.end_request(i, now, Err(kind), false),
             },
-            Phase::Writing { .. } if writable => self.write(i, now),
+            Phase::Writing { .. } if readiness.writable => self.write(i, now),
             Phase::Writing { .. } => {}
-            Phase::Reading if !readable => {}
+            Phase::Reading if !readiness.readable => {}
             Phase::Reading => {
-                let (bytes, step) = self.conns[i].receive(&mut self.scratch);
+                let (bytes, step) = self.conns[i].receive(&mut self.scratch, readiness.peer_closed);
                 if self.conns[i].measured {
                     self.recorder.bytes_in(bytes);
                 }
@@ -200,12 +196,7 @@ impl Worker {
             }
             self.busy += usize::from(!was_busy);
             let conn = &mut self.conns[i];
-            conn.begin(
-                now,
-                self.shared.timeout_us,
-                measured,
-                self.shared.request.is_head,
-            );
+            conn.begin(now, self.shared.timeout_us, measured, self.shared.request.is_head);
             if conn.stream.is_some() {
                 return self.send(i, now);
             }
@@ -223,11 +214,7 @@ impl Worker {
 
     fn open(&mut self, i: usize) -> io::Result<()> {
         let mut stream = tcp::connect(self.shared.address)?;
-        self.poll.registry().register(
-            &mut stream,
-            Token(i),
-            Interest::READABLE | Interest::WRITABLE,
-        )?;
+        self.poll.registry().register(&mut stream, Token(i), Interest::READABLE | Interest::WRITABLE)?;
         let conn = &mut self.conns[i];
         conn.stream = Some(stream);
         if conn.measured {
@@ -239,8 +226,7 @@ impl Worker {
     fn send(&mut self, i: usize, now: u64) {
         let conn = &mut self.conns[i];
         conn.calls += 1;
-        conn.last_call =
-            !self.shared.keepalive || self.shared.calls_per_connection == Some(conn.calls);
+        conn.last_call = !self.shared.keepalive || self.shared.calls_per_connection == Some(conn.calls);
         conn.phase = Phase::Writing { written: 0 };
         self.write(i, now);
     }
@@ -248,11 +234,7 @@ impl Worker {
     fn write(&mut self, i: usize, now: u64) {
         let request = &self.shared.request;
         let conn = &mut self.conns[i];
-        let bytes = if conn.last_call {
-            &request.last
-        } else {
-            &request.reuse
-        };
+        let bytes = if conn.last_call { &request.last } else { &request.reuse };
         let (written, step) = conn.transmit(bytes);
         if conn.measured {
             self.recorder.bytes_out += written;
@@ -286,11 +268,7 @@ impl Worker {
         for i in 0..self.conns.len() {
             let conn = &mut self.conns[i];
             if conn.is_busy() && now >= conn.deadline_us {
-                let kind = if conn.phase == Phase::Connecting {
-                    ErrorKind::ConnectTimeout
-                } else {
-                    ErrorKind::Timeout
-                };
+                let kind = if conn.phase == Phase::Connecting { ErrorKind::ConnectTimeout } else { ErrorKind::Timeout };
                 conn.disconnect();
                 self.end_request(i, now, Err(kind), false);
             }

@@ -1,12 +1,14 @@
 //! `gauntlet-engine run PLAN.json`: run a plan and print its RunResult as JSON.
+//! `gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S]`:
+//! the built-in server until SIGINT or SIGTERM.
 
 use std::process::ExitCode;
 
 use gauntlet_engine::plan::Plan;
 use gauntlet_engine::run;
+use gauntlet_engine::server::{serve, ServeConfig};
 
-const USAGE: &str =
-    "usage: gauntlet-engine run PLAN.json   (PLAN.json: a plan, '-' for standard input)";
+const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S]";
 
 fn read_input(path: &str) -> std::io::Result<String> {
     if path == "-" {
@@ -17,22 +19,59 @@ fn read_input(path: &str) -> std::io::Result<String> {
 }
 
 fn run_plan(path: &str) -> Result<String, String> {
-    let text = read_input(path)
-        .map_err(|e| format!("cannot read the plan '{path}' ({e}): check the path"))?;
+    let text = read_input(path).map_err(|e| format!("cannot read the plan '{path}' ({e}): check the path"))?;
     let plan = Plan::from_json(&text).map_err(|e| e.to_string())?;
     let result = run::run(plan).map_err(|e| e.to_string())?;
     serde_json::to_string_pretty(&result).map_err(|e| e.to_string())
 }
 
+fn serve_config(options: &[&str]) -> Result<ServeConfig, String> {
+    let mut config = ServeConfig::default();
+    for pair in options.chunks(2) {
+        let [name, value] = pair else { return Err(format!("{} needs a value: {USAGE}", pair[0])) };
+        let number = || value.parse::<u64>().map_err(|_| format!("{name} takes a number, not '{value}'"));
+        match *name {
+            "--host" => config.host = value.to_string(),
+            "--port" => config.port = u16::try_from(number()?).map_err(|_| format!("--port {value} is not a port"))?,
+            "--threads" => config.threads = number()?.max(1) as usize,
+            "--stall-ms" => config.stall_ms = number()?,
+            "--stall-every-ms" => config.stall_every_ms = number()?,
+            _ => return Err(format!("unknown option {name}: {USAGE}")),
+        }
+    }
+    Ok(config)
+}
+
+/// Serve until SIGINT or SIGTERM: both are blocked and waited for.
+fn run_server(options: &[&str]) -> Result<String, String> {
+    let config = serve_config(options)?;
+    // SAFETY: plain libc signal-mask calls on a local, zero-initialised set.
+    let signals = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    let server = serve(&config).map_err(|e| format!("cannot serve on {}:{} ({e})", config.host, config.port))?;
+    println!("gauntlet-engine serve: listening on http://{}/", server.local_addr());
+    let mut signal = 0;
+    // SAFETY: waits on the set built above.
+    unsafe { libc::sigwait(&signals, &mut signal) };
+    let stats = server.stats();
+    server.stop();
+    Ok(format!(
+        "gauntlet-engine serve: stopped after {} requests on {} connections",
+        stats.requests, stats.connections_accepted
+    ))
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let outcome = match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
+    let outcome = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["run", path] => run_plan(path),
+        ["serve", options @ ..] => run_server(options),
         _ => Err(USAGE.to_string()),
     };
     match outcome {

@@ -99,8 +99,7 @@ impl Conn {
 
     /// Write what is left of `request`; returns the bytes written by this call.
     pub fn transmit(&mut self, request: &[u8]) -> (u64, Step) {
-        let (Some(stream), Phase::Writing { written: start }) = (self.stream.as_mut(), self.phase)
-        else {
+        let (Some(stream), Phase::Writing { written: start }) = (self.stream.as_mut(), self.phase) else {
             return (0, Step::Wait);
         };
         let mut written = start;
@@ -114,51 +113,27 @@ impl Conn {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Step::Wait,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    break Step::Ended {
-                        outcome: Err(ErrorKind::of_transfer(&e)),
-                        reusable: false,
-                    }
-                }
+                Err(e) => break Step::Ended { outcome: Err(ErrorKind::of_transfer(&e)), reusable: false },
             }
         };
-        self.phase = if step == Step::Written {
-            Phase::Reading
-        } else {
-            Phase::Writing { written }
-        };
+        self.phase = if step == Step::Written { Phase::Reading } else { Phase::Writing { written } };
         ((written - start) as u64, step)
     }
 
     /// Read what has arrived, through `scratch`; returns the bytes read by this call.
-    pub fn receive(&mut self, scratch: &mut [u8]) -> (u64, Step) {
+    /// `peer_closed`: the event reported the peer's FIN, which raises no further event.
+    pub fn receive(&mut self, scratch: &mut [u8], peer_closed: bool) -> (u64, Step) {
         let Some(stream) = self.stream.as_mut() else {
             return (0, Step::Wait);
         };
         let mut total = 0u64;
         loop {
             let n = match stream.read(scratch) {
-                Ok(0) => {
-                    return (
-                        total,
-                        Step::Ended {
-                            outcome: self.parser.finish_at_close(),
-                            reusable: false,
-                        },
-                    )
-                }
+                Ok(0) => return (total, Step::Ended { outcome: self.parser.finish_at_close(), reusable: false }),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (total, Step::Wait),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return (
-                        total,
-                        Step::Ended {
-                            outcome: Err(ErrorKind::of_transfer(&e)),
-                            reusable: false,
-                        },
-                    )
-                }
+                Err(e) => return (total, Step::Ended { outcome: Err(ErrorKind::of_transfer(&e)), reusable: false }),
             };
             total += n as u64;
             let fed = if self.pending.is_empty() {
@@ -168,19 +143,11 @@ impl Conn {
                 feed_pending(&mut self.parser, &mut self.pending)
             };
             match fed {
-                Err(kind) => {
-                    return (
-                        total,
-                        Step::Ended {
-                            outcome: Err(kind),
-                            reusable: false,
-                        },
-                    )
-                }
+                Err(kind) => return (total, Step::Ended { outcome: Err(kind), reusable: false }),
                 Ok(Some(step)) => return (total, step),
                 // Edge-triggered readiness: a short read means the socket is drained for now,
-                // and more data raises a new event.
-                Ok(None) if n < scratch.len() => return (total, Step::Wait),
+                // and more data raises a new event; a FIN that came with the data does not.
+                Ok(None) if n < scratch.len() && !peer_closed => return (total, Step::Wait),
                 Ok(None) => {}
             }
         }
@@ -195,17 +162,10 @@ impl Default for Conn {
 
 /// Bytes left over after a complete response were not asked for: the connection is not reused.
 fn ended(head: Head, leftover: usize) -> Step {
-    Step::Ended {
-        outcome: Ok(head),
-        reusable: leftover == 0,
-    }
+    Step::Ended { outcome: Ok(head), reusable: leftover == 0 }
 }
 
-fn feed_fresh(
-    parser: &mut ResponseParser,
-    pending: &mut Vec<u8>,
-    input: &[u8],
-) -> Result<Option<Step>, ErrorKind> {
+fn feed_fresh(parser: &mut ResponseParser, pending: &mut Vec<u8>, input: &[u8]) -> Result<Option<Step>, ErrorKind> {
     match parser.feed(input)? {
         Progress::Done { consumed, head } => Ok(Some(ended(head, input.len() - consumed))),
         Progress::More { consumed } => {
@@ -215,10 +175,7 @@ fn feed_fresh(
     }
 }
 
-fn feed_pending(
-    parser: &mut ResponseParser,
-    pending: &mut Vec<u8>,
-) -> Result<Option<Step>, ErrorKind> {
+fn feed_pending(parser: &mut ResponseParser, pending: &mut Vec<u8>) -> Result<Option<Step>, ErrorKind> {
     match parser.feed(pending)? {
         Progress::Done { consumed, head } => {
             let leftover = pending.len() - consumed;

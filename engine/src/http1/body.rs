@@ -57,10 +57,7 @@ impl BodyReader {
         let state = match framing {
             Framing::Empty | Framing::Length(0) => return None,
             Framing::Length(n) => State::Length { remaining: n },
-            Framing::Chunked => State::Chunked(Chunk::Size {
-                value: 0,
-                digits: 0,
-            }),
+            Framing::Chunked => State::Chunked(Chunk::Size { value: 0, digits: 0 }),
             Framing::UntilClose => State::UntilClose,
         };
         Some(BodyReader { state })
@@ -99,10 +96,7 @@ fn feed_chunked(chunk: &mut Chunk, input: &[u8]) -> Result<Fed, BadChunk> {
         let byte = input[at];
         *chunk = match *chunk {
             Chunk::Size { value, digits } => match (hex_value(byte), byte) {
-                (Some(d), _) if digits < 16 => Chunk::Size {
-                    value: value * 16 + d,
-                    digits: digits + 1,
-                },
+                (Some(d), _) if digits < 16 => Chunk::Size { value: value * 16 + d, digits: digits + 1 },
                 (None, b';' | b' ' | b'\t') if digits > 0 => Chunk::Extension { value },
                 (None, b'\r') if digits > 0 => Chunk::SizeLf { value },
                 _ => return Err(BadChunk),
@@ -121,26 +115,15 @@ fn feed_chunked(chunk: &mut Chunk, input: &[u8]) -> Result<Fed, BadChunk> {
                 let available = (input.len() - at) as u64;
                 let taken = available.min(remaining);
                 at += taken as usize;
-                *chunk = if taken == remaining {
-                    Chunk::DataCr
-                } else {
-                    Chunk::Data {
-                        remaining: remaining - taken,
-                    }
-                };
+                *chunk = if taken == remaining { Chunk::DataCr } else { Chunk::Data { remaining: remaining - taken } };
                 continue;
             }
             Chunk::DataCr if byte == b'\r' => Chunk::DataLf,
-            Chunk::DataLf if byte == b'\n' => Chunk::Size {
-                value: 0,
-                digits: 0,
-            },
+            Chunk::DataLf if byte == b'\n' => Chunk::Size { value: 0, digits: 0 },
             Chunk::DataCr | Chunk::DataLf => return Err(BadChunk),
             Chunk::TrailerStart if byte == b'\r' => Chunk::TrailerLf { last: true },
             Chunk::TrailerStart | Chunk::TrailerLine if byte == b'\n' => return Err(BadChunk),
-            Chunk::TrailerStart | Chunk::TrailerLine if byte == b'\r' => {
-                Chunk::TrailerLf { last: false }
-            }
+            Chunk::TrailerStart | Chunk::TrailerLine if byte == b'\r' => Chunk::TrailerLf { last: false },
             Chunk::TrailerStart | Chunk::TrailerLine => Chunk::TrailerLine,
             Chunk::TrailerLf { last } if byte == b'\n' => {
                 if last {

@@ -39,12 +39,7 @@ pub struct ResponseParser {
 impl ResponseParser {
     /// A parser for the response to one request; a HEAD request's response has no body.
     pub fn new(head_request: bool) -> ResponseParser {
-        ResponseParser {
-            head_request,
-            started: false,
-            head: None,
-            body: None,
-        }
+        ResponseParser { head_request, started: false, head: None, body: None }
     }
 
     /// At least one byte of this response has arrived.
@@ -86,13 +81,8 @@ impl ResponseParser {
             return Ok(Progress::Done { consumed: at, head });
         };
         match body.feed(&input[at..]) {
-            Ok(Fed::More) => Ok(Progress::More {
-                consumed: input.len(),
-            }),
-            Ok(Fed::Done(used)) => Ok(Progress::Done {
-                consumed: at + used,
-                head,
-            }),
+            Ok(Fed::More) => Ok(Progress::More { consumed: input.len() }),
+            Ok(Fed::Done(used)) => Ok(Progress::Done { consumed: at + used, head }),
             Err(_) => Err(ErrorKind::Malformed),
         }
     }
@@ -109,9 +99,7 @@ impl ResponseParser {
 }
 
 fn has_token(value: &[u8], token: &str) -> bool {
-    value
-        .split(|&b| b == b',')
-        .any(|part| part.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+    value.split(|&b| b == b',').any(|part| part.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
 }
 
 fn parse_length(value: &[u8]) -> Result<u64, ErrorKind> {
@@ -123,10 +111,7 @@ fn parse_length(value: &[u8]) -> Result<u64, ErrorKind> {
 }
 
 /// How the body of this response ends, and whether the connection stays open after it.
-fn framing_of(
-    response: &httparse::Response,
-    head_request: bool,
-) -> Result<(Framing, bool), ErrorKind> {
+fn framing_of(response: &httparse::Response, head_request: bool) -> Result<(Framing, bool), ErrorKind> {
     let mut length = None;
     let mut chunked = false;
     let mut transfer_encoded = false;
@@ -142,11 +127,7 @@ fn framing_of(
             length = Some(value);
         } else if name.eq_ignore_ascii_case("transfer-encoding") {
             transfer_encoded = true;
-            let last = header
-                .value
-                .rsplit(|&b| b == b',')
-                .next()
-                .unwrap_or_default();
+            let last = header.value.rsplit(|&b| b == b',').next().unwrap_or_default();
             chunked = last.trim_ascii().eq_ignore_ascii_case(b"chunked");
         } else if name.eq_ignore_ascii_case("connection") {
             close |= has_token(header.value, "close");

@@ -11,8 +11,7 @@ pub const HIGHEST_US: u64 = 3_600_000_000;
 pub const SIGNIFICANT_DIGITS: u8 = 3;
 
 pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
-        .expect("valid histogram bounds")
+    Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS).expect("valid histogram bounds")
 }
 
 /// Record one latency; values beyond an hour count as an hour, zero as one microsecond.
@@ -22,9 +21,7 @@ pub fn record(histogram: &mut Histogram<u64>, latency_us: u64) {
 
 pub fn encode(histogram: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(histogram, &mut bytes)
-        .expect("serialising into memory");
+    V2DeflateSerializer::new().serialize(histogram, &mut bytes).expect("serialising into memory");
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
@@ -41,18 +38,13 @@ pub fn decode(encoded: &str) -> Result<Histogram<u64>, String> {
 pub fn merge<'a>(histograms: impl IntoIterator<Item = &'a Histogram<u64>>) -> Histogram<u64> {
     let mut merged = new_histogram();
     for histogram in histograms {
-        merged
-            .add(histogram)
-            .expect("histograms with the engine's bounds");
+        merged.add(histogram).expect("histograms with the engine's bounds");
     }
     merged
 }
 
 pub fn merge_encoded(encoded: &[String]) -> Result<String, String> {
-    let histograms = encoded
-        .iter()
-        .map(|e| decode(e))
-        .collect::<Result<Vec<_>, _>>()?;
+    let histograms = encoded.iter().map(|e| decode(e)).collect::<Result<Vec<_>, _>>()?;
     Ok(encode(&merge(&histograms)))
 }
 

@@ -144,16 +144,12 @@ impl Recorder {
     fn send(&self, stats: SecondStats) {
         if let Some(ticks) = &self.ticks {
             // The coordinator outlives its workers; a send can only fail once it has gone.
-            let _ = ticks.send(Tick {
-                thread: self.thread,
-                stats,
-            });
+            let _ = ticks.send(Tick { thread: self.thread, stats });
         }
     }
 
     pub fn publish(&self, live: &Live) {
-        live.requests
-            .store(self.responses + self.errors_total(), Ordering::Relaxed);
+        live.requests.store(self.responses + self.errors_total(), Ordering::Relaxed);
         live.responses.store(self.responses, Ordering::Relaxed);
         live.errors.store(self.errors_total(), Ordering::Relaxed);
         live.bytes_in.store(self.bytes_in, Ordering::Relaxed);
@@ -174,14 +170,8 @@ mod tests {
         r.error(ErrorKind::Timeout);
         r.finish(1_000 + 2_750_000);
         let ticks: Vec<Tick> = rx.try_iter().collect();
-        let seconds: Vec<_> = ticks
-            .iter()
-            .map(|t| (t.thread, t.stats.second, t.stats.span_us))
-            .collect();
-        assert_eq!(
-            seconds,
-            vec![(3, 0, 1_000_000), (3, 1, 1_000_000), (3, 2, 750_000)]
-        );
+        let seconds: Vec<_> = ticks.iter().map(|t| (t.thread, t.stats.second, t.stats.span_us)).collect();
+        assert_eq!(seconds, vec![(3, 0, 1_000_000), (3, 1, 1_000_000), (3, 2, 750_000)]);
         assert_eq!(ticks[0].stats.responses, 1);
         assert_eq!(ticks[2].stats.errors, 1);
     }

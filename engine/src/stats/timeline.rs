@@ -8,8 +8,7 @@ use super::latency;
 /// Per-second percentiles need less precision than the run's own histogram, and there may be
 /// thousands of seconds in flight.
 fn new_second_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(latency::LOWEST_US, latency::HIGHEST_US, 2)
-        .expect("valid histogram bounds")
+    Histogram::new_with_bounds(latency::LOWEST_US, latency::HIGHEST_US, 2).expect("valid histogram bounds")
 }
 
 /// What one thread saw in one second.
@@ -44,9 +43,7 @@ impl SecondStats {
         self.responses += other.responses;
         self.errors += other.errors;
         self.bytes_in += other.bytes_in;
-        self.latency
-            .add(&other.latency)
-            .expect("histograms with the engine's bounds");
+        self.latency.add(&other.latency).expect("histograms with the engine's bounds");
     }
 
     pub fn entry(&self) -> TimelineEntry {

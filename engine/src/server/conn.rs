@@ -1,0 +1,267 @@
+//! One server-side connection: read requests, answer them in order, hold the ones a fault
+//! delays, close when the request or the client says so.
+
+use std::io::{self, Read, Write};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use mio::net::TcpStream;
+
+use super::faults::{self, Faults};
+use super::routes::{self, Route, STATS_PATH};
+use super::{sum, Context};
+use crate::clock::now_us;
+
+/// A request head that has not ended after this many bytes gets a 431.
+const MAX_REQUEST_HEAD_BYTES: usize = 64 * 1024;
+
+pub enum Served {
+    Open,
+    /// A response is held until this time (µs on the crate clock).
+    HeldUntil(u64),
+    Close,
+}
+
+/// A response waiting for its fault delay to pass.
+struct Held {
+    target: String,
+    keep_alive: bool,
+    head_only: bool,
+    status: Option<u16>,
+}
+
+pub struct ServerConn {
+    stream: TcpStream,
+    input: Vec<u8>,
+    output: Vec<u8>,
+    held: Option<Held>,
+    close_after_output: bool,
+    broken: bool,
+    pub generation: u64,
+}
+
+struct Request {
+    head_bytes: usize,
+    body_bytes: usize,
+    keep_alive: bool,
+    head_only: bool,
+}
+
+enum Parsed {
+    Incomplete,
+    Bad(u16),
+    Complete(Request),
+}
+
+fn parse(input: &[u8]) -> (Parsed, Option<&str>) {
+    let mut headers = [httparse::EMPTY_HEADER; 48];
+    let mut request = httparse::Request::new(&mut headers);
+    let head_bytes = match request.parse(input) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) if input.len() < MAX_REQUEST_HEAD_BYTES => return (Parsed::Incomplete, None),
+        Ok(httparse::Status::Partial) => return (Parsed::Bad(431), None),
+        Err(_) => return (Parsed::Bad(400), None),
+    };
+    let mut body_bytes = 0;
+    let mut connection_close = false;
+    let mut connection_keep_alive = false;
+    for header in request.headers.iter() {
+        if header.name.eq_ignore_ascii_case("content-length") {
+            match std::str::from_utf8(header.value).ok().and_then(|v| v.trim().parse().ok()) {
+                Some(n) => body_bytes = n,
+                None => return (Parsed::Bad(400), None),
+            }
+        } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
+            return (Parsed::Bad(501), None);
+        } else if header.name.eq_ignore_ascii_case("connection") {
+            let value = header.value.to_ascii_lowercase();
+            connection_close |= value.windows(5).any(|w| w == b"close");
+            connection_keep_alive |= value.windows(10).any(|w| w == b"keep-alive");
+        }
+    }
+    let keep_alive = match request.version {
+        Some(1) => !connection_close,
+        _ => connection_keep_alive && !connection_close,
+    };
+    let head_only = request.method == Some("HEAD");
+    (Parsed::Complete(Request { head_bytes, body_bytes, keep_alive, head_only }), request.path)
+}
+
+impl ServerConn {
+    pub fn new(stream: TcpStream, generation: u64) -> ServerConn {
+        ServerConn {
+            stream,
+            input: Vec::new(),
+            output: Vec::new(),
+            held: None,
+            close_after_output: false,
+            broken: false,
+            generation,
+        }
+    }
+
+    pub fn on_ready(
+        &mut self,
+        readable: bool,
+        writable: bool,
+        peer_closed: bool,
+        scratch: &mut [u8],
+        context: &Context,
+    ) -> Served {
+        if readable && !self.read(scratch, peer_closed) {
+            return Served::Close;
+        }
+        if writable {
+            self.flush();
+        }
+        if self.held.is_some() {
+            return self.state();
+        }
+        self.answer(context)
+    }
+
+    /// The held response's time has come.
+    pub fn release(&mut self, context: &Context) -> Served {
+        if let Some(held) = self.held.take() {
+            self.respond(context, &held.target, held.keep_alive, held.head_only, held.status);
+        }
+        self.answer(context)
+    }
+
+    /// Read what has arrived; false when the client has gone.
+    fn read(&mut self, scratch: &mut [u8], peer_closed: bool) -> bool {
+        loop {
+            match self.stream.read(scratch) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    self.input.extend_from_slice(&scratch[..n]);
+                    if n < scratch.len() && !peer_closed {
+                        return true;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// Answer the complete requests in the input, in order, until one is held or closes.
+    fn answer(&mut self, context: &Context) -> Served {
+        while self.held.is_none() && !self.close_after_output && !self.broken {
+            let (parsed, target) = parse(&self.input);
+            let request = match parsed {
+                Parsed::Incomplete => break,
+                Parsed::Bad(status) => {
+                    let mut out = Vec::new();
+                    routes::write_head(&mut out, status, "text/plain", 0, "close");
+                    self.emit(&out);
+                    self.close_after_output = true;
+                    break;
+                }
+                Parsed::Complete(request) => request,
+            };
+            if self.input.len() < request.head_bytes + request.body_bytes {
+                break;
+            }
+            let target = target.unwrap_or("/").to_string();
+            self.input.drain(..request.head_bytes + request.body_bytes);
+            let faults = if target.contains('?') { faults::parse(&target) } else { Faults::default() };
+            if faults.reset {
+                context.counters[context.index].requests.fetch_add(1, Ordering::Relaxed);
+                let _ = socket2::SockRef::from(&self.stream).set_linger(Some(Duration::ZERO));
+                return Served::Close;
+            }
+            let now = now_us();
+            let stall = faults.stall.unwrap_or(context.stall);
+            let due_us =
+                (now + faults.delay_ms * 1_000).max(context.start_us + stall.release_us(now - context.start_us));
+            if due_us > now {
+                self.held = Some(Held {
+                    target,
+                    keep_alive: request.keep_alive,
+                    head_only: request.head_only,
+                    status: faults.status,
+                });
+                self.flush();
+                return if self.broken { Served::Close } else { Served::HeldUntil(due_us) };
+            }
+            self.respond(context, &target, request.keep_alive, request.head_only, faults.status);
+        }
+        self.flush();
+        self.state()
+    }
+
+    fn state(&self) -> Served {
+        if self.broken || (self.close_after_output && self.output.is_empty()) {
+            Served::Close
+        } else {
+            Served::Open
+        }
+    }
+
+    fn respond(&mut self, context: &Context, target: &str, keep_alive: bool, head_only: bool, status: Option<u16>) {
+        self.close_after_output |= !keep_alive;
+        let route = context.routes.find(target);
+        if !matches!(route, Route::Stats) {
+            context.counters[context.index].requests.fetch_add(1, Ordering::Relaxed);
+        }
+        let connection = if keep_alive { "keep-alive" } else { "close" };
+        let mut out = Vec::new();
+        match (status, route) {
+            (Some(status), _) => {
+                let body = format!("status {status}\n");
+                routes::write_head(&mut out, status, "text/plain", body.len(), connection);
+                if !head_only {
+                    out.extend_from_slice(body.as_bytes());
+                }
+            }
+            (None, Route::Static(rendered)) => return self.emit(rendered.bytes(keep_alive, head_only)),
+            (None, Route::Hello) => routes::write_hello(&mut out, keep_alive, head_only),
+            (None, Route::Stats) => {
+                let body = serde_json::to_string(&sum(context.counters)).unwrap_or_default();
+                routes::write_head(&mut out, 200, "application/json", body.len(), connection);
+                out.extend_from_slice(body.as_bytes());
+                debug_assert!(target.starts_with(STATS_PATH));
+            }
+        }
+        self.emit(&out);
+    }
+
+    /// Send bytes now if nothing is queued before them; queue what the socket does not take.
+    fn emit(&mut self, bytes: &[u8]) {
+        if !self.output.is_empty() {
+            self.output.extend_from_slice(bytes);
+            return;
+        }
+        let mut sent = 0;
+        while sent < bytes.len() {
+            match self.stream.write(&bytes[sent..]) {
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    self.broken = true;
+                    return;
+                }
+            }
+        }
+        self.output.extend_from_slice(&bytes[sent..]);
+    }
+
+    fn flush(&mut self) {
+        let mut sent = 0;
+        while sent < self.output.len() {
+            match self.stream.write(&self.output[sent..]) {
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    self.broken = true;
+                    break;
+                }
+            }
+        }
+        self.output.drain(..sent);
+    }
+}

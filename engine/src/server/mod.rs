@@ -1,0 +1,278 @@
+//! The built-in reference server: the client's loop design turned around. One thread per core
+//! of its own, each with a mio Poll and its own SO_REUSEPORT listener on the shared port, serves
+//! the standard workload from memory, keep-alive or not, HTTP/1.0 and 1.1, pipelined requests in
+//! order, with fault injection for testing measurement.
+
+mod conn;
+pub mod faults;
+pub mod routes;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use mio::net::TcpListener;
+use mio::{Events, Interest, Poll, Token, Waker};
+use serde::{Deserialize, Serialize};
+
+use crate::clock::now_us;
+use conn::{Served, ServerConn};
+use faults::Stall;
+use routes::Routes;
+
+const LISTENER: Token = Token(usize::MAX - 1);
+const WAKER: Token = Token(usize::MAX);
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    pub host: String,
+    /// 0: the system picks a free port (see `ServerHandle::local_addr`).
+    pub port: u16,
+    pub threads: usize,
+    /// Server-wide periodic stall (0: none); a request's own stall parameters override it.
+    pub stall_ms: u64,
+    pub stall_every_ms: u64,
+}
+
+impl Default for ServeConfig {
+    fn default() -> ServeConfig {
+        ServeConfig { host: "127.0.0.1".into(), port: 0, threads: 2, stall_ms: 0, stall_every_ms: 0 }
+    }
+}
+
+/// What the server has done, summed over its threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerStats {
+    /// Requests answered (or reset on request), not counting the stats endpoint's own.
+    pub requests: u64,
+    pub connections_accepted: u64,
+}
+
+#[derive(Default)]
+#[repr(align(64))]
+struct Counters {
+    requests: AtomicU64,
+    connections: AtomicU64,
+}
+
+/// What a connection needs to answer requests.
+struct Context<'a> {
+    routes: &'a Routes,
+    stall: Stall,
+    start_us: u64,
+    counters: &'a [Counters],
+    /// This thread's counters.
+    index: usize,
+}
+
+fn sum(counters: &[Counters]) -> ServerStats {
+    counters.iter().fold(ServerStats::default(), |s, c| ServerStats {
+        requests: s.requests + c.requests.load(Ordering::Relaxed),
+        connections_accepted: s.connections_accepted + c.connections.load(Ordering::Relaxed),
+    })
+}
+
+pub struct ServerHandle {
+    address: SocketAddr,
+    stop: Arc<AtomicBool>,
+    wakers: Vec<Arc<Waker>>,
+    threads: Vec<JoinHandle<()>>,
+    counters: Arc<[Counters]>,
+}
+
+impl ServerHandle {
+    pub fn local_addr(&self) -> SocketAddr {
+        self.address
+    }
+
+    pub fn stats(&self) -> ServerStats {
+        sum(&self.counters)
+    }
+
+    /// Stop every thread and close every socket; returns once the port is free.
+    pub fn stop(self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for waker in &self.wakers {
+            let _ = waker.wake();
+        }
+        for thread in self.threads {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn bind(address: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let socket = socket2::Socket::new(socket2::Domain::for_address(address), socket2::Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    socket.set_reuse_port(true)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&address.into())?;
+    socket.listen(4096)?;
+    Ok(socket.into())
+}
+
+/// Bind the port on every thread and start serving; returns once the server accepts.
+pub fn serve(config: &ServeConfig) -> io::Result<ServerHandle> {
+    let wanted = (config.host.as_str(), config.port).to_socket_addrs()?.next().ok_or_else(|| {
+        io::Error::new(io::ErrorKind::InvalidInput, format!("the host '{}' has no address", config.host))
+    })?;
+    let first = bind(wanted)?;
+    let address = first.local_addr()?;
+    let mut listeners = vec![first];
+    for _ in 1..config.threads.max(1) {
+        listeners.push(bind(address)?);
+    }
+    let counters: Arc<[Counters]> = listeners.iter().map(|_| Counters::default()).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let routes = Arc::new(Routes::new());
+    let stall = Stall { ms: config.stall_ms, every_ms: config.stall_every_ms };
+    let start_us = now_us();
+    let mut wakers = Vec::new();
+    let mut threads = Vec::new();
+    for (index, listener) in listeners.into_iter().enumerate() {
+        let poll = Poll::new()?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        let mut server = ServerLoop {
+            poll,
+            listener: TcpListener::from_std(listener),
+            conns: Vec::new(),
+            free: Vec::new(),
+            next_generation: 0,
+            timers: BinaryHeap::new(),
+            routes: routes.clone(),
+            stall,
+            start_us,
+            counters: counters.clone(),
+            index,
+            stop: stop.clone(),
+            scratch: vec![0; 64 * 1024].into_boxed_slice(),
+        };
+        server.poll.registry().register(&mut server.listener, LISTENER, Interest::READABLE)?;
+        wakers.push(waker);
+        threads.push(thread::Builder::new().name(format!("gauntlet-serve-{index}")).spawn(move || server.run())?);
+    }
+    Ok(ServerHandle { address, stop, wakers, threads, counters })
+}
+
+struct ServerLoop {
+    poll: Poll,
+    listener: TcpListener,
+    conns: Vec<Option<ServerConn>>,
+    free: Vec<usize>,
+    /// Tells a reused slot's connection from the one a timer was set for.
+    next_generation: u64,
+    /// (due, slot, generation): held responses waiting for their time.
+    timers: BinaryHeap<Reverse<(u64, usize, u64)>>,
+    routes: Arc<Routes>,
+    stall: Stall,
+    start_us: u64,
+    counters: Arc<[Counters]>,
+    index: usize,
+    stop: Arc<AtomicBool>,
+    scratch: Box<[u8]>,
+}
+
+impl ServerLoop {
+    fn run(mut self) {
+        let mut events = Events::with_capacity(1024);
+        while !self.stop.load(Ordering::SeqCst) {
+            let timeout =
+                self.timers.peek().map(|Reverse((due, ..))| Duration::from_micros(due.saturating_sub(now_us())));
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return;
+                }
+            }
+            for event in events.iter() {
+                match event.token() {
+                    WAKER => {}
+                    LISTENER => self.accept(),
+                    Token(slot) => {
+                        let peer_closed = event.is_read_closed() || event.is_error();
+                        self.serve(slot, event.is_readable() || peer_closed, event.is_writable(), peer_closed);
+                    }
+                }
+            }
+            self.release_due();
+        }
+    }
+
+    fn accept(&mut self) {
+        loop {
+            let (mut stream, _) = match self.listener.accept() {
+                Ok(accepted) => accepted,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return,
+            };
+            let _ = stream.set_nodelay(true);
+            let slot = self.free.pop().unwrap_or_else(|| {
+                self.conns.push(None);
+                self.conns.len() - 1
+            });
+            if self.poll.registry().register(&mut stream, Token(slot), Interest::READABLE | Interest::WRITABLE).is_err()
+            {
+                self.free.push(slot);
+                continue;
+            }
+            self.counters[self.index].connections.fetch_add(1, Ordering::Relaxed);
+            self.next_generation += 1;
+            self.conns[slot] = Some(ServerConn::new(stream, self.next_generation));
+        }
+    }
+
+    fn serve(&mut self, slot: usize, readable: bool, writable: bool, peer_closed: bool) {
+        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else { return };
+        let context = Context {
+            routes: &self.routes,
+            stall: self.stall,
+            start_us: self.start_us,
+            counters: &self.counters,
+            index: self.index,
+        };
+        let served = conn.on_ready(readable, writable, peer_closed, &mut self.scratch, &context);
+        self.after(slot, served);
+    }
+
+    fn after(&mut self, slot: usize, served: Served) {
+        match served {
+            Served::Open => {}
+            Served::HeldUntil(due_us) => {
+                let generation = self.conns[slot].as_ref().map_or(0, |c| c.generation);
+                self.timers.push(Reverse((due_us, slot, generation)));
+            }
+            Served::Close => {
+                self.conns[slot] = None;
+                self.free.push(slot);
+            }
+        }
+    }
+
+    fn release_due(&mut self) {
+        let now = now_us();
+        while let Some(&Reverse((due, slot, generation))) = self.timers.peek() {
+            if due > now {
+                return;
+            }
+            self.timers.pop();
+            let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else { continue };
+            if conn.generation != generation {
+                continue;
+            }
+            let context = Context {
+                routes: &self.routes,
+                stall: self.stall,
+                start_us: self.start_us,
+                counters: &self.counters,
+                index: self.index,
+            };
+            let served = conn.release(&context);
+            self.after(slot, served);
+        }
+    }
+}

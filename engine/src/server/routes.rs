@@ -1,0 +1,117 @@
+//! What the built-in server answers: the standard workload from memory, `/hello` computed per
+//! request, and its own counters. Static responses are rendered once, head and body together.
+
+use std::io::Write;
+
+use crate::workload::standard_files;
+
+pub const STATS_PATH: &str = "/__gauntlet/stats";
+const SERVER_HEADER: &str = "Server: gauntlet-builtin\r\n";
+
+/// A response rendered once, in its keep-alive and its closing form.
+pub struct Rendered {
+    pub keep_alive: Vec<u8>,
+    pub close: Vec<u8>,
+    /// Bytes of the head (the same in both forms but for the Connection header).
+    pub head_keep_alive_bytes: usize,
+    pub head_close_bytes: usize,
+}
+
+impl Rendered {
+    fn new(status: u16, content_type: &str, body: &[u8]) -> Rendered {
+        let form = |connection: &str| {
+            let mut out = Vec::with_capacity(body.len() + 160);
+            write_head(&mut out, status, content_type, body.len(), connection);
+            let head_bytes = out.len();
+            out.extend_from_slice(body);
+            (out, head_bytes)
+        };
+        let (keep_alive, head_keep_alive_bytes) = form("keep-alive");
+        let (close, head_close_bytes) = form("close");
+        Rendered { keep_alive, close, head_keep_alive_bytes, head_close_bytes }
+    }
+
+    /// The bytes to send; a HEAD request gets the head only.
+    pub fn bytes(&self, keep_alive: bool, head_only: bool) -> &[u8] {
+        match (keep_alive, head_only) {
+            (true, false) => &self.keep_alive,
+            (true, true) => &self.keep_alive[..self.head_keep_alive_bytes],
+            (false, false) => &self.close,
+            (false, true) => &self.close[..self.head_close_bytes],
+        }
+    }
+}
+
+pub fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        204 => "No Content",
+        304 => "Not Modified",
+        400 => "Bad Request",
+        404 => "Not Found",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}
+
+pub fn write_head(out: &mut Vec<u8>, status: u16, content_type: &str, body_bytes: usize, connection: &str) {
+    let _ = write!(
+        out,
+        "HTTP/1.1 {status} {}\r\n{SERVER_HEADER}Content-Type: {content_type}\r\nContent-Length: {body_bytes}\r\nConnection: {connection}\r\n\r\n",
+        reason(status)
+    );
+}
+
+/// Everything the server can answer without computing.
+pub struct Routes {
+    files: Vec<(String, Rendered)>,
+    not_found: Rendered,
+}
+
+pub enum Route<'a> {
+    Static(&'a Rendered),
+    Hello,
+    Stats,
+}
+
+impl Routes {
+    pub fn new() -> Routes {
+        let mut files: Vec<(String, Rendered)> = standard_files()
+            .iter()
+            .map(|f| (format!("/{}", f.name), Rendered::new(200, f.content_type, &f.body)))
+            .collect();
+        let index = Rendered::new(200, "text/html", crate::workload::WEBTEST_HTML.as_bytes());
+        files.push(("/".to_string(), index));
+        Routes { files, not_found: Rendered::new(404, "text/plain", b"not found\n") }
+    }
+
+    pub fn find(&self, target: &str) -> Route<'_> {
+        let path = target.split_once('?').map_or(target, |(path, _)| path);
+        match path {
+            "/hello" => Route::Hello,
+            STATS_PATH => Route::Stats,
+            _ => Route::Static(self.files.iter().find(|(p, _)| p == path).map_or(&self.not_found, |(_, r)| r)),
+        }
+    }
+}
+
+impl Default for Routes {
+    fn default() -> Routes {
+        Routes::new()
+    }
+}
+
+/// `/hello`: the thesis's DT-1 page, built for each request.
+pub fn write_hello(out: &mut Vec<u8>, keep_alive: bool, head_only: bool) {
+    let mut body = [0u8; 32];
+    let mut cursor = &mut body[..];
+    let _ = write!(cursor, "Hello, {}!", "World");
+    let body_bytes = 32 - cursor.len();
+    write_head(out, 200, "text/plain", body_bytes, if keep_alive { "keep-alive" } else { "close" });
+    if !head_only {
+        out.extend_from_slice(&body[..body_bytes]);
+    }
+}

@@ -1,0 +1,130 @@
+//! Test peers on 127.0.0.1:0: small blocking servers that count what they see, so that tests
+//! check the engine's figures against the other side of the socket.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use gauntlet_engine::plan::Plan;
+
+#[derive(Default)]
+pub struct Counters {
+    pub connections: AtomicU64,
+    pub requests: AtomicU64,
+}
+
+pub type Handler = fn(TcpStream, &Counters);
+
+/// A server whose every connection is given to `handler` in its own thread.
+pub struct Peer {
+    pub address: SocketAddr,
+    pub counters: Arc<Counters>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Peer {
+    pub fn start(handler: Handler) -> Peer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let counters = Arc::new(Counters::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (c, s) = (counters.clone(), stop.clone());
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                if s.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                c.connections.fetch_add(1, Ordering::SeqCst);
+                let c = c.clone();
+                thread::spawn(move || handler(stream, &c));
+            }
+        });
+        Peer { address, counters, stop }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+
+    pub fn connections(&self) -> u64 {
+        self.counters.connections.load(Ordering::SeqCst)
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.counters.requests.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.address);
+    }
+}
+
+/// Read one request head (and a Content-Length body); None when the client closed.
+pub fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(bool, String)> {
+    loop {
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut request = httparse::Request::new(&mut headers);
+        if let Ok(httparse::Status::Complete(head_len)) = request.parse(buffer) {
+            let header = |name: &str| {
+                request
+                    .headers
+                    .iter()
+                    .find(|h| h.name.eq_ignore_ascii_case(name))
+                    .map(|h| String::from_utf8_lossy(h.value).to_lowercase())
+            };
+            let close = match header("connection") {
+                Some(v) if v.contains("close") => true,
+                Some(v) if v.contains("keep-alive") => false,
+                _ => request.version == Some(0),
+            };
+            let body_len: usize = header("content-length").map_or(0, |v| v.trim().parse().unwrap());
+            let path = request.path.unwrap_or("").to_string();
+            while buffer.len() < head_len + body_len {
+                let mut chunk = [0u8; 4096];
+                let n = stream.read(&mut chunk).ok().filter(|&n| n > 0)?;
+                buffer.extend_from_slice(&chunk[..n]);
+            }
+            buffer.drain(..head_len + body_len);
+            return Some((close, path));
+        }
+        let mut chunk = [0u8; 4096];
+        let n = stream.read(&mut chunk).ok().filter(|&n| n > 0)?;
+        buffer.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Answer every request with a small 200, honouring Connection: close.
+pub fn http_ok(mut stream: TcpStream, counters: &Counters) {
+    let mut buffer = Vec::new();
+    while let Some((close, _)) = read_request(&mut stream, &mut buffer) {
+        counters.requests.fetch_add(1, Ordering::SeqCst);
+        let connection = if close { "close" } else { "keep-alive" };
+        let response = format!("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: {connection}\r\n\r\nhello");
+        if stream.write_all(response.as_bytes()).is_err() || close {
+            return;
+        }
+    }
+}
+
+/// Read one request, answer with these bytes, then close.
+pub fn reply_then_close(mut stream: TcpStream, counters: &Counters, bytes: &[u8]) {
+    let mut buffer = Vec::new();
+    if read_request(&mut stream, &mut buffer).is_some() {
+        counters.requests.fetch_add(1, Ordering::SeqCst);
+        let _ = stream.write_all(bytes);
+    }
+}
+
+/// A plan against `url` with the given JSON fields added.
+pub fn plan(url: &str, fields: &str) -> Plan {
+    Plan::from_json(&format!(r#"{{"url": "{url}", {fields}}}"#)).unwrap()
+}
