@@ -1,0 +1,36 @@
+# `make help` lists the targets. Needs Python >= 3.11 (python3-venv) and Rust (cargo) on PATH.
+.DEFAULT_GOAL := help
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed
+ENGINE_SOURCES := $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
+
+.PHONY: help setup run test bench lint
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-6s %s\n", $$1, $$2}'
+
+setup: $(STAMP) ## create .venv and install gauntlet with its engine (release build) and test tools
+
+# Rebuilt when the engine or the package metadata changes; Python sources are picked up live (editable).
+# --no-build-isolation uses the venv's maturin (no download per build); its shim finds the `maturin`
+# binary on PATH, hence the PATH. A plain `pip install -e .` (isolated build) works too, just slower.
+$(STAMP): pyproject.toml $(ENGINE_SOURCES)
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet 'maturin>=1.5,<2'
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/pip install --quiet --no-build-isolation -e '.[test]'
+	touch $@
+
+run: setup ## 100,000 requests against the built-in server (50 connections, 2 threads)
+	$(VENV)/bin/gauntlet run -n 100000 -c 50 -t 2
+
+test: setup ## the engine's cargo tests, then pytest against real servers
+	cd engine && cargo test
+	$(VENV)/bin/pytest
+
+bench: setup ## gauntlet vs wrk on nginx, ratios only (bench/README.md); takes ~2 minutes
+	$(VENV)/bin/python bench/peers.py
+
+lint: ## cargo fmt --check and cargo clippy with warnings as errors
+	cd engine && cargo fmt --check
+	cd engine && cargo clippy --all-targets --all-features -- -D warnings

@@ -1,0 +1,86 @@
+"""The built-in reference server as a server under test: `python -m gauntlet serve` in its own process.
+
+Its own process, so that a monitor of the server's tree never counts the client's CPU. It binds port 0
+and announces the port on its first stdout line, so there is no free-port race here.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gauntlet.errors import GauntletError
+from gauntlet.servers.base import ServerInstance, new_workdir
+from gauntlet.servers.process import log_tail, spawn
+
+LISTENING = re.compile(r"^gauntlet serve: listening on http://(?P<host>[^/]+):(?P<port>\d+)/$")
+POLL_INTERVAL_S = 0.02
+
+
+def start_builtin(
+    threads: int = 2, stall_ms: int = 0, stall_every_ms: int = 0, ready_timeout_s: float = 10.0
+) -> ServerInstance:
+    """Start `gauntlet serve` on 127.0.0.1, port 0, and return once it has announced its address."""
+    argv = [sys.executable, "-m", "gauntlet", "serve", "--port", "0", "--threads", str(threads)]
+    argv += ["--stall-ms", str(stall_ms), "--stall-every-ms", str(stall_every_ms)]
+    workdir = new_workdir("builtin")
+    log_path = workdir / "stderr.log"
+    stdout_path = workdir / "stdout.log"
+    try:
+        proc = spawn(argv, cwd=workdir, log_path=log_path, stdout_path=stdout_path)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    instance = ServerInstance(
+        kind="builtin",
+        proc=proc,
+        port=0,
+        workdir=workdir,
+        config_text=shlex.join(argv),
+    )
+    try:
+        instance.host, instance.port = _announced_address(
+            proc, stdout_path, log_path, ready_timeout_s
+        )
+    except BaseException:
+        instance.stop()
+        raise
+    return instance
+
+
+def _announced_address(
+    proc: subprocess.Popen[bytes], stdout_path: Path, log_path: Path, timeout_s: float
+) -> tuple[str, int]:
+    """Wait (bounded) for the first complete stdout line and parse the address out of it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        text = stdout_path.read_text(errors="replace")
+        if "\n" in text:
+            first = text.split("\n", 1)[0].strip()
+            match = LISTENING.match(first)
+            if match is None:
+                raise GauntletError(
+                    f"gauntlet serve printed {first!r} instead of its address; "
+                    f"stderr ends: {log_tail(log_path)}",
+                    "run `python -m gauntlet serve` by hand to see what it does",
+                )
+            return match["host"], int(match["port"])
+        status = proc.poll()
+        if status is not None:
+            raise GauntletError(
+                f"gauntlet serve exited with status {status} before announcing its address; "
+                f"stderr ends: {log_tail(log_path)}",
+                "fix what the log says",
+            )
+        if time.monotonic() >= deadline:
+            raise GauntletError(
+                f"gauntlet serve did not announce its address within {timeout_s:g} s; "
+                f"stderr ends: {log_tail(log_path)}",
+                "check the log above; a slow machine may need a longer ready timeout",
+            )
+        time.sleep(POLL_INTERVAL_S)

@@ -1,0 +1,179 @@
+"""nginx as a server under test: config rendered from templates/nginx.conf.j2 into a private work dir.
+
+Runs the system nginx in the foreground (`daemon off`, master + workers) as whoever we are; as root the
+workers drop to `nobody`. Config, pid file, logs, temp paths and the docroot all live in the work dir.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import shutil
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import jinja2
+
+from gauntlet.errors import GauntletError
+from gauntlet.servers.base import ServerInstance, new_workdir
+from gauntlet.servers.process import LOOPBACK, free_port, log_tail, spawn, wait_ready
+
+NGINX_CANDIDATES = ("/usr/sbin/nginx",)
+READY_PATH = "/__gauntlet/ready"
+TEMPLATES = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    autoescape=False,
+)
+
+
+def nginx_binary() -> str | None:
+    """The nginx executable (PATH first, then /usr/sbin, which is not on a user's PATH), or None."""
+    found = shutil.which("nginx")
+    if found:
+        return found
+    return next((path for path in NGINX_CANDIDATES if os.access(path, os.X_OK)), None)
+
+
+def unprivileged_user() -> str:
+    """`nobody` and its primary group (Debian calls it `nogroup`), for the `user` directive as root."""
+    group = grp.getgrgid(pwd.getpwnam("nobody").pw_gid).gr_name
+    return f"nobody {group}"
+
+
+def write_docroot(docroot: Path, files: Mapping[str, bytes]) -> None:
+    """Write the files, readable by everyone (the workers may run as `nobody`)."""
+    docroot.mkdir(mode=0o755, parents=True, exist_ok=True)
+    for name, body in files.items():
+        path = docroot / name
+        path.write_bytes(body)
+        path.chmod(0o644)
+
+
+def render_config(
+    *,
+    workdir: Path,
+    docroot: Path,
+    port: int,
+    worker_processes: int,
+    worker_connections: int,
+    keepalive: bool,
+    keepalive_timeout_s: int,
+    keepalive_requests: int,
+    access_log: bool,
+    user: str | None,
+    host: str = LOOPBACK,
+) -> str:
+    return TEMPLATES.get_template("nginx.conf.j2").render(
+        workdir=workdir,
+        docroot=docroot,
+        host=host,
+        port=port,
+        worker_processes=worker_processes,
+        worker_connections=worker_connections,
+        keepalive=keepalive,
+        keepalive_timeout_s=keepalive_timeout_s,
+        keepalive_requests=keepalive_requests,
+        access_log=access_log,
+        user=user,
+        ready_path=READY_PATH,
+    )
+
+
+def start_nginx(
+    *,
+    worker_processes: int = 2,
+    worker_connections: int = 4096,
+    keepalive: bool = True,
+    keepalive_timeout_s: int = 75,
+    keepalive_requests: int = 1000,
+    access_log: bool = False,
+    files: Mapping[str, bytes] | None = None,
+    port: int | None = None,
+    ready_timeout_s: float = 10.0,
+) -> ServerInstance:
+    """Start nginx on 127.0.0.1 and return once it answers HTTP.
+
+    `files` is the docroot content (default: the standard workload). `port` defaults to a free one.
+    With `access_log`, each request is one line `$connection $connection_requests $status
+    $body_bytes_sent "$request"` in `workdir/logs/access.log`; the readiness probe is not logged.
+    """
+    if worker_processes < 1:
+        raise GauntletError(
+            f"nginx needs at least one worker process, got {worker_processes}",
+            "set worker_processes to 1 or more",
+        )
+    binary = nginx_binary()
+    if binary is None:
+        raise GauntletError("nginx is not installed", "install it: apt-get install nginx")
+    workdir = new_workdir("nginx")
+    try:
+        docroot = workdir / "docroot"
+        write_docroot(docroot, standard_files() if files is None else files)
+        for sub in ("logs", "temp"):
+            (workdir / sub).mkdir()
+        port = free_port() if port is None else port
+        config_text = render_config(
+            workdir=workdir,
+            docroot=docroot,
+            port=port,
+            worker_processes=worker_processes,
+            worker_connections=worker_connections,
+            keepalive=keepalive,
+            keepalive_timeout_s=keepalive_timeout_s,
+            keepalive_requests=keepalive_requests,
+            access_log=access_log,
+            user=unprivileged_user() if os.geteuid() == 0 else None,
+        )
+        config_path = workdir / "nginx.conf"
+        config_path.write_text(config_text)
+        log_path = workdir / "logs" / "error.log"
+        argv = [binary, "-p", f"{workdir}/", "-c", str(config_path), "-e", "stderr"]
+        proc = spawn([*argv, "-g", "daemon off;"], cwd=workdir, log_path=log_path)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    instance = ServerInstance(
+        kind="nginx", proc=proc, port=port, workdir=workdir, config_text=config_text
+    )
+    try:
+        wait_ready(
+            proc,
+            name="nginx",
+            host=LOOPBACK,
+            port=port,
+            path=READY_PATH,
+            deadline_s=ready_timeout_s,
+            log_path=log_path,
+        )
+        _wait_for_workers(instance, worker_processes, ready_timeout_s, log_path)
+    except BaseException:
+        instance.stop()
+        raise
+    return instance
+
+
+def _wait_for_workers(
+    instance: ServerInstance, worker_processes: int, timeout_s: float, log_path: Path
+) -> None:
+    """The first worker may answer before the master has forked the last one; wait for all."""
+    deadline = time.monotonic() + timeout_s
+    while len(instance.pids()) < 1 + worker_processes:
+        if time.monotonic() >= deadline:
+            raise GauntletError(
+                f"nginx answered but has {len(instance.pids()) - 1} of {worker_processes} "
+                f"workers after {timeout_s:g} s; its log ends: {log_tail(log_path)}",
+                "fix what the log says (too many workers for this machine's limits?)",
+            )
+        time.sleep(0.01)
+
+
+def standard_files() -> dict[str, bytes]:
+    from gauntlet import _engine
+
+    return _engine.workload_files()

@@ -1,0 +1,207 @@
+"""Server processes: spawn in their own session, wait until they answer HTTP, stop the whole tree by pid.
+
+Everything here works on pids the caller started; nothing searches processes by name.
+"""
+
+from __future__ import annotations
+
+import http.client
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import psutil
+
+from gauntlet.errors import GauntletError
+
+LOOPBACK = "127.0.0.1"
+PROBE_INTERVAL_S = 0.05
+PROBE_TIMEOUT_S = 0.5
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """A TCP port that is free on `host` right now, chosen by the OS (bind to port 0).
+
+    For servers that cannot bind port 0 and report the port back (nginx, apache2, ...). The port is
+    released before the server binds it, so another process could take it in between. The window is a
+    few milliseconds, the OS hands out ephemeral ports round-robin, and a lost race is not silent: the
+    server fails to bind, exits, and `wait_ready` raises with its log tail. That is acceptable for a lab
+    that starts one server at a time; servers that can take port 0 should (the built-in one does).
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def spawn(
+    argv: list[str],
+    *,
+    cwd: Path,
+    log_path: Path,
+    stdout_path: Path | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start `argv` in its own session (so a Ctrl-C on our terminal does not reach it).
+
+    stderr goes to `log_path`, stdout to `stdout_path` (or to `log_path` too). Files, not pipes: a
+    server that logs a lot can never block on a pipe nobody reads.
+    """
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log, open(stdout_path or log_path, "ab") as out:
+        try:
+            return subprocess.Popen(
+                argv,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=log,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise GauntletError(
+                f"cannot start {argv[0]}: {exc.strerror}",
+                "check that the program is installed and executable",
+            ) from exc
+
+
+def log_tail(path: Path, n_lines: int = 5, max_chars: int = 600) -> str:
+    """The last non-empty lines of a log file, joined into one line (for one-line errors)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return f"(no log at {path})"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return f"(log {path} is empty)"
+    tail = " | ".join(lines[-n_lines:])
+    return tail if len(tail) <= max_chars else "..." + tail[-max_chars:]
+
+
+def answers_http(host: str, port: int, path: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """True when a GET to host:port/path gets any HTTP response (any status)."""
+    conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
+    try:
+        conn.request("GET", path, headers={"Connection": "close"})
+        conn.getresponse().read()
+        return True
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
+
+
+def wait_ready(
+    proc: subprocess.Popen[bytes],
+    *,
+    name: str,
+    host: str,
+    port: int,
+    path: str,
+    deadline_s: float,
+    log_path: Path,
+) -> None:
+    """Probe until the server answers HTTP; raise GauntletError if it exits or the deadline passes."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        status = proc.poll()
+        if status is not None:
+            raise GauntletError(
+                f"{name} exited with status {status} before answering on {host}:{port}; "
+                f"its log ends: {log_tail(log_path)}",
+                "fix what the log says",
+            )
+        if answers_http(host, port, path):
+            return
+        if time.monotonic() >= deadline:
+            raise GauntletError(
+                f"{name} did not answer HTTP on {host}:{port} within {deadline_s:g} s; "
+                f"its log ends: {log_tail(log_path)}",
+                "check the log above; a slow machine may need a longer ready timeout",
+            )
+        time.sleep(PROBE_INTERVAL_S)
+
+
+def tree(pid: int) -> list[psutil.Process]:
+    """The process and all its descendants (empty if it is gone)."""
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def stop_tree(
+    proc: subprocess.Popen[bytes],
+    *,
+    known: Iterable[psutil.Process] = (),
+    sig: int = signal.SIGTERM,
+    grace_s: float = 5.0,
+) -> None:
+    """Send `sig` to the process, wait up to `grace_s`, then SIGKILL every process of its tree.
+
+    The tree is its descendants now plus `known` (processes seen earlier, e.g. at start): once a
+    parent is gone its orphans are reparented and can no longer be found from it. psutil refuses to
+    signal a pid that was reused, so a stale `known` entry is harmless.
+    """
+    deadline = time.monotonic() + grace_s
+    others = {p.pid: p for p in known if p.is_running()}
+    others.update((p.pid, p) for p in tree(proc.pid))
+    others.pop(proc.pid, None)  # the Popen reaps its own child and keeps the exit status
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=grace_s)
+    alive = _wait_gone(others.values(), max(0.0, deadline - time.monotonic()))
+    for leftover in alive:
+        try:
+            leftover.kill()
+        except psutil.NoSuchProcess:
+            pass
+    _wait_gone(alive, grace_s)
+
+
+def _running(proc: psutil.Process) -> bool:
+    """Alive and not a zombie (an orphan's zombie waits for init to reap it; it holds nothing)."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _wait_gone(procs: Iterable[psutil.Process], timeout_s: float) -> list[psutil.Process]:
+    """Wait until none of `procs` runs or the timeout passes; return those still running."""
+    deadline = time.monotonic() + timeout_s
+    alive = list(procs)
+    while True:
+        alive = [p for p in alive if _running(p)]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.02)
+
+
+def listening_pids(port: int) -> list[int | None]:
+    """Pids (None when not ours to see) of TCP sockets listening on `port`, any address."""
+    return [
+        conn.pid
+        for conn in psutil.net_connections(kind="tcp")
+        if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port
+    ]
+
+
+def leftovers(pids: Iterable[int], port: int) -> list[str]:
+    """What is still there after a stop: live processes among `pids`, listeners on `port`."""
+    problems = []
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            if _running(proc):
+                problems.append(f"pid {pid} ({proc.name()}) is still running")
+        except psutil.NoSuchProcess:
+            pass
+    problems += [f"port {port} is still listened on (pid {pid})" for pid in listening_pids(port)]
+    return problems

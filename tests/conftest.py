@@ -1,0 +1,69 @@
+"""Fixtures that start real servers through the drivers and check that stopping them leaves nothing.
+
+A server that is not installed skips the test with the reason locally, and fails it in CI (CI=true),
+where every server is installed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from gauntlet.servers.base import ServerInstance
+from gauntlet.servers.builtin import start_builtin
+from gauntlet.servers.nginx import nginx_binary, start_nginx
+from gauntlet.servers.process import leftovers
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+def require_installed(kind: str, installed: bool, install_hint: str) -> None:
+    if installed:
+        return
+    reason = f"{kind} is not installed ({install_hint})"
+    if IN_CI:
+        pytest.fail(f"{reason}; CI installs every server, so .ci/run is missing it")
+    pytest.skip(reason)
+
+
+class Started:
+    """Servers a test started, stopped at teardown by pid; teardown fails on any leftover."""
+
+    def __init__(self) -> None:
+        self._seen: list[tuple[ServerInstance, set[int]]] = []
+
+    def add(self, instance: ServerInstance) -> ServerInstance:
+        self._seen.append((instance, set(instance.pids())))
+        return instance
+
+    def stop_all_and_check(self) -> None:
+        problems = []
+        for instance, pids in self._seen:
+            pids |= set(instance.pids())
+            instance.stop()
+            problems += [f"{instance.kind}: {p}" for p in leftovers(pids, instance.port)]
+        assert not problems, "left behind after stop: " + "; ".join(problems)
+
+
+@pytest.fixture
+def builtin_server() -> Iterator[ServerInstance]:
+    """The built-in server (2 threads) as its own process."""
+    started = Started()
+    yield started.add(start_builtin())
+    started.stop_all_and_check()
+
+
+@pytest.fixture
+def nginx_server() -> Iterator[Callable[..., ServerInstance]]:
+    """A factory: `nginx_server(**params)` starts nginx with the driver's parameters."""
+    require_installed("nginx", nginx_binary() is not None, "apt-get install nginx")
+    started = Started()
+
+    def start(**params: Any) -> ServerInstance:
+        return started.add(start_nginx(**params))
+
+    yield start
+    started.stop_all_and_check()

@@ -1,0 +1,155 @@
+"""The nginx driver against the real nginx: content, workers, keep-alive, access log, config."""
+
+from __future__ import annotations
+
+import os
+import socket
+import urllib.request
+
+import psutil
+import pytest
+
+FILES = {
+    "webtest.html": b"<html><body>This is a webserver test page.</body></html>\n",
+    "image_small.gif": bytes(range(256)) * 29 + bytes(76),
+    "image_10k.png": b"\x89PNG\r\n\x1a\n" + b"\x00\xff" * 5116,
+}
+CONTENT_TYPES = {"html": "text/html", "gif": "image/gif", "png": "image/png", "jpg": "image/jpeg"}
+TIMEOUT_S = 5.0
+
+
+def read_response(sock: socket.socket) -> tuple[str, bytes]:
+    """One HTTP/1.1 response with a Content-Length body, read off a raw socket."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"connection closed inside the response head: {data!r}"
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    head_text = head.decode("latin-1")
+    length = next(
+        int(line.split(":", 1)[1])
+        for line in head_text.split("\r\n")
+        if line.lower().startswith("content-length:")
+    )
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        assert chunk, "connection closed inside the response body"
+        body += chunk
+    assert len(body) == length, "more bytes than the response"
+    return head_text, body
+
+
+def closed_by_server(sock: socket.socket, wait_s: float) -> bool:
+    """True when the server closes the connection within wait_s (EOF), False if it stays open."""
+    sock.settimeout(wait_s)
+    try:
+        return sock.recv(1) == b""
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def get(sock: socket.socket, path: str) -> tuple[str, bytes]:
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+    return read_response(sock)
+
+
+def connect(port: int) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT_S)
+
+
+def test_serves_each_file_byte_exact(nginx_server):
+    server = nginx_server(files=FILES)
+    for name, body in FILES.items():
+        with urllib.request.urlopen(server.url + name, timeout=TIMEOUT_S) as response:
+            assert response.status == 200
+            assert response.headers["Content-Type"] == CONTENT_TYPES[name.rsplit(".", 1)[1]]
+            assert response.read() == body, name
+
+
+def test_index_is_webtest_page(nginx_server):
+    server = nginx_server(files=FILES)
+    with urllib.request.urlopen(server.url, timeout=TIMEOUT_S) as response:
+        assert response.read() == FILES["webtest.html"]
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_worker_count_follows_parameter(nginx_server, workers):
+    server = nginx_server(files=FILES, worker_processes=workers)
+    master, *children = (psutil.Process(pid) for pid in server.pids())
+    assert " ".join(master.cmdline()).startswith("nginx: master process")
+    worker_procs = [p for p in children if p.cmdline()[0] == "nginx: worker process"]
+    assert len(worker_procs) == workers
+    assert all(p.ppid() == master.pid for p in worker_procs)
+
+
+def test_workers_drop_privileges_only_as_root(nginx_server):
+    server = nginx_server(files=FILES, worker_processes=1)
+    worker = psutil.Process(server.pids()[1])
+    if os.geteuid() == 0:
+        assert "\nuser nobody " in server.config_text
+        assert worker.username() == "nobody"
+    else:
+        assert "\nuser " not in server.config_text
+        assert worker.uids().effective == os.geteuid()
+
+
+def test_keepalive_off_closes_after_each_response(nginx_server):
+    server = nginx_server(files=FILES, keepalive=False)
+    assert "keepalive_timeout 0;" in server.config_text
+    for _ in range(3):
+        with connect(server.port) as sock:
+            head, body = get(sock, "/webtest.html")
+            assert head.startswith("HTTP/1.1 200")
+            assert "Connection: close" in head
+            assert body == FILES["webtest.html"]
+            assert closed_by_server(sock, TIMEOUT_S)
+
+
+def test_keepalive_on_closes_after_keepalive_requests(nginx_server):
+    server = nginx_server(files=FILES, keepalive_requests=3)
+    with connect(server.port) as sock:
+        for _ in range(2):
+            head, _ = get(sock, "/webtest.html")
+            assert "Connection: keep-alive" in head
+        assert not closed_by_server(sock, 0.3)
+        sock.settimeout(TIMEOUT_S)
+        head, _ = get(sock, "/webtest.html")
+        assert "Connection: close" in head
+        assert closed_by_server(sock, TIMEOUT_S)
+
+
+def test_access_log_counts_each_request(nginx_server):
+    server = nginx_server(files=FILES, access_log=True)
+    with connect(server.port) as sock:
+        for _ in range(4):
+            get(sock, "/webtest.html")
+    with connect(server.port) as sock:
+        head, _ = get(sock, "/missing.html")
+        assert head.startswith("HTTP/1.1 404")
+    lines = (server.workdir / "logs" / "access.log").read_text().splitlines()
+    assert len(lines) == 5, lines  # the readiness probes are not logged
+    fields = [line.split(" ", 4) for line in lines]
+    assert len({f[0] for f in fields[:4]}) == 1, "the first four share one connection"
+    assert [int(f[1]) for f in fields] == [1, 2, 3, 4, 1]
+    assert [f[2] for f in fields] == ["200"] * 4 + ["404"]
+    assert int(fields[0][3]) == len(FILES["webtest.html"])
+
+
+def test_access_log_off_by_default(nginx_server):
+    server = nginx_server(files=FILES)
+    with urllib.request.urlopen(server.url + "webtest.html", timeout=TIMEOUT_S) as response:
+        response.read()
+    assert "access_log off;" in server.config_text
+    assert not (server.workdir / "logs" / "access.log").exists()
+
+
+def test_everything_stays_in_the_workdir(nginx_server):
+    server = nginx_server(files=FILES)
+    assert f"listen 127.0.0.1:{server.port};" in server.config_text
+    for line in server.config_text.splitlines():
+        if line.strip().startswith(("pid ", "access_log /", "root ")) or "_temp_path" in line:
+            assert str(server.workdir) in line, line
+    assert (server.workdir / "nginx.pid").read_text().strip() == str(server.pids()[0])
