@@ -137,3 +137,24 @@ def test_non_http_peers_are_malformed(tmp_path: Path) -> None:
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["errors"]["malformed"] == 2 and result["errors"]["truncated"] == 1
     assert running.proc.returncode == 1
+
+
+def test_connections_beyond_the_open_files_limit_are_refused_with_the_fix() -> None:
+    """The thesis's ab crashed at 1,024 descriptors; the engine says which limit to raise instead."""
+    import resource
+    import subprocess
+    import sys
+
+    def lower_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "gauntlet", "run", "http://127.0.0.1:1/", "-c", "1000", "-n", "10"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        preexec_fn=lower_limit,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "1000 connections need about 1064 open files" in done.stderr and "ulimit -n" in done.stderr
