@@ -219,7 +219,7 @@ impl ServerConn {
             (None, Route::Static(rendered)) => return self.emit(rendered.bytes(keep_alive, head_only)),
             (None, Route::Hello) => routes::write_hello(&mut out, keep_alive, head_only),
             (None, Route::Stats) => {
-                let body = serde_json::to_string(&sum(context.counters)).unwrap_or_default();
+                let body = serde_json::to_string(&sum(&context.counters)).unwrap_or_default();
                 routes::write_head(&mut out, 200, "application/json", body.len(), connection);
                 out.extend_from_slice(body.as_bytes());
                 debug_assert!(target.starts_with(STATS_PATH));
@@ -230,38 +230,28 @@ impl ServerConn {
 
     /// Send bytes now if nothing is queued before them; queue what the socket does not take.
     fn emit(&mut self, bytes: &[u8]) {
-        if !self.output.is_empty() {
-            self.output.extend_from_slice(bytes);
-            return;
-        }
-        let mut sent = 0;
-        while sent < bytes.len() {
-            match self.stream.write(&bytes[sent..]) {
-                Ok(n) => sent += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(_) => {
-                    self.broken = true;
-                    return;
-                }
-            }
-        }
+        let sent = if self.output.is_empty() { self.write_some(bytes) } else { 0 };
         self.output.extend_from_slice(&bytes[sent..]);
     }
 
     fn flush(&mut self) {
+        let output = std::mem::take(&mut self.output);
+        let sent = self.write_some(&output);
+        self.output = output;
+        self.output.drain(..sent);
+    }
+
+    /// Write until done or the socket is full; returns the bytes written.
+    fn write_some(&mut self, bytes: &[u8]) -> usize {
         let mut sent = 0;
-        while sent < self.output.len() {
-            match self.stream.write(&self.output[sent..]) {
+        while sent < bytes.len() && !self.broken {
+            match self.stream.write(&bytes[sent..]) {
                 Ok(n) => sent += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(_) => {
-                    self.broken = true;
-                    break;
-                }
+                Err(_) => self.broken = true,
             }
         }
-        self.output.drain(..sent);
+        sent
     }
 }

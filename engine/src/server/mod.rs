@@ -61,12 +61,12 @@ struct Counters {
     connections: AtomicU64,
 }
 
-/// What a connection needs to answer requests.
-struct Context<'a> {
-    routes: &'a Routes,
+/// What a thread's connections need to answer requests.
+struct Context {
+    routes: Arc<Routes>,
     stall: Stall,
     start_us: u64,
-    counters: &'a [Counters],
+    counters: Arc<[Counters]>,
     /// This thread's counters.
     index: usize,
 }
@@ -145,11 +145,7 @@ pub fn serve(config: &ServeConfig) -> io::Result<ServerHandle> {
             free: Vec::new(),
             next_generation: 0,
             timers: BinaryHeap::new(),
-            routes: routes.clone(),
-            stall,
-            start_us,
-            counters: counters.clone(),
-            index,
+            context: Context { routes: routes.clone(), stall, start_us, counters: counters.clone(), index },
             stop: stop.clone(),
             scratch: vec![0; 64 * 1024].into_boxed_slice(),
         };
@@ -169,11 +165,7 @@ struct ServerLoop {
     next_generation: u64,
     /// (due, slot, generation): held responses waiting for their time.
     timers: BinaryHeap<Reverse<(u64, usize, u64)>>,
-    routes: Arc<Routes>,
-    stall: Stall,
-    start_us: u64,
-    counters: Arc<[Counters]>,
-    index: usize,
+    context: Context,
     stop: Arc<AtomicBool>,
     scratch: Box<[u8]>,
 }
@@ -220,7 +212,7 @@ impl ServerLoop {
                 self.free.push(slot);
                 continue;
             }
-            self.counters[self.index].connections.fetch_add(1, Ordering::Relaxed);
+            self.context.counters[self.context.index].connections.fetch_add(1, Ordering::Relaxed);
             self.next_generation += 1;
             self.conns[slot] = Some(ServerConn::new(stream, self.next_generation));
         }
@@ -228,14 +220,7 @@ impl ServerLoop {
 
     fn serve(&mut self, slot: usize, readable: bool, writable: bool, peer_closed: bool) {
         let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else { return };
-        let context = Context {
-            routes: &self.routes,
-            stall: self.stall,
-            start_us: self.start_us,
-            counters: &self.counters,
-            index: self.index,
-        };
-        let served = conn.on_ready(readable, writable, peer_closed, &mut self.scratch, &context);
+        let served = conn.on_ready(readable, writable, peer_closed, &mut self.scratch, &self.context);
         self.after(slot, served);
     }
 
@@ -264,14 +249,7 @@ impl ServerLoop {
             if conn.generation != generation {
                 continue;
             }
-            let context = Context {
-                routes: &self.routes,
-                stall: self.stall,
-                start_us: self.start_us,
-                counters: &self.counters,
-                index: self.index,
-            };
-            let served = conn.release(&context);
+            let served = conn.release(&self.context);
             self.after(slot, served);
         }
     }
