@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
+from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from gauntlet.cli import run, serve, workload
 from gauntlet.errors import GauntletError
@@ -40,18 +40,13 @@ def main(argv: list[str] | None = None) -> None:
         code = command.main(args=argv, prog_name="gauntlet", standalone_mode=False)
     except GauntletError as err:
         fail(str(err))
-    except click.exceptions.NoArgsIsHelpError as err:
-        print(err.ctx.get_help() if err.ctx else "", file=sys.stderr)
+    except NoArgsIsHelpError as err:
+        print(err.format_message(), file=sys.stderr)
         sys.exit(EXIT_USER_ERROR)
-    except click.UsageError as err:
-        where = f"gauntlet {err.ctx.info_name}" if err.ctx and err.ctx.info_name != "gauntlet" else "gauntlet"
+    except UsageError as err:
+        where = err.ctx.command_path if err.ctx else "gauntlet"
         fail(f"{err.format_message().rstrip('.')}. Run '{where} --help' for the options")
-    except click.exceptions.Exit as exit_:
-        sys.exit(exit_.exit_code)
-    except click.Abort:
-        print("gauntlet: interrupted", file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
-    except KeyboardInterrupt:
+    except (typer.Abort, KeyboardInterrupt):
         print("gauntlet: interrupted", file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
     sys.exit(code if isinstance(code, int) else 0)

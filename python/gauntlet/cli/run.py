@@ -112,8 +112,8 @@ def run_command(
     options["header"] = header or []
     out = Console()
     err = Console(stderr=True)
-    with target_url(url, threads, err) as resolved_url:
-        plan = build_plan(resolved_url, options)
+    plan = build_plan(url or "", options)
+    with target_url(url, plan["threads"], err) as plan["url"]:
         with ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
             outcome = engine.run(plan, progress.update)
     if json_path is not None:

@@ -1,0 +1,57 @@
+"""`gauntlet serve` and `gauntlet workload write`."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from gauntlet import _engine
+from tests.helpers.cli_process import run_cli
+
+
+def test_workload_write_is_byte_exact(tmp_path: Path) -> None:
+    done = run_cli("workload", "write", tmp_path / "docroot")
+    assert done.code == 0, done.stderr
+    expected = _engine.workload_files()
+    assert sorted(p.name for p in (tmp_path / "docroot").iterdir()) == sorted(expected)
+    for name, body in expected.items():
+        assert (tmp_path / "docroot" / name).read_bytes() == body
+    sizes = {name: len(body) for name, body in expected.items()}
+    assert sizes == {"webtest.html": 168, "image_small.gif": 7500, "image_large.jpg": 83572, "image_10k.png": 10240}
+
+
+def test_serve_announces_serves_and_stops_on_sigterm() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gauntlet", "serve", "--port", "0", "--threads", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        match = re.fullmatch(r"gauntlet serve: listening on (http://127\.0\.0\.1:\d+/)\n", line)
+        assert match, line
+        with urllib.request.urlopen(f"{match[1]}hello", timeout=5) as response:
+            assert response.read() == b"Hello, World!"
+        proc.terminate()
+        assert proc.wait(timeout=5) == 0
+        assert "stopped after 1 requests" in (proc.stderr.read() if proc.stderr else "")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=5)
+
+
+def test_serve_on_a_taken_port_is_one_line() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        done = run_cli("serve", "--port", str(taken.getsockname()[1]), timeout_s=20)
+    assert done.code == 2
+    assert done.stderr.startswith("gauntlet: error: cannot serve on 127.0.0.1:")
+    assert len(done.stderr.strip().splitlines()) == 1
