@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -28,7 +29,7 @@ def describe_plan(result: dict[str, Any]) -> str:
 
 
 def throughput_table(result: dict[str, Any]) -> Table:
-    table = Table(title="Throughput", title_justify="left", show_header=True, header_style="bold")
+    table = Table(title="Throughput", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
     for column in ("requests/s", "transfer/s", "requests", "responses", "errors", "connections opened"):
         table.add_column(column, justify="right")
     table.add_row(
@@ -44,7 +45,7 @@ def throughput_table(result: dict[str, Any]) -> Table:
 
 def latency_table(result: dict[str, Any]) -> Table:
     latency = result["latency_us"]
-    table = Table(title="Latency", title_justify="left", header_style="bold")
+    table = Table(title="Latency", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
     for _, label in (("mean", "mean"), *LATENCY_COLUMNS):
         table.add_column(label, justify="right")
     table.add_row(*(format_duration_us(latency[key]) for key, _ in (("mean", "mean"), *LATENCY_COLUMNS)))
@@ -52,7 +53,7 @@ def latency_table(result: dict[str, Any]) -> Table:
 
 
 def outcomes_table(result: dict[str, Any]) -> Table:
-    table = Table(title="Outcomes", title_justify="left", header_style="bold")
+    table = Table(title="Outcomes", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
     table.add_column("outcome")
     table.add_column("count", justify="right")
     for code, count in sorted(result["status_codes"].items()):
