@@ -9,11 +9,9 @@ import urllib.request
 import psutil
 import pytest
 
-FILES = {
-    "webtest.html": b"<html><body>This is a webserver test page.</body></html>\n",
-    "image_small.gif": bytes(range(256)) * 29 + bytes(76),
-    "image_10k.png": b"\x89PNG\r\n\x1a\n" + b"\x00\xff" * 5116,
-}
+from gauntlet.engine import workload_files
+
+FILES = workload_files()
 CONTENT_TYPES = {"html": "text/html", "gif": "image/gif", "png": "image/png", "jpg": "image/jpeg"}
 TIMEOUT_S = 5.0
 
@@ -61,7 +59,7 @@ def connect(port: int) -> socket.socket:
 
 
 def test_serves_each_file_byte_exact(nginx_server):
-    server = nginx_server(files=FILES)
+    server = nginx_server()
     for name, body in FILES.items():
         with urllib.request.urlopen(server.url + name, timeout=TIMEOUT_S) as response:
             assert response.status == 200
@@ -70,14 +68,14 @@ def test_serves_each_file_byte_exact(nginx_server):
 
 
 def test_index_is_webtest_page(nginx_server):
-    server = nginx_server(files=FILES)
+    server = nginx_server()
     with urllib.request.urlopen(server.url, timeout=TIMEOUT_S) as response:
         assert response.read() == FILES["webtest.html"]
 
 
 @pytest.mark.parametrize("workers", [1, 3])
 def test_worker_count_follows_parameter(nginx_server, workers):
-    server = nginx_server(files=FILES, worker_processes=workers)
+    server = nginx_server(worker_processes=workers)
     master, *children = (psutil.Process(pid) for pid in server.pids())
     assert " ".join(master.cmdline()).startswith("nginx: master process")
     worker_procs = [p for p in children if p.cmdline()[0] == "nginx: worker process"]
@@ -86,7 +84,7 @@ def test_worker_count_follows_parameter(nginx_server, workers):
 
 
 def test_workers_drop_privileges_only_as_root(nginx_server):
-    server = nginx_server(files=FILES, worker_processes=1)
+    server = nginx_server(worker_processes=1)
     worker = psutil.Process(server.pids()[1])
     if os.geteuid() == 0:
         assert "\nuser nobody " in server.config_text
@@ -97,7 +95,7 @@ def test_workers_drop_privileges_only_as_root(nginx_server):
 
 
 def test_keepalive_off_closes_after_each_response(nginx_server):
-    server = nginx_server(files=FILES, keepalive=False)
+    server = nginx_server(keepalive=False)
     assert "keepalive_timeout 0;" in server.config_text
     for _ in range(3):
         with connect(server.port) as sock:
@@ -109,7 +107,7 @@ def test_keepalive_off_closes_after_each_response(nginx_server):
 
 
 def test_keepalive_on_closes_after_keepalive_requests(nginx_server):
-    server = nginx_server(files=FILES, keepalive_requests=3)
+    server = nginx_server(keepalive_requests=3)
     with connect(server.port) as sock:
         for _ in range(2):
             head, _ = get(sock, "/webtest.html")
@@ -122,7 +120,7 @@ def test_keepalive_on_closes_after_keepalive_requests(nginx_server):
 
 
 def test_access_log_counts_each_request(nginx_server):
-    server = nginx_server(files=FILES, access_log=True)
+    server = nginx_server(access_log=True)
     with connect(server.port) as sock:
         for _ in range(4):
             get(sock, "/webtest.html")
@@ -139,7 +137,7 @@ def test_access_log_counts_each_request(nginx_server):
 
 
 def test_access_log_off_by_default(nginx_server):
-    server = nginx_server(files=FILES)
+    server = nginx_server()
     with urllib.request.urlopen(server.url + "webtest.html", timeout=TIMEOUT_S) as response:
         response.read()
     assert "access_log off;" in server.config_text
@@ -147,7 +145,7 @@ def test_access_log_off_by_default(nginx_server):
 
 
 def test_everything_stays_in_the_workdir(nginx_server):
-    server = nginx_server(files=FILES)
+    server = nginx_server()
     assert f"listen 127.0.0.1:{server.port};" in server.config_text
     for line in server.config_text.splitlines():
         if line.strip().startswith(("pid ", "access_log /", "root ")) or "_temp_path" in line:

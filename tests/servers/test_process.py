@@ -21,7 +21,6 @@ from gauntlet.servers.process import (
     wait_ready,
 )
 
-DOCROOT = {"webtest.html": b"ok\n"}
 # Ignores SIGTERM, has a child that ignores it too, serves HTTP on the port given as argv[1].
 STUBBORN_SERVER = """
 import http.server, signal, subprocess, sys
@@ -50,14 +49,14 @@ def test_log_tail_is_one_line(tmp_path):
 
 
 def test_nginx_on_a_taken_port_fails_with_its_log_tail(nginx_server):
-    nginx_server(files=DOCROOT)  # the fixture's skip/fail when nginx is missing
+    nginx_server()  # the fixture's skip/fail when nginx is missing
     before = our_nginx_pids()
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
         with pytest.raises(GauntletError) as failure:
-            start_nginx(files=DOCROOT, port=port)
+            start_nginx(port=port)
     message = str(failure.value)
     assert "\n" not in message
     assert "nginx exited with status 1" in message
@@ -123,10 +122,10 @@ def test_leftovers_sees_a_listener(tmp_path):
 
 
 def test_stop_is_idempotent_and_runs_when_the_body_raises(nginx_server):
-    nginx_server(files=DOCROOT)  # the fixture's skip/fail when nginx is missing
+    nginx_server()  # the fixture's skip/fail when nginx is missing
     with (
         pytest.raises(RuntimeError, match="test body failed"),
-        start_nginx(files=DOCROOT) as server,
+        start_nginx() as server,
     ):
         pids, port, workdir = server.pids(), server.port, server.workdir
         assert len(pids) == 3

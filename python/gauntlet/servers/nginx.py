@@ -16,6 +16,7 @@ from pathlib import Path
 
 import jinja2
 
+from gauntlet.engine import workload_files
 from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance, new_workdir
 from gauntlet.servers.process import LOOPBACK, free_port, log_tail, spawn, wait_ready
@@ -93,13 +94,13 @@ def start_nginx(
     keepalive_timeout_s: int = 75,
     keepalive_requests: int = 1000,
     access_log: bool = False,
-    files: Mapping[str, bytes] | None = None,
     port: int | None = None,
     ready_timeout_s: float = 10.0,
 ) -> ServerInstance:
     """Start nginx on 127.0.0.1 and return once it answers HTTP.
 
-    `files` is the docroot content (default: the standard workload). `port` defaults to a free one.
+    The docroot holds the standard workload (as `gauntlet workload write` writes it). `port` defaults
+    to a free one.
     With `access_log`, each request is one line `$connection $connection_requests $status
     $body_bytes_sent "$request"` in `workdir/logs/access.log`; the readiness probe is not logged.
     """
@@ -114,7 +115,7 @@ def start_nginx(
     workdir = new_workdir("nginx")
     try:
         docroot = workdir / "docroot"
-        write_docroot(docroot, standard_files() if files is None else files)
+        write_docroot(docroot, workload_files())
         for sub in ("logs", "temp"):
             (workdir / sub).mkdir()
         port = free_port() if port is None else port
@@ -171,9 +172,3 @@ def _wait_for_workers(
                 "fix what the log says (too many workers for this machine's limits?)",
             )
         time.sleep(0.01)
-
-
-def standard_files() -> dict[str, bytes]:
-    from gauntlet import _engine
-
-    return _engine.workload_files()
