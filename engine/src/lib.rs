@@ -14,3 +14,4 @@ pub mod worker;
 mod python;
 pub mod server;
 pub mod workload;
+pub mod schedule;

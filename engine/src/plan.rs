@@ -33,6 +33,9 @@ pub struct Plan {
     #[serde(default)]
     pub calls_per_connection: Option<u64>,
     pub connections: usize,
+    /// Send this many requests per second on a fixed schedule (open loop); None: closed loop.
+    #[serde(default)]
+    pub rate_per_s: Option<f64>,
     #[serde(default = "default_threads")]
     pub threads: usize,
     /// Measure exactly this many requests.
@@ -197,6 +200,9 @@ impl Plan {
         }
         if self.timeout_us == 0 {
             return fail("the request timeout is 0: give a positive timeout".into());
+        }
+        if self.rate_per_s.is_some_and(|rate| !(rate.is_finite() && rate > 0.0)) {
+            return fail("the rate is not a positive number: give requests per second above 0".into());
         }
         if self.calls_per_connection == Some(0) {
             return fail("calls_per_connection is 0: give at least 1 call per connection".into());

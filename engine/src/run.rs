@@ -14,6 +14,7 @@ use crate::clock::now_us;
 use crate::limits;
 use crate::plan::{Plan, PlanError};
 use crate::request::EncodedRequest;
+use crate::schedule::rate::split_rate;
 use crate::stats::error::ErrorKind;
 use crate::stats::latency::{self, LatencySummary};
 use crate::stats::timeline::{SecondStats, TimelineEntry};
@@ -47,10 +48,28 @@ pub struct RunResult {
     /// Responses per second of the measured interval.
     pub requests_per_s: f64,
     pub bytes_in_per_s: f64,
+    /// From each request's intended send time: its due time under a rate (coordinated omission
+    /// corrected), its start in a closed loop.
     pub latency_us: LatencySummary,
+    /// From each request's actual start.
+    pub service_time_us: LatencySummary,
     /// The merged latency histogram, HdrHistogram V2 + deflate, base64.
     pub histogram: String,
+    pub service_histogram: String,
+    /// How well a constant rate was held; None in a closed loop.
+    pub schedule: Option<ScheduleResult>,
     pub timeline: Vec<TimelineEntry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScheduleResult {
+    pub offered_rate_per_s: f64,
+    /// Measured requests started per second of the measured interval.
+    pub achieved_rate_per_s: f64,
+    /// How long after its due time each measured request was started.
+    pub send_lag_us: LatencySummary,
+    /// Requests started more than 1 ms after they were due.
+    pub late_sends: u64,
 }
 
 /// Counters of a run in progress.
@@ -106,6 +125,10 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         live: (0..threads).map(|_| Live::default()).collect(),
     });
     let connections = split_connections(plan.connections, threads);
+    let rates = match plan.rate_per_s {
+        Some(rate) => split_rate(rate, &connections).into_iter().map(Some).collect(),
+        None => vec![None; threads],
+    };
     let budgets = match plan.requests {
         Some(n) => split_proportionally(n, &connections).into_iter().map(Some).collect(),
         None => vec![None; threads],
@@ -113,9 +136,9 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     let barrier = Arc::new(Barrier::new(threads + 1));
     let (tick_tx, tick_rx) = channel();
     let mut workers = Vec::with_capacity(threads);
-    for (index, (&n_conns, &budget)) in connections.iter().zip(&budgets).enumerate() {
+    for (index, ((&n_conns, &budget), &rate)) in connections.iter().zip(&budgets).zip(&rates).enumerate() {
         let recorder = Recorder::new(index, u64::MAX, tick_tx.clone());
-        let worker = Worker::new(index, n_conns, budget, shared.clone(), recorder)
+        let worker = Worker::new(index, n_conns, budget, rate, shared.clone(), recorder)
             .map_err(|e| PlanError(format!("cannot create an event loop ({e}): raise the open-files limit")))?;
         let barrier = barrier.clone();
         let spawned = thread::Builder::new().name(format!("gauntlet-load-{index}")).spawn(move || worker.run(&barrier));
@@ -195,6 +218,7 @@ fn merge(
     let elapsed_us = end_us.saturating_sub(measure_start_us);
     let recorders: Vec<&Recorder> = outcomes.iter().map(|o| &o.recorder).collect();
     let histogram = latency::merge(recorders.iter().map(|r| &r.latency));
+    let service_histogram = latency::merge(recorders.iter().map(|r| &r.service));
     let sum = |field: fn(&Recorder) -> u64| recorders.iter().map(|r| field(r)).sum::<u64>();
     let responses = sum(|r| r.responses);
     let errors_total = sum(Recorder::errors_total);
@@ -216,6 +240,12 @@ fn merge(
             count as f64 * 1e6 / elapsed_us as f64
         }
     };
+    let schedule = plan.rate_per_s.map(|offered_rate_per_s| ScheduleResult {
+        offered_rate_per_s,
+        achieved_rate_per_s: per_s(sum(|r| r.sent)),
+        send_lag_us: LatencySummary::of(&latency::merge(recorders.iter().map(|r| &r.send_lag))),
+        late_sends: sum(|r| r.late_sends),
+    });
     RunResult {
         schema: RESULT_SCHEMA.to_string(),
         address,
@@ -236,7 +266,10 @@ fn merge(
         requests_per_s: per_s(responses),
         bytes_in_per_s: per_s(bytes_in),
         latency_us: LatencySummary::of(&histogram),
+        service_time_us: LatencySummary::of(&service_histogram),
         histogram: latency::encode(&histogram),
+        service_histogram: latency::encode(&service_histogram),
+        schedule,
         timeline,
         plan,
     }

@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::clock::now_us;
 use crate::conn::{tcp, Conn, Outcome, Phase, Step};
 use crate::request::EncodedRequest;
+use crate::schedule::rate::RateSchedule;
+use crate::schedule::timer::SendTimer;
 use crate::stats::error::ErrorKind;
 use crate::stats::{Live, Recorder};
 
@@ -21,6 +23,7 @@ use crate::stats::{Live, Recorder};
 const SCRATCH_BYTES: usize = 64 * 1024;
 /// Longest sleep in poll, so that a cancel is seen quickly.
 const MAX_WAIT_US: u64 = 100_000;
+const SEND_TIMER: Token = Token(usize::MAX - 1);
 
 /// What every thread of a run reads and nobody writes on the per-request path.
 pub struct Shared {
@@ -70,7 +73,14 @@ pub struct Worker {
     recorder: Recorder,
     /// Measured requests this thread may still start; None when the run is bounded by time.
     budget: Option<u64>,
+    /// Connections with a request in flight.
     busy: usize,
+    /// This thread's share of a constant rate; None for the closed loop.
+    rate_per_s: Option<f64>,
+    pace: Option<RateSchedule>,
+    /// Connections free for the next due request (constant rate only).
+    idle: Vec<usize>,
+    timer: Option<SendTimer>,
     measure_start_us: u64,
     end_us: u64,
 }
@@ -80,20 +90,30 @@ impl Worker {
         index: usize,
         connections: usize,
         budget: Option<u64>,
+        rate_per_s: Option<f64>,
         shared: Arc<Shared>,
         recorder: Recorder,
     ) -> io::Result<Worker> {
         let mut conns = Vec::with_capacity(connections);
         conns.resize_with(connections, Conn::new);
+        let poll = Poll::new()?;
+        let timer = match rate_per_s {
+            Some(_) => Some(SendTimer::new(poll.registry(), SEND_TIMER)?),
+            None => None,
+        };
         Ok(Worker {
             index,
             shared,
-            poll: Poll::new()?,
+            poll,
             conns,
             scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
             recorder,
             budget,
             busy: 0,
+            rate_per_s,
+            pace: None,
+            idle: Vec::new(),
+            timer,
             measure_start_us: 0,
             end_us: u64::MAX,
         })
@@ -106,6 +126,7 @@ impl Worker {
         self.measure_start_us = start_us + self.shared.warmup_us;
         self.end_us = self.shared.duration_us.map_or(u64::MAX, |d| self.measure_start_us + d);
         self.recorder.measure_from(self.measure_start_us);
+        self.pace = self.rate_per_s.map(|rate| RateSchedule::new(start_us, rate));
         let scan_every_us = (self.shared.timeout_us / 10).clamp(1_000, MAX_WAIT_US);
         let mut next_scan_us = start_us + scan_every_us;
         let mut events = Events::with_capacity(1024);
@@ -120,9 +141,10 @@ impl Worker {
             if now >= self.end_us {
                 break (StopReason::Duration, self.end_us);
             }
-            if self.busy == 0 {
+            if self.busy == 0 && (self.pace.is_none() || self.budget == Some(0)) {
                 break (StopReason::Requests, now);
             }
+            self.dispatch(now);
             let next_second_us =
                 self.measure_start_us + (now.saturating_sub(self.measure_start_us) / 1_000_000 + 1) * 1_000_000;
             let wake_us = next_second_us.min(self.end_us).min(next_scan_us).min(now + MAX_WAIT_US);
@@ -138,7 +160,10 @@ impl Worker {
                     writable: event.is_writable() || event.is_write_closed() || event.is_error(),
                     peer_closed: event.is_read_closed() || event.is_error(),
                 };
-                self.on_event(event.token().0, readiness, now_us());
+                match event.token() {
+                    SEND_TIMER => self.timer.as_mut().map_or((), SendTimer::fired),
+                    Token(i) => self.on_event(i, readiness, now_us()),
+                }
             }
             if now >= next_scan_us {
                 self.expire(now);
@@ -154,7 +179,7 @@ impl Worker {
 
     fn on_event(&mut self, i: usize, readiness: Readiness, now: u64) {
         match self.conns[i].phase {
-            Phase::Closed => {}
+            Phase::Closed | Phase::Idle => {}
             Phase::Connecting => match self.conns[i].connected() {
                 None => {}
                 Some(Ok(())) => self.send(i, now),
@@ -179,29 +204,24 @@ impl Worker {
         }
     }
 
-    /// Start the connection's next request, or retire it when no more requests are due.
+    /// The connection is free: in a closed loop it starts its next request now (or retires when
+    /// none is due); under a rate it waits for the schedule.
     fn next_request(&mut self, i: usize, mut now: u64) {
+        if self.pace.is_some() {
+            self.busy -= usize::from(self.conns[i].is_busy());
+            self.conns[i].phase = Phase::Idle;
+            self.idle.push(i);
+            return;
+        }
         loop {
-            let was_busy = self.conns[i].is_busy();
             let measured = now >= self.measure_start_us;
-            let budget_spent = measured && self.budget == Some(0);
-            if budget_spent || now >= self.end_us || self.shared.cancel.load(Ordering::Relaxed) {
-                self.busy -= usize::from(was_busy);
+            if now >= self.end_us || self.shared.cancel.load(Ordering::Relaxed) || !self.take_budget(measured) {
+                self.busy -= usize::from(self.conns[i].is_busy());
                 self.conns[i].disconnect();
                 self.conns[i].phase = Phase::Closed;
                 return;
             }
-            if measured {
-                self.budget = self.budget.map(|b| b - 1);
-            }
-            self.busy += usize::from(!was_busy);
-            let conn = &mut self.conns[i];
-            conn.begin(now, self.shared.timeout_us, measured, self.shared.request.is_head);
-            if conn.stream.is_some() {
-                return self.send(i, now);
-            }
-            conn.phase = Phase::Connecting;
-            match self.open(i) {
+            match self.begin(i, now, now, measured) {
                 Ok(()) => return,
                 Err(e) => {
                     // Failed at once (e.g. no local port free): count it and go on with the next.
@@ -210,6 +230,65 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// Under a rate: start every request that is due on a free connection, then set the timer
+    /// for the next one. Requests due while no connection is free wait, keeping their due time.
+    fn dispatch(&mut self, now: u64) {
+        while let (Some(&i), Some(pace)) = (self.idle.last(), self.pace.as_ref()) {
+            let due_us = pace.next_due_us();
+            if due_us >= self.end_us {
+                return;
+            }
+            if due_us > now {
+                if let Some(timer) = self.timer.as_mut() {
+                    timer.arm(due_us, now);
+                }
+                return;
+            }
+            let measured = due_us >= self.measure_start_us;
+            if !self.take_budget(measured) {
+                return;
+            }
+            self.pace.as_mut().map(RateSchedule::claim);
+            self.idle.pop();
+            if measured {
+                self.recorder.sent(now - due_us);
+            }
+            if let Err(e) = self.begin(i, now, due_us, measured) {
+                self.count(i, now, Err(ErrorKind::of_connect(&e)));
+                self.conns[i].phase = Phase::Idle;
+                self.idle.push(i);
+            }
+        }
+    }
+
+    /// Take one measured request from the budget; false when it is spent.
+    fn take_budget(&mut self, measured: bool) -> bool {
+        match self.budget {
+            Some(0) if measured => false,
+            Some(n) if measured => {
+                self.budget = Some(n - 1);
+                true
+            }
+            _ => true,
+        }
+    }
+
+    /// Start a request due at `intended_us` on connection `i`, connecting first if needed.
+    fn begin(&mut self, i: usize, now: u64, intended_us: u64, measured: bool) -> io::Result<()> {
+        self.busy += usize::from(!self.conns[i].is_busy());
+        let conn = &mut self.conns[i];
+        conn.begin(now, intended_us, self.shared.timeout_us, measured, self.shared.request.is_head);
+        if conn.stream.is_some() {
+            self.send(i, now);
+            return Ok(());
+        }
+        conn.phase = Phase::Connecting;
+        self.open(i).inspect_err(|_| {
+            self.busy -= 1;
+            self.conns[i].phase = Phase::Closed;
+        })
     }
 
     fn open(&mut self, i: usize) -> io::Result<()> {
@@ -248,7 +327,7 @@ impl Worker {
             return;
         }
         match outcome {
-            Ok(head) => self.recorder.response(head.status, now - conn.started_us),
+            Ok(head) => self.recorder.response(head.status, now - conn.intended_us, now - conn.started_us),
             Err(kind) => self.recorder.error(kind),
         }
     }

@@ -158,3 +158,16 @@ def test_connections_beyond_the_open_files_limit_are_refused_with_the_fix() -> N
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert "1000 connections need about 1064 open files" in done.stderr and "ulimit -n" in done.stderr
+
+
+def test_constant_rate_is_held_and_reported(builtin_server: ServerInstance, tmp_path: Path) -> None:
+    out = tmp_path / "result.json"
+    done = run_cli("run", f"{builtin_server.url}hello", "-R", "1000", "-d", "2s", "-c", "10", "--json", out)
+    assert done.code == 0, done.stderr
+    result = json.loads(out.read_text())
+    jsonschema.Draft202012Validator(SCHEMA).validate(result)
+    schedule = result["schedule"]
+    assert schedule["offered_rate_per_s"] == 1000
+    assert abs(schedule["achieved_rate_per_s"] - 1000) <= 20
+    assert abs(result["requests"] - 2000) <= 40
+    assert "due time" in done.stdout and "actual send" in done.stdout and "offered 1,000/s" in done.stdout

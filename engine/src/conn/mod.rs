@@ -13,6 +13,8 @@ use crate::stats::error::ErrorKind;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     Closed,
+    /// Free, connected or not, waiting for its next request's due time (constant rate).
+    Idle,
     Connecting,
     Writing { written: usize },
     Reading,
@@ -37,6 +39,8 @@ pub struct Conn {
     pub phase: Phase,
     /// Requests started on this connection.
     pub calls: u64,
+    /// When the current request was due: its start in a closed loop, its schedule slot under a rate.
+    pub intended_us: u64,
     /// When the current request began (its connect, if it needed one).
     pub started_us: u64,
     pub deadline_us: u64,
@@ -55,6 +59,7 @@ impl Conn {
             stream: None,
             phase: Phase::Closed,
             calls: 0,
+            intended_us: 0,
             started_us: 0,
             deadline_us: 0,
             measured: false,
@@ -64,12 +69,14 @@ impl Conn {
         }
     }
 
+    /// A request is in flight on this connection.
     pub fn is_busy(&self) -> bool {
-        self.phase != Phase::Closed
+        !matches!(self.phase, Phase::Closed | Phase::Idle)
     }
 
     /// Begin a request that will be sent on this connection (after connecting, if needed).
-    pub fn begin(&mut self, now_us: u64, timeout_us: u64, measured: bool, head_request: bool) {
+    pub fn begin(&mut self, now_us: u64, intended_us: u64, timeout_us: u64, measured: bool, head_request: bool) {
+        self.intended_us = intended_us;
         self.started_us = now_us;
         self.deadline_us = now_us + timeout_us;
         self.measured = measured;

@@ -52,9 +52,20 @@ impl Totals {
     }
 }
 
+/// A send more than this far behind its schedule counts as late.
+pub const LATE_SEND_US: u64 = 1_000;
+
 /// Everything one thread measured, for the measured interval only.
 pub struct Recorder {
+    /// From each request's intended send time (its due time under a rate; its start otherwise).
     pub latency: Histogram<u64>,
+    /// From each request's actual start.
+    pub service: Histogram<u64>,
+    /// How far behind schedule each request was started (constant rate only).
+    pub send_lag: Histogram<u64>,
+    /// Requests started; more than `LATE_SEND_US` late.
+    pub sent: u64,
+    pub late_sends: u64,
     pub responses: u64,
     pub errors: ErrorCounts,
     pub status_codes: Box<[u64; STATUS_SLOTS]>,
@@ -73,6 +84,10 @@ impl Recorder {
     pub fn new(thread: usize, measure_start_us: u64, ticks: Sender<Tick>) -> Recorder {
         Recorder {
             latency: latency::new_histogram(),
+            service: latency::new_histogram(),
+            send_lag: latency::new_histogram(),
+            sent: 0,
+            late_sends: 0,
             responses: 0,
             errors: [0; ERROR_KIND_COUNT],
             status_codes: Box::new([0; STATUS_SLOTS]),
@@ -95,10 +110,18 @@ impl Recorder {
         self.errors.iter().sum()
     }
 
-    pub fn response(&mut self, status: u16, latency_us: u64) {
+    /// A request was started `lag_us` after it was due.
+    pub fn sent(&mut self, lag_us: u64) {
+        self.sent += 1;
+        self.late_sends += u64::from(lag_us > LATE_SEND_US);
+        latency::record(&mut self.send_lag, lag_us);
+    }
+
+    pub fn response(&mut self, status: u16, latency_us: u64, service_us: u64) {
         self.responses += 1;
         self.status_codes[usize::from(status).min(STATUS_SLOTS - 1)] += 1;
         latency::record(&mut self.latency, latency_us);
+        latency::record(&mut self.service, service_us);
         self.second.requests += 1;
         self.second.responses += 1;
         latency::record(&mut self.second.latency, latency_us);
@@ -165,7 +188,7 @@ mod tests {
     fn seconds_are_handed_over_in_order_with_empty_ones() {
         let (tx, rx) = channel();
         let mut r = Recorder::new(3, 1_000, tx);
-        r.response(200, 10);
+        r.response(200, 10, 10);
         r.roll(1_000 + 2_500_000);
         r.error(ErrorKind::Timeout);
         r.finish(1_000 + 2_750_000);

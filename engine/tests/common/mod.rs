@@ -5,9 +5,9 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use gauntlet_engine::plan::Plan;
 
@@ -15,6 +15,8 @@ use gauntlet_engine::plan::Plan;
 pub struct Counters {
     pub connections: AtomicU64,
     pub requests: AtomicU64,
+    /// When each request arrived (recorded by `http_ok`).
+    pub arrivals: Mutex<Vec<Instant>>,
 }
 
 pub type Handler = fn(TcpStream, &Counters);
@@ -58,6 +60,12 @@ impl Peer {
 
     pub fn requests(&self) -> u64 {
         self.counters.requests.load(Ordering::SeqCst)
+    }
+
+    pub fn arrivals(&self) -> Vec<Instant> {
+        let mut arrivals = self.counters.arrivals.lock().unwrap().clone();
+        arrivals.sort();
+        arrivals
     }
 }
 
@@ -106,6 +114,7 @@ pub fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(boo
 pub fn http_ok(mut stream: TcpStream, counters: &Counters) {
     let mut buffer = Vec::new();
     while let Some((close, _)) = read_request(&mut stream, &mut buffer) {
+        counters.arrivals.lock().unwrap().push(Instant::now());
         counters.requests.fetch_add(1, Ordering::SeqCst);
         let connection = if close { "close" } else { "keep-alive" };
         let response = format!("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: {connection}\r\n\r\nhello");

@@ -56,6 +56,7 @@ def build_plan(url: str, options: dict[str, Any]) -> engine.Plan:
         "keepalive": not options["no_keepalive"],
         "calls_per_connection": options["calls_per_connection"],
         "connections": connections,
+        "rate_per_s": options["rate"],
         "threads": min(threads, connections),
         "requests": requests,
         "duration_us": parse_duration_us(duration, "-d") if duration else None,
@@ -94,6 +95,9 @@ def run_command(
     threads: Annotated[int, typer.Option("-t", "--threads", help="Load threads (at most -c)")] = 2,
     requests: Annotated[str | None, typer.Option("-n", "--requests", help="Measure exactly N requests (10k, 1m)")] = None,
     duration: Annotated[str | None, typer.Option("-d", "--duration", help="Measure for D (10s, 2m); default 10s")] = None,
+    rate: Annotated[
+        float | None, typer.Option("-R", "--rate", min=0.001, help="Open loop: R requests/s on a fixed schedule")
+    ] = None,
     no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
     calls_per_connection: Annotated[
         int | None, typer.Option("--calls-per-connection", min=1, help="K requests per connection, then reconnect")

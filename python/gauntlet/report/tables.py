@@ -44,12 +44,39 @@ def throughput_table(result: dict[str, Any]) -> Table:
 
 
 def latency_table(result: dict[str, Any]) -> Table:
-    latency = result["latency_us"]
+    """Under a rate, latency counts from each request's due time and service time from its start."""
+    columns = (("mean", "mean"), *LATENCY_COLUMNS)
     table = Table(title="Latency", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
-    for _, label in (("mean", "mean"), *LATENCY_COLUMNS):
+    rows = [("latency", result["latency_us"])]
+    if result["schedule"] is not None:
+        table.add_column("from")
+        rows = [("due time", result["latency_us"]), ("actual send", result["service_time_us"])]
+    for _, label in columns:
         table.add_column(label, justify="right")
-    table.add_row(*(format_duration_us(latency[key]) for key, _ in (("mean", "mean"), *LATENCY_COLUMNS)))
+    for name, summary in rows:
+        cells = [format_duration_us(summary[key]) for key, _ in columns]
+        table.add_row(*([name] if result["schedule"] is not None else []), *cells)
     return table
+
+
+def schedule_line(result: dict[str, Any]) -> str | None:
+    """How well a constant rate was held, and what to do when it was not."""
+    schedule = result["schedule"]
+    if schedule is None:
+        return None
+    lag = schedule["send_lag_us"]
+    line = (
+        f"rate: offered {format_count(schedule['offered_rate_per_s'])}/s, "
+        f"sent {format_count(schedule['achieved_rate_per_s'])}/s; send lag p99 {format_duration_us(lag['p99'])}, "
+        f"max {format_duration_us(lag['max'])}; {format_count(schedule['late_sends'])} sends more than 1 ms late"
+    )
+    held = schedule["achieved_rate_per_s"] >= 0.98 * schedule["offered_rate_per_s"] and lag["p99"] <= 1_000
+    if held:
+        return line
+    return (
+        f"[yellow]{line}. The rate was NOT held: every connection was busy or the client saturated; "
+        "latency still counts from the due times. Use more connections (-c) or a lower rate[/yellow]"
+    )
 
 
 def outcomes_table(result: dict[str, Any]) -> Table:
@@ -68,4 +95,7 @@ def print_run(console: Console, result: dict[str, Any]) -> None:
     console.print(describe_plan(result))
     console.print(throughput_table(result))
     console.print(latency_table(result))
+    line = schedule_line(result)
+    if line is not None:
+        console.print(line)
     console.print(outcomes_table(result))
