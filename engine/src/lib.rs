@@ -6,12 +6,13 @@ pub mod http1;
 pub mod limits;
 pub mod plan;
 pub mod request;
+pub mod result;
 pub mod run;
 pub mod stats;
 pub mod worker;
 
 #[cfg(feature = "python")]
 mod python;
+pub mod schedule;
 pub mod server;
 pub mod workload;
-pub mod schedule;

@@ -6,6 +6,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
+use crate::schedule::session::SessionsPlan;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HttpVersion {
     #[serde(rename = "1.1")]
@@ -36,6 +38,9 @@ pub struct Plan {
     /// Send this many requests per second on a fixed schedule (open loop); None: closed loop.
     #[serde(default)]
     pub rate_per_s: Option<f64>,
+    /// Users running sessions of pages; `connections` is then the most open at once.
+    #[serde(default)]
+    pub sessions: Option<SessionsPlan>,
     #[serde(default = "default_threads")]
     pub threads: usize,
     /// Measure exactly this many requests.
@@ -192,7 +197,14 @@ impl Plan {
         if self.threads == 0 {
             return fail("threads is 0: use at least 1 thread".into());
         }
-        if self.requests.is_none() && self.duration_us.is_none() {
+        if let Some(sessions) = &self.sessions {
+            if self.requests.is_some() || self.rate_per_s.is_some() {
+                return fail("sessions set their own pace: drop the request count and the rate".into());
+            }
+            sessions.validate(self.connections).map_err(PlanError)?;
+        }
+        let bounded_by_phases = self.sessions.as_ref().is_some_and(|s| s.phases.is_some());
+        if self.requests.is_none() && self.duration_us.is_none() && !bounded_by_phases {
             return fail("the plan has neither a request count nor a duration: give one of them".into());
         }
         if self.requests == Some(0) || self.duration_us == Some(0) {

@@ -161,7 +161,7 @@ fn workload_files(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 #[pymodule(name = "_engine")]
 fn engine_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EngineError", m.py().get_type::<EngineError>())?;
-    m.add("RESULT_SCHEMA", run::RESULT_SCHEMA)?;
+    m.add("RESULT_SCHEMA", crate::result::RESULT_SCHEMA)?;
     m.add_class::<Run>()?;
     m.add_class::<Server>()?;
     m.add_function(wrap_pyfunction!(workload_files, m)?)?;

@@ -13,15 +13,29 @@ pub struct EncodedRequest {
     pub is_head: bool,
 }
 
+/// Sent with revalidations of embedded resources, as a browser with a cached copy would.
+pub const IF_MODIFIED_SINCE: (&str, &str) = ("If-Modified-Since", "Tue, 01 Nov 2011 00:00:00 GMT");
+
 impl EncodedRequest {
+    /// The plan's request to the URL's path.
     pub fn new(plan: &Plan, target: &Target) -> Result<EncodedRequest, PlanError> {
+        EncodedRequest::for_path(plan, target, &target.path, None)
+    }
+
+    /// The plan's method, headers and body, to another path on the same target.
+    pub fn for_path(
+        plan: &Plan,
+        target: &Target,
+        path: &str,
+        extra_header: Option<(&str, &str)>,
+    ) -> Result<EncodedRequest, PlanError> {
         let body = plan.body()?;
         let encode = |connection: Option<&str>| -> Box<[u8]> {
             let version = match plan.http_version {
                 HttpVersion::Http11 => "HTTP/1.1",
                 HttpVersion::Http10 => "HTTP/1.0",
             };
-            let mut head = format!("{} {} {version}\r\n", plan.method, target.path);
+            let mut head = format!("{} {path} {version}\r\n", plan.method);
             if !plan.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
                 head.push_str(&format!("Host: {}\r\n", target.host_header()));
             }
@@ -29,6 +43,9 @@ impl EncodedRequest {
                 if !name.eq_ignore_ascii_case("connection") {
                     head.push_str(&format!("{name}: {value}\r\n"));
                 }
+            }
+            if let Some((name, value)) = extra_header {
+                head.push_str(&format!("{name}: {value}\r\n"));
             }
             if let Some(connection) = connection {
                 head.push_str(&format!("Connection: {connection}\r\n"));

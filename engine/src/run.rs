@@ -8,69 +8,16 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
-
 use crate::clock::now_us;
 use crate::limits;
 use crate::plan::{Plan, PlanError};
 use crate::request::EncodedRequest;
+use crate::result::merge;
+pub use crate::result::RunResult;
 use crate::schedule::rate::split_rate;
-use crate::stats::error::ErrorKind;
-use crate::stats::latency::{self, LatencySummary};
 use crate::stats::timeline::{SecondStats, TimelineEntry};
 use crate::stats::{Live, Recorder, Tick, Totals};
-use crate::worker::{Shared, StopReason, Worker, WorkerOutcome};
-
-pub const RESULT_SCHEMA: &str = "gauntlet.run-result/1";
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunResult {
-    pub schema: String,
-    pub plan: Plan,
-    pub address: String,
-    /// Cancelled before the plan's end: the figures cover only what was measured.
-    pub partial: bool,
-    pub stop_reason: StopReason,
-    pub started_unix_ms: u64,
-    /// Length of the measured interval.
-    pub elapsed_us: u64,
-    pub threads: usize,
-    pub connections: usize,
-    /// Requests that ended, with a response or an error.
-    pub requests: u64,
-    pub responses: u64,
-    pub errors_total: u64,
-    pub errors: BTreeMap<String, u64>,
-    pub status_codes: BTreeMap<String, u64>,
-    pub bytes_in: u64,
-    pub bytes_out: u64,
-    pub connections_opened: u64,
-    /// Responses per second of the measured interval.
-    pub requests_per_s: f64,
-    pub bytes_in_per_s: f64,
-    /// From each request's intended send time: its due time under a rate (coordinated omission
-    /// corrected), its start in a closed loop.
-    pub latency_us: LatencySummary,
-    /// From each request's actual start.
-    pub service_time_us: LatencySummary,
-    /// The merged latency histogram, HdrHistogram V2 + deflate, base64.
-    pub histogram: String,
-    pub service_histogram: String,
-    /// How well a constant rate was held; None in a closed loop.
-    pub schedule: Option<ScheduleResult>,
-    pub timeline: Vec<TimelineEntry>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ScheduleResult {
-    pub offered_rate_per_s: f64,
-    /// Measured requests started per second of the measured interval.
-    pub achieved_rate_per_s: f64,
-    /// How long after its due time each measured request was started.
-    pub send_lag_us: LatencySummary,
-    /// Requests started more than 1 ms after they were due.
-    pub late_sends: u64,
-}
+use crate::worker::{encode_pages, Shared, Worker, WorkerOutcome, WorkerSetup};
 
 /// Counters of a run in progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,11 +57,16 @@ fn split_connections(connections: usize, threads: usize) -> Vec<usize> {
 pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     let target = plan.resolve()?;
     limits::check_connections(plan.connections)?;
-    let request = EncodedRequest::new(&plan, &target)?;
+    let mut requests = vec![EncodedRequest::new(&plan, &target)?];
+    let sessions = match plan.sessions.clone() {
+        Some(sessions_plan) => Some(encode_pages(&plan, &target, sessions_plan, &mut requests)?),
+        None => None,
+    };
     let threads = plan.thread_count();
     let shared = Arc::new(Shared {
         address: target.address,
-        request,
+        requests,
+        sessions,
         keepalive: plan.keepalive,
         calls_per_connection: plan.calls_per_connection,
         timeout_us: plan.timeout_us,
@@ -136,9 +88,18 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     let barrier = Arc::new(Barrier::new(threads + 1));
     let (tick_tx, tick_rx) = channel();
     let mut workers = Vec::with_capacity(threads);
+    let users = split_proportionally(plan.sessions.as_ref().and_then(|s| s.users).unwrap_or(0) as u64, &connections);
     for (index, ((&n_conns, &budget), &rate)) in connections.iter().zip(&budgets).zip(&rates).enumerate() {
         let recorder = Recorder::new(index, u64::MAX, tick_tx.clone());
-        let worker = Worker::new(index, n_conns, budget, rate, shared.clone(), recorder)
+        let setup = WorkerSetup {
+            index,
+            connections: n_conns,
+            budget,
+            rate_per_s: rate,
+            users: users[index] as usize,
+            arrival_share: n_conns as f64 / plan.connections as f64,
+        };
+        let worker = Worker::new(setup, shared.clone(), recorder)
             .map_err(|e| PlanError(format!("cannot create an event loop ({e}): raise the open-files limit")))?;
         let barrier = barrier.clone();
         let spawned = thread::Builder::new().name(format!("gauntlet-load-{index}")).spawn(move || worker.run(&barrier));
@@ -200,79 +161,6 @@ fn collect_timeline(ticks: Receiver<Tick>, threads: usize) -> Vec<TimelineEntry>
     }
     timeline.extend(pending.values().map(SecondStats::entry));
     timeline
-}
-
-fn merge(
-    plan: Plan,
-    address: String,
-    started_unix_ms: u64,
-    measure_start_us: u64,
-    outcomes: Vec<WorkerOutcome>,
-    timeline: Vec<TimelineEntry>,
-) -> RunResult {
-    let stop_reason = [StopReason::Cancelled, StopReason::Duration, StopReason::Requests]
-        .into_iter()
-        .find(|reason| outcomes.iter().any(|o| o.stop_reason == *reason))
-        .unwrap_or(StopReason::Requests);
-    let end_us = outcomes.iter().map(|o| o.end_us).max().unwrap_or(measure_start_us);
-    let elapsed_us = end_us.saturating_sub(measure_start_us);
-    let recorders: Vec<&Recorder> = outcomes.iter().map(|o| &o.recorder).collect();
-    let histogram = latency::merge(recorders.iter().map(|r| &r.latency));
-    let service_histogram = latency::merge(recorders.iter().map(|r| &r.service));
-    let sum = |field: fn(&Recorder) -> u64| recorders.iter().map(|r| field(r)).sum::<u64>();
-    let responses = sum(|r| r.responses);
-    let errors_total = sum(Recorder::errors_total);
-    let bytes_in = sum(|r| r.bytes_in);
-    let errors = ErrorKind::ALL
-        .iter()
-        .map(|kind| (kind.as_str().to_string(), recorders.iter().map(|r| r.errors[kind.index()]).sum()))
-        .collect();
-    let mut status_codes = BTreeMap::new();
-    for recorder in &recorders {
-        for (code, &count) in recorder.status_codes.iter().enumerate().filter(|(_, &c)| c > 0) {
-            *status_codes.entry(code.to_string()).or_insert(0) += count;
-        }
-    }
-    let per_s = |count: u64| {
-        if elapsed_us == 0 {
-            0.0
-        } else {
-            count as f64 * 1e6 / elapsed_us as f64
-        }
-    };
-    let schedule = plan.rate_per_s.map(|offered_rate_per_s| ScheduleResult {
-        offered_rate_per_s,
-        achieved_rate_per_s: per_s(sum(|r| r.sent)),
-        send_lag_us: LatencySummary::of(&latency::merge(recorders.iter().map(|r| &r.send_lag))),
-        late_sends: sum(|r| r.late_sends),
-    });
-    RunResult {
-        schema: RESULT_SCHEMA.to_string(),
-        address,
-        partial: stop_reason == StopReason::Cancelled,
-        stop_reason,
-        started_unix_ms,
-        elapsed_us,
-        threads: outcomes.len(),
-        connections: plan.connections,
-        requests: responses + errors_total,
-        responses,
-        errors_total,
-        errors,
-        status_codes,
-        bytes_in,
-        bytes_out: sum(|r| r.bytes_out),
-        connections_opened: sum(|r| r.connections_opened),
-        requests_per_s: per_s(responses),
-        bytes_in_per_s: per_s(bytes_in),
-        latency_us: LatencySummary::of(&histogram),
-        service_time_us: LatencySummary::of(&service_histogram),
-        histogram: latency::encode(&histogram),
-        service_histogram: latency::encode(&service_histogram),
-        schedule,
-        timeline,
-        plan,
-    }
 }
 
 impl RunHandle {

@@ -13,7 +13,9 @@ use gauntlet_engine::server::{serve, ServeConfig};
 fn two_thousand_per_second_for_five_seconds() {
     let peer = Peer::start(common::http_ok);
     let began = Instant::now();
-    let result = run(plan(&peer.url("/"), r#""connections": 20, "threads": 2, "duration_us": 5000000, "rate_per_s": 2000"#)).unwrap();
+    let result =
+        run(plan(&peer.url("/"), r#""connections": 20, "threads": 2, "duration_us": 5000000, "rate_per_s": 2000"#))
+            .unwrap();
     let schedule = result.schedule.as_ref().unwrap();
     assert!((schedule.achieved_rate_per_s - 2000.0).abs() <= 40.0, "{schedule:?}");
     assert!((result.requests as f64 - 10_000.0).abs() <= 200.0, "{} requests", result.requests);
@@ -48,7 +50,8 @@ fn a_stall_shows_in_corrected_latency_and_not_in_service_time() {
     // client, so their service time is short, and only the latency from the due time shows it.
     let server = serve(&ServeConfig { stall_ms: 500, stall_every_ms: 2000, ..ServeConfig::default() }).unwrap();
     let url = format!("http://{}/hello", server.local_addr());
-    let result = run(plan(&url, r#""connections": 1, "threads": 1, "duration_us": 6000000, "rate_per_s": 500"#)).unwrap();
+    let result =
+        run(plan(&url, r#""connections": 1, "threads": 1, "duration_us": 6000000, "rate_per_s": 500"#)).unwrap();
     server.stop();
     let (p90_ms, p99_ms) = (result.latency_us.p90 as f64 / 1e3, result.latency_us.p99 as f64 / 1e3);
     assert!((270.0..=330.0).contains(&p90_ms), "corrected p90 {p90_ms} ms");
@@ -61,7 +64,8 @@ fn a_stall_shows_in_corrected_latency_and_not_in_service_time() {
 #[test]
 fn a_request_count_under_a_rate_is_exact() {
     let peer = Peer::start(common::http_ok);
-    let result = run(plan(&peer.url("/"), r#""connections": 4, "threads": 2, "requests": 301, "rate_per_s": 1000"#)).unwrap();
+    let result =
+        run(plan(&peer.url("/"), r#""connections": 4, "threads": 2, "requests": 301, "rate_per_s": 1000"#)).unwrap();
     assert_eq!((result.requests, peer.requests()), (301, 301));
     assert!((250_000..400_000).contains(&result.elapsed_us), "{} µs", result.elapsed_us);
 }

@@ -16,7 +16,9 @@ pub enum Phase {
     /// Free, connected or not, waiting for its next request's due time (constant rate).
     Idle,
     Connecting,
-    Writing { written: usize },
+    Writing {
+        written: usize,
+    },
     Reading,
 }
 
@@ -48,6 +50,8 @@ pub struct Conn {
     pub measured: bool,
     /// The current request asked the server to close the connection.
     pub last_call: bool,
+    /// Which of the run's encoded requests is in flight.
+    pub request: usize,
     parser: ResponseParser,
     /// The start of a response head split across reads.
     pending: Vec<u8>,
@@ -64,6 +68,7 @@ impl Conn {
             deadline_us: 0,
             measured: false,
             last_call: false,
+            request: 0,
             parser: ResponseParser::new(false),
             pending: Vec::new(),
         }
@@ -75,7 +80,16 @@ impl Conn {
     }
 
     /// Begin a request that will be sent on this connection (after connecting, if needed).
-    pub fn begin(&mut self, now_us: u64, intended_us: u64, timeout_us: u64, measured: bool, head_request: bool) {
+    pub fn begin(
+        &mut self,
+        now_us: u64,
+        intended_us: u64,
+        timeout_us: u64,
+        measured: bool,
+        request: usize,
+        head_request: bool,
+    ) {
+        self.request = request;
         self.intended_us = intended_us;
         self.started_us = now_us;
         self.deadline_us = now_us + timeout_us;

@@ -2,4 +2,5 @@
 //! follows a schedule computed from counts (`rate`), woken by a precise timer (`timer`).
 
 pub mod rate;
+pub mod session;
 pub mod timer;

@@ -9,7 +9,7 @@ use mio::net::TcpStream;
 
 use super::faults::{self, Faults};
 use super::routes::{self, Route, STATS_PATH};
-use super::{sum, Context};
+use super::{open_connections, sum, Context};
 use crate::clock::now_us;
 
 /// A request head that has not ended after this many bytes gets a 431.
@@ -25,8 +25,16 @@ pub enum Served {
 /// A response waiting for its fault delay to pass.
 struct Held {
     target: String,
+    answer: Answer,
+}
+
+/// How to answer a request, apart from its route.
+#[derive(Clone, Copy)]
+struct Answer {
     keep_alive: bool,
     head_only: bool,
+    /// It carried If-Modified-Since.
+    revalidate: bool,
     status: Option<u16>,
 }
 
@@ -45,6 +53,7 @@ struct Request {
     body_bytes: usize,
     keep_alive: bool,
     head_only: bool,
+    revalidate: bool,
 }
 
 enum Parsed {
@@ -65,12 +74,15 @@ fn parse(input: &[u8]) -> (Parsed, Option<&str>) {
     let mut body_bytes = 0;
     let mut connection_close = false;
     let mut connection_keep_alive = false;
+    let mut revalidate = false;
     for header in request.headers.iter() {
         if header.name.eq_ignore_ascii_case("content-length") {
             match std::str::from_utf8(header.value).ok().and_then(|v| v.trim().parse().ok()) {
                 Some(n) => body_bytes = n,
                 None => return (Parsed::Bad(400), None),
             }
+        } else if header.name.eq_ignore_ascii_case("if-modified-since") {
+            revalidate = true;
         } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
             return (Parsed::Bad(501), None);
         } else if header.name.eq_ignore_ascii_case("connection") {
@@ -84,7 +96,7 @@ fn parse(input: &[u8]) -> (Parsed, Option<&str>) {
         _ => connection_keep_alive && !connection_close,
     };
     let head_only = request.method == Some("HEAD");
-    (Parsed::Complete(Request { head_bytes, body_bytes, keep_alive, head_only }), request.path)
+    (Parsed::Complete(Request { head_bytes, body_bytes, keep_alive, head_only, revalidate }), request.path)
 }
 
 impl ServerConn {
@@ -123,7 +135,7 @@ impl ServerConn {
     /// The held response's time has come.
     pub fn release(&mut self, context: &Context) -> Served {
         if let Some(held) = self.held.take() {
-            self.respond(context, &held.target, held.keep_alive, held.head_only, held.status);
+            self.respond(context, &held.target, held.answer);
         }
         self.answer(context)
     }
@@ -174,19 +186,20 @@ impl ServerConn {
             }
             let now = now_us();
             let stall = faults.stall.unwrap_or(context.stall);
-            let due_us =
-                (now + faults.delay_ms * 1_000).max(context.start_us + stall.release_us(now - context.start_us));
+            let delay_ms = faults.delay_ms + faults.delay_per_connection_ms * open_connections(context);
+            let due_us = (now + delay_ms * 1_000).max(context.start_us + stall.release_us(now - context.start_us));
+            let answer = Answer {
+                keep_alive: request.keep_alive,
+                head_only: request.head_only,
+                revalidate: request.revalidate,
+                status: faults.status,
+            };
             if due_us > now {
-                self.held = Some(Held {
-                    target,
-                    keep_alive: request.keep_alive,
-                    head_only: request.head_only,
-                    status: faults.status,
-                });
+                self.held = Some(Held { target, answer });
                 self.flush();
                 return if self.broken { Served::Close } else { Served::HeldUntil(due_us) };
             }
-            self.respond(context, &target, request.keep_alive, request.head_only, faults.status);
+            self.respond(context, &target, answer);
         }
         self.flush();
         self.state()
@@ -200,7 +213,8 @@ impl ServerConn {
         }
     }
 
-    fn respond(&mut self, context: &Context, target: &str, keep_alive: bool, head_only: bool, status: Option<u16>) {
+    fn respond(&mut self, context: &Context, target: &str, answer: Answer) {
+        let Answer { keep_alive, head_only, revalidate, status } = answer;
         self.close_after_output |= !keep_alive;
         let route = context.routes.find(target);
         if !matches!(route, Route::Stats) {
@@ -216,6 +230,7 @@ impl ServerConn {
                     out.extend_from_slice(body.as_bytes());
                 }
             }
+            (None, Route::Static(_)) if revalidate => routes::write_not_modified(&mut out, keep_alive),
             (None, Route::Static(rendered)) => return self.emit(rendered.bytes(keep_alive, head_only)),
             (None, Route::Hello) => routes::write_hello(&mut out, keep_alive, head_only),
             (None, Route::Stats) => {

@@ -1,5 +1,6 @@
 //! Fault injection for testing measurement: query parameters on any route, or server options.
-//! `delay_ms=N` holds the response N ms; `status=NNN` answers that status; `reset=1` resets
+//! `delay_ms=N` holds the response N ms; `delay_per_connection_ms=D` holds it D ms for every
+//! connection open on the server at that moment; `status=NNN` answers that status; `reset=1` resets
 //! the connection instead of answering; `stall_ms=T&stall_every_ms=S` holds every response whose
 //! handling falls in [k*S, k*S+T) ms after the server started until that window ends.
 
@@ -27,6 +28,7 @@ impl Stall {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Faults {
     pub delay_ms: u64,
+    pub delay_per_connection_ms: u64,
     pub status: Option<u16>,
     pub reset: bool,
     pub stall: Option<Stall>,
@@ -42,6 +44,7 @@ pub fn parse(target: &str) -> Faults {
         let number = value.parse::<u64>().ok();
         match (key, number) {
             ("delay_ms", Some(n)) => faults.delay_ms = n,
+            ("delay_per_connection_ms", Some(n)) => faults.delay_per_connection_ms = n,
             ("status", Some(n)) if (100..=999).contains(&n) => faults.status = Some(n as u16),
             ("reset", _) => faults.reset = value != "0",
             ("stall_ms", Some(n)) => stall.ms = n,
@@ -63,6 +66,7 @@ mod tests {
     fn query_parameters_select_faults() {
         assert_eq!(parse("/x"), Faults::default());
         assert_eq!(parse("/x?delay_ms=20").delay_ms, 20);
+        assert_eq!(parse("/x?delay_per_connection_ms=3").delay_per_connection_ms, 3);
         assert_eq!(parse("/x?a=1&status=503").status, Some(503));
         assert_eq!(parse("/x?status=42").status, None);
         assert!(parse("/x?reset=1").reset);

@@ -59,6 +59,8 @@ pub struct ServerStats {
 struct Counters {
     requests: AtomicU64,
     connections: AtomicU64,
+    /// Connections open now.
+    open: AtomicU64,
 }
 
 /// What a thread's connections need to answer requests.
@@ -69,6 +71,11 @@ struct Context {
     counters: Arc<[Counters]>,
     /// This thread's counters.
     index: usize,
+}
+
+/// Connections open on the whole server now.
+fn open_connections(context: &Context) -> u64 {
+    context.counters.iter().map(|c| c.open.load(Ordering::Relaxed)).sum()
 }
 
 fn sum(counters: &[Counters]) -> ServerStats {
@@ -212,7 +219,9 @@ impl ServerLoop {
                 self.free.push(slot);
                 continue;
             }
-            self.context.counters[self.context.index].connections.fetch_add(1, Ordering::Relaxed);
+            let counters = &self.context.counters[self.context.index];
+            counters.connections.fetch_add(1, Ordering::Relaxed);
+            counters.open.fetch_add(1, Ordering::Relaxed);
             self.next_generation += 1;
             self.conns[slot] = Some(ServerConn::new(stream, self.next_generation));
         }
@@ -232,6 +241,7 @@ impl ServerLoop {
                 self.timers.push(Reverse((due_us, slot, generation)));
             }
             Served::Close => {
+                self.context.counters[self.context.index].open.fetch_sub(1, Ordering::Relaxed);
                 self.conns[slot] = None;
                 self.free.push(slot);
             }

@@ -7,6 +7,8 @@ use crate::workload::standard_files;
 
 pub const STATS_PATH: &str = "/__gauntlet/stats";
 const SERVER_HEADER: &str = "Server: gauntlet-builtin\r\n";
+/// Every static file claims this date, so any If-Modified-Since revalidation gets a 304.
+const LAST_MODIFIED_HEADER: &str = "Last-Modified: Tue, 01 Nov 2011 00:00:00 GMT\r\n";
 
 /// A response rendered once, in its keep-alive and its closing form.
 pub struct Rendered {
@@ -22,6 +24,11 @@ impl Rendered {
         let form = |connection: &str| {
             let mut out = Vec::with_capacity(body.len() + 160);
             write_head(&mut out, status, content_type, body.len(), connection);
+            if status == 200 {
+                out.truncate(out.len() - 2);
+                out.extend_from_slice(LAST_MODIFIED_HEADER.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
             let head_bytes = out.len();
             out.extend_from_slice(body);
             (out, head_bytes)
@@ -62,6 +69,15 @@ pub fn write_head(out: &mut Vec<u8>, status: u16, content_type: &str, body_bytes
         out,
         "HTTP/1.1 {status} {}\r\n{SERVER_HEADER}Content-Type: {content_type}\r\nContent-Length: {body_bytes}\r\nConnection: {connection}\r\n\r\n",
         reason(status)
+    );
+}
+
+/// The answer to a revalidation of a static file: nothing has changed.
+pub fn write_not_modified(out: &mut Vec<u8>, keep_alive: bool) {
+    let connection = if keep_alive { "keep-alive" } else { "close" };
+    let _ = write!(
+        out,
+        "HTTP/1.1 304 Not Modified\r\n{SERVER_HEADER}{LAST_MODIFIED_HEADER}Connection: {connection}\r\n\r\n"
     );
 }
 

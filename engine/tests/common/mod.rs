@@ -17,6 +17,16 @@ pub struct Counters {
     pub requests: AtomicU64,
     /// When each request arrived (recorded by `http_ok`).
     pub arrivals: Mutex<Vec<Instant>>,
+    /// (client port, request) in arrival order (recorded by `http_ok`): the port tells connections apart.
+    pub log: Mutex<Vec<(u64, Seen)>>,
+}
+
+/// What a test peer saw of one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub path: String,
+    pub close: bool,
+    pub revalidate: bool,
 }
 
 pub type Handler = fn(TcpStream, &Counters);
@@ -62,6 +72,10 @@ impl Peer {
         self.counters.requests.load(Ordering::SeqCst)
     }
 
+    pub fn log(&self) -> Vec<(u64, Seen)> {
+        self.counters.log.lock().unwrap().clone()
+    }
+
     pub fn arrivals(&self) -> Vec<Instant> {
         let mut arrivals = self.counters.arrivals.lock().unwrap().clone();
         arrivals.sort();
@@ -77,7 +91,7 @@ impl Drop for Peer {
 }
 
 /// Read one request head (and a Content-Length body); None when the client closed.
-pub fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(bool, String)> {
+pub fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Seen> {
     loop {
         let mut headers = [httparse::EMPTY_HEADER; 32];
         let mut request = httparse::Request::new(&mut headers);
@@ -96,13 +110,14 @@ pub fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(boo
             };
             let body_len: usize = header("content-length").map_or(0, |v| v.trim().parse().unwrap());
             let path = request.path.unwrap_or("").to_string();
+            let revalidate = header("if-modified-since").is_some();
             while buffer.len() < head_len + body_len {
                 let mut chunk = [0u8; 4096];
                 let n = stream.read(&mut chunk).ok().filter(|&n| n > 0)?;
                 buffer.extend_from_slice(&chunk[..n]);
             }
             buffer.drain(..head_len + body_len);
-            return Some((close, path));
+            return Some(Seen { path, close, revalidate });
         }
         let mut chunk = [0u8; 4096];
         let n = stream.read(&mut chunk).ok().filter(|&n| n > 0)?;
@@ -112,9 +127,12 @@ pub fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(boo
 
 /// Answer every request with a small 200, honouring Connection: close.
 pub fn http_ok(mut stream: TcpStream, counters: &Counters) {
+    let client_port = u64::from(stream.peer_addr().map_or(0, |a| a.port()));
     let mut buffer = Vec::new();
-    while let Some((close, _)) = read_request(&mut stream, &mut buffer) {
+    while let Some(seen) = read_request(&mut stream, &mut buffer) {
+        let close = seen.close;
         counters.arrivals.lock().unwrap().push(Instant::now());
+        counters.log.lock().unwrap().push((client_port, seen));
         counters.requests.fetch_add(1, Ordering::SeqCst);
         let connection = if close { "close" } else { "keep-alive" };
         let response = format!("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: {connection}\r\n\r\nhello");

@@ -1,6 +1,11 @@
 //! One load thread: its own epoll loop (mio), its own connections and its own Recorder.
 //! Threads share nothing on the per-request path; they meet at the start barrier, in the
-//! once-a-second ticks, and at the end.
+//! once-a-second ticks, and at the end. The closed loop and the constant rate are here; users
+//! and their sessions are in `sessions`.
+
+mod sessions;
+
+pub use sessions::{encode_pages, PageRequests, PageStats, SessionsOutcome, SessionsShared};
 
 use std::io;
 use std::net::SocketAddr;
@@ -28,7 +33,9 @@ const SEND_TIMER: Token = Token(usize::MAX - 1);
 /// What every thread of a run reads and nobody writes on the per-request path.
 pub struct Shared {
     pub address: SocketAddr,
-    pub request: EncodedRequest,
+    /// Index 0 is the plan's request; sessions add one per page resource.
+    pub requests: Vec<EncodedRequest>,
+    pub sessions: Option<SessionsShared>,
     pub keepalive: bool,
     pub calls_per_connection: Option<u64>,
     pub timeout_us: u64,
@@ -62,10 +69,24 @@ pub struct WorkerOutcome {
     pub recorder: Recorder,
     pub end_us: u64,
     pub stop_reason: StopReason,
+    pub sessions: Option<SessionsOutcome>,
+}
+
+/// One thread's share of the plan.
+pub struct WorkerSetup {
+    pub index: usize,
+    pub connections: usize,
+    /// Measured requests to make; None when the run is bounded by time.
+    pub budget: Option<u64>,
+    /// This thread's share of a constant rate; None for the closed loop.
+    pub rate_per_s: Option<f64>,
+    /// This thread's share of the users (a count, or a share of each arrival rate).
+    pub users: usize,
+    pub arrival_share: f64,
 }
 
 pub struct Worker {
-    index: usize,
+    setup: WorkerSetup,
     shared: Arc<Shared>,
     poll: Poll,
     conns: Vec<Conn>,
@@ -75,47 +96,41 @@ pub struct Worker {
     budget: Option<u64>,
     /// Connections with a request in flight.
     busy: usize,
-    /// This thread's share of a constant rate; None for the closed loop.
-    rate_per_s: Option<f64>,
     pace: Option<RateSchedule>,
     /// Connections free for the next due request (constant rate only).
     idle: Vec<usize>,
-    timer: Option<SendTimer>,
+    users: Option<sessions::Users>,
+    timer: SendTimer,
     measure_start_us: u64,
-    end_us: u64,
+    /// Requests that end later are not counted (the ramp-down of sessions runs past it).
+    measure_end_us: u64,
+    run_end_us: u64,
 }
 
 impl Worker {
-    pub fn new(
-        index: usize,
-        connections: usize,
-        budget: Option<u64>,
-        rate_per_s: Option<f64>,
-        shared: Arc<Shared>,
-        recorder: Recorder,
-    ) -> io::Result<Worker> {
-        let mut conns = Vec::with_capacity(connections);
-        conns.resize_with(connections, Conn::new);
+    pub fn new(setup: WorkerSetup, shared: Arc<Shared>, recorder: Recorder) -> io::Result<Worker> {
+        let mut conns = Vec::new();
+        if shared.sessions.is_none() {
+            conns.resize_with(setup.connections, Conn::new);
+        }
         let poll = Poll::new()?;
-        let timer = match rate_per_s {
-            Some(_) => Some(SendTimer::new(poll.registry(), SEND_TIMER)?),
-            None => None,
-        };
+        let timer = SendTimer::new(poll.registry(), SEND_TIMER)?;
         Ok(Worker {
-            index,
+            budget: setup.budget,
+            setup,
             shared,
             poll,
             conns,
             scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
             recorder,
-            budget,
             busy: 0,
-            rate_per_s,
             pace: None,
             idle: Vec::new(),
+            users: None,
             timer,
             measure_start_us: 0,
-            end_us: u64::MAX,
+            measure_end_us: u64::MAX,
+            run_end_us: u64::MAX,
         })
     }
 
@@ -124,30 +139,42 @@ impl Worker {
         barrier.wait();
         let start_us = self.shared.start_us.load(Ordering::Acquire);
         self.measure_start_us = start_us + self.shared.warmup_us;
-        self.end_us = self.shared.duration_us.map_or(u64::MAX, |d| self.measure_start_us + d);
+        let phases_end_us =
+            self.shared.sessions.as_ref().and_then(|s| s.plan.phases_duration_us()).map(|d| start_us + d);
+        self.measure_end_us = match (self.shared.duration_us, phases_end_us) {
+            (Some(d), Some(end)) => (self.measure_start_us + d).min(end),
+            (Some(d), None) => self.measure_start_us + d,
+            (None, end) => end.unwrap_or(u64::MAX),
+        };
+        let rampdown_us = self.shared.sessions.as_ref().map_or(0, |s| s.plan.rampdown_us);
+        self.run_end_us = self.measure_end_us.saturating_add(rampdown_us);
         self.recorder.measure_from(self.measure_start_us);
-        self.pace = self.rate_per_s.map(|rate| RateSchedule::new(start_us, rate));
+        self.pace = self.setup.rate_per_s.map(|rate| RateSchedule::new(start_us, rate));
+        self.users = self.shared.sessions.as_ref().map(|s| sessions::Users::new(s, &self.setup, start_us));
         let scan_every_us = (self.shared.timeout_us / 10).clamp(1_000, MAX_WAIT_US);
         let mut next_scan_us = start_us + scan_every_us;
         let mut events = Events::with_capacity(1024);
         for i in 0..self.conns.len() {
-            self.next_request(i, start_us);
+            self.next_request(i, start_us, None);
         }
+        self.start_users(start_us);
         let (stop_reason, end_us) = loop {
             let now = now_us();
             if self.shared.cancel.load(Ordering::Relaxed) {
                 break (StopReason::Cancelled, now);
             }
-            if now >= self.end_us {
-                break (StopReason::Duration, self.end_us);
+            if now >= self.run_end_us {
+                break (StopReason::Duration, self.measure_end_us);
             }
-            if self.busy == 0 && (self.pace.is_none() || self.budget == Some(0)) {
+            if self.busy == 0 && self.users.is_none() && (self.pace.is_none() || self.budget == Some(0)) {
                 break (StopReason::Requests, now);
             }
             self.dispatch(now);
+            self.wake_users(now);
+            self.arm_timer(now);
             let next_second_us =
                 self.measure_start_us + (now.saturating_sub(self.measure_start_us) / 1_000_000 + 1) * 1_000_000;
-            let wake_us = next_second_us.min(self.end_us).min(next_scan_us).min(now + MAX_WAIT_US);
+            let wake_us = next_second_us.min(self.run_end_us).min(next_scan_us).min(now + MAX_WAIT_US);
             let wait = Duration::from_micros(wake_us.saturating_sub(now));
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 assert_eq!(e.kind(), io::ErrorKind::Interrupted, "epoll_wait failed: {e}");
@@ -161,7 +188,7 @@ impl Worker {
                     peer_closed: event.is_read_closed() || event.is_error(),
                 };
                 match event.token() {
-                    SEND_TIMER => self.timer.as_mut().map_or((), SendTimer::fired),
+                    SEND_TIMER => self.timer.fired(),
                     Token(i) => self.on_event(i, readiness, now_us()),
                 }
             }
@@ -169,12 +196,13 @@ impl Worker {
                 self.expire(now);
                 next_scan_us = now + scan_every_us;
             }
-            self.recorder.publish(&self.shared.live[self.index]);
+            self.recorder.publish(&self.shared.live[self.setup.index]);
         };
         self.conns.iter_mut().for_each(Conn::disconnect);
         self.recorder.finish(end_us.max(self.measure_start_us));
-        self.recorder.publish(&self.shared.live[self.index]);
-        WorkerOutcome { recorder: self.recorder, end_us, stop_reason }
+        self.recorder.publish(&self.shared.live[self.setup.index]);
+        let sessions = self.users.take().map(sessions::Users::outcome);
+        WorkerOutcome { recorder: self.recorder, end_us, stop_reason, sessions }
     }
 
     fn on_event(&mut self, i: usize, readiness: Readiness, now: u64) {
@@ -193,6 +221,9 @@ impl Worker {
                 if self.conns[i].measured {
                     self.recorder.bytes_in(bytes);
                 }
+                if let Some(users) = self.users.as_mut() {
+                    users.bytes_in(i, bytes);
+                }
                 self.after(i, now, step);
             }
         }
@@ -206,7 +237,10 @@ impl Worker {
 
     /// The connection is free: in a closed loop it starts its next request now (or retires when
     /// none is due); under a rate it waits for the schedule.
-    fn next_request(&mut self, i: usize, mut now: u64) {
+    fn next_request(&mut self, i: usize, mut now: u64, outcome: Option<Outcome>) {
+        if self.users.is_some() {
+            return self.next_in_session(i, now, outcome);
+        }
         if self.pace.is_some() {
             self.busy -= usize::from(self.conns[i].is_busy());
             self.conns[i].phase = Phase::Idle;
@@ -215,13 +249,13 @@ impl Worker {
         }
         loop {
             let measured = now >= self.measure_start_us;
-            if now >= self.end_us || self.shared.cancel.load(Ordering::Relaxed) || !self.take_budget(measured) {
+            if now >= self.run_end_us || self.shared.cancel.load(Ordering::Relaxed) || !self.take_budget(measured) {
                 self.busy -= usize::from(self.conns[i].is_busy());
                 self.conns[i].disconnect();
                 self.conns[i].phase = Phase::Closed;
                 return;
             }
-            match self.begin(i, now, now, measured) {
+            match self.begin(i, now, now, measured, 0) {
                 Ok(()) => return,
                 Err(e) => {
                     // Failed at once (e.g. no local port free): count it and go on with the next.
@@ -237,13 +271,7 @@ impl Worker {
     fn dispatch(&mut self, now: u64) {
         while let (Some(&i), Some(pace)) = (self.idle.last(), self.pace.as_ref()) {
             let due_us = pace.next_due_us();
-            if due_us >= self.end_us {
-                return;
-            }
-            if due_us > now {
-                if let Some(timer) = self.timer.as_mut() {
-                    timer.arm(due_us, now);
-                }
+            if due_us >= self.run_end_us || due_us > now {
                 return;
             }
             let measured = due_us >= self.measure_start_us;
@@ -255,11 +283,20 @@ impl Worker {
             if measured {
                 self.recorder.sent(now - due_us);
             }
-            if let Err(e) = self.begin(i, now, due_us, measured) {
+            if let Err(e) = self.begin(i, now, due_us, measured, 0) {
                 self.count(i, now, Err(ErrorKind::of_connect(&e)));
                 self.conns[i].phase = Phase::Idle;
                 self.idle.push(i);
             }
+        }
+    }
+
+    /// Set the timer for the next scheduled event: a rate's next due request, or a user's.
+    fn arm_timer(&mut self, now: u64) {
+        let rate_due_us = self.pace.as_ref().filter(|_| !self.idle.is_empty()).map(RateSchedule::next_due_us);
+        let user_due_us = self.users.as_ref().and_then(sessions::Users::next_due_us);
+        if let Some(due_us) = rate_due_us.into_iter().chain(user_due_us).min().filter(|&due| due < self.run_end_us) {
+            self.timer.arm(due_us, now);
         }
     }
 
@@ -275,11 +312,12 @@ impl Worker {
         }
     }
 
-    /// Start a request due at `intended_us` on connection `i`, connecting first if needed.
-    fn begin(&mut self, i: usize, now: u64, intended_us: u64, measured: bool) -> io::Result<()> {
+    /// Start request `request` due at `intended_us` on connection `i`, connecting first if needed.
+    fn begin(&mut self, i: usize, now: u64, intended_us: u64, measured: bool, request: usize) -> io::Result<()> {
         self.busy += usize::from(!self.conns[i].is_busy());
         let conn = &mut self.conns[i];
-        conn.begin(now, intended_us, self.shared.timeout_us, measured, self.shared.request.is_head);
+        let head_request = self.shared.requests[request].is_head;
+        conn.begin(now, intended_us, self.shared.timeout_us, measured, request, head_request);
         if conn.stream.is_some() {
             self.send(i, now);
             return Ok(());
@@ -311,8 +349,8 @@ impl Worker {
     }
 
     fn write(&mut self, i: usize, now: u64) {
-        let request = &self.shared.request;
         let conn = &mut self.conns[i];
+        let request = &self.shared.requests[conn.request];
         let bytes = if conn.last_call { &request.last } else { &request.reuse };
         let (written, step) = conn.transmit(bytes);
         if conn.measured {
@@ -323,7 +361,7 @@ impl Worker {
 
     fn count(&mut self, i: usize, now: u64, outcome: Outcome) {
         let conn = &self.conns[i];
-        if !conn.measured {
+        if !conn.measured || now >= self.measure_end_us {
             return;
         }
         match outcome {
@@ -339,7 +377,7 @@ impl Worker {
         if !keep {
             conn.disconnect();
         }
-        self.next_request(i, now);
+        self.next_request(i, now, Some(outcome));
     }
 
     /// Fail every request that has outlived the timeout; its connection is replaced.

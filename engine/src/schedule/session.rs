@@ -1,0 +1,391 @@
+//! Sessions (SPECweb2005, Tsung): users who fetch pages (a main request, then its embedded
+//! resources over two connections), think between pages, and leave; users that arrive in
+//! phases or stay a fixed number. This file holds the plan's types and the pure pieces: random
+//! draws, think times, arrivals, QoS classes. The worker drives users over sockets.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::latency::LatencySummary;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionsPlan {
+    pub types: Vec<SessionType>,
+    /// Share of embedded requests that revalidate with If-Modified-Since.
+    #[serde(default)]
+    pub if_modified_since_share: f64,
+    /// That many simultaneous sessions, each starting anew when it ends (SPECweb).
+    #[serde(default)]
+    pub users: Option<usize>,
+    /// Users arriving at a rate, phase after phase; each runs one session and leaves (Tsung).
+    #[serde(default)]
+    pub phases: Option<Vec<ArrivalPhase>>,
+    /// Load that goes on after the measurement, uncounted.
+    #[serde(default)]
+    pub rampdown_us: u64,
+    #[serde(default)]
+    pub qos: QosThresholds,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionType {
+    pub name: String,
+    pub weight: f64,
+    pub think: Think,
+    pub pages: Vec<Page>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Page {
+    pub name: String,
+    pub path: String,
+    #[serde(default)]
+    pub embedded: Vec<String>,
+    /// Judged by its byte rate rather than its time.
+    #[serde(default)]
+    pub download: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Think {
+    Fixed { mean_us: u64 },
+    Uniform { min_us: u64, max_us: u64 },
+    Exponential { mean_us: u64 },
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivalPhase {
+    pub users_per_s: f64,
+    pub duration_us: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QosThresholds {
+    pub good_us: u64,
+    pub tolerable_us: u64,
+    pub download_good_bytes_per_s: f64,
+    pub download_tolerable_bytes_per_s: f64,
+}
+
+impl Default for QosThresholds {
+    fn default() -> QosThresholds {
+        QosThresholds {
+            good_us: 2_000_000,
+            tolerable_us: 4_000_000,
+            download_good_bytes_per_s: 99_000.0,
+            download_tolerable_bytes_per_s: 95_000.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Qos {
+    Good,
+    Tolerable,
+    Fail,
+}
+
+impl QosThresholds {
+    /// SPECweb2005's classes: by time, or by byte rate for downloads; a page with an error fails.
+    pub fn classify(&self, page_time_us: u64, page_bytes: u64, download: bool, failed: bool) -> Qos {
+        if failed {
+            return Qos::Fail;
+        }
+        if download {
+            let rate = page_bytes as f64 * 1e6 / page_time_us.max(1) as f64;
+            return match rate {
+                r if r >= self.download_good_bytes_per_s => Qos::Good,
+                r if r >= self.download_tolerable_bytes_per_s => Qos::Tolerable,
+                _ => Qos::Fail,
+            };
+        }
+        match page_time_us {
+            t if t < self.good_us => Qos::Good,
+            t if t < self.tolerable_us => Qos::Tolerable,
+            _ => Qos::Fail,
+        }
+    }
+}
+
+impl SessionsPlan {
+    /// Every check the engine needs; messages say the cause and the fix.
+    pub fn validate(&self, connections: usize) -> Result<(), String> {
+        if self.types.is_empty() {
+            return Err("the sessions have no session type: give at least one".into());
+        }
+        let mut names = std::collections::HashSet::new();
+        for session in &self.types {
+            if !(session.weight.is_finite() && session.weight > 0.0) {
+                return Err(format!(
+                    "session type '{}' has weight {}: give a positive weight",
+                    session.name, session.weight
+                ));
+            }
+            if session.pages.is_empty() {
+                return Err(format!("session type '{}' has no pages: give at least one page", session.name));
+            }
+            if let Think::Uniform { min_us, max_us } = session.think {
+                if min_us > max_us {
+                    return Err(format!(
+                        "session type '{}' thinks between a larger min and a smaller max: swap them",
+                        session.name
+                    ));
+                }
+            }
+            for page in &session.pages {
+                if !names.insert(page.name.as_str()) {
+                    return Err(format!("the page name '{}' is used twice: give every page its own name", page.name));
+                }
+                if !page.path.starts_with('/') || page.embedded.iter().any(|p| !p.starts_with('/')) {
+                    return Err(format!("page '{}' has a path without a leading '/': write paths as /file", page.name));
+                }
+            }
+        }
+        if !(0.0..=1.0).contains(&self.if_modified_since_share) {
+            return Err("if_modified_since_share is outside 0..1: give a share such as 0.3".into());
+        }
+        match (self.users, &self.phases) {
+            (Some(0), None) => Err("users is 0: give at least one user".into()),
+            (Some(users), None) if users * 2 > connections => Err(format!(
+                "{users} users need {} connections (two each) but the plan allows {connections}: raise connections",
+                users * 2
+            )),
+            (Some(_), None) => Ok(()),
+            (None, Some(phases)) if phases.is_empty() => Err("the arrival phases are empty: give at least one".into()),
+            (None, Some(phases)) => match phases.iter().find(|p| !(p.users_per_s.is_finite() && p.users_per_s > 0.0)) {
+                Some(p) => Err(format!("an arrival phase has {} users/s: give a positive rate", p.users_per_s)),
+                None => Ok(()),
+            },
+            _ => Err("the sessions give both users and phases, or neither: give exactly one".into()),
+        }
+    }
+
+    /// How long arrival phases last in all; None with a fixed number of users.
+    pub fn phases_duration_us(&self) -> Option<u64> {
+        self.phases.as_ref().map(|phases| phases.iter().map(|p| p.duration_us).sum())
+    }
+}
+
+/// splitmix64: small, fast, and reproducible from the plan's seed.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    pub fn exponential(&mut self, mean: f64) -> f64 {
+        -mean * (1.0 - self.unit()).ln()
+    }
+}
+
+impl Think {
+    pub fn draw_us(self, rng: &mut Rng) -> u64 {
+        match self {
+            Think::Fixed { mean_us } => mean_us,
+            Think::Uniform { min_us, max_us } => min_us + (rng.unit() * (max_us - min_us) as f64) as u64,
+            Think::Exponential { mean_us } => rng.exponential(mean_us as f64) as u64,
+        }
+    }
+}
+
+/// Pick an index with probability proportional to its weight.
+pub fn pick_weighted(weights: &[f64], rng: &mut Rng) -> usize {
+    let total: f64 = weights.iter().sum();
+    let mut point = rng.unit() * total;
+    for (i, &w) in weights.iter().enumerate() {
+        if point < w {
+            return i;
+        }
+        point -= w;
+    }
+    weights.len() - 1
+}
+
+/// Poisson arrivals through consecutive phases (one thread's share of each rate).
+#[derive(Debug, Clone)]
+pub struct Arrivals {
+    /// (end of the phase, users per second in it)
+    phases: Vec<(u64, f64)>,
+    current: usize,
+    next_us: Option<u64>,
+    rng: Rng,
+}
+
+impl Arrivals {
+    pub fn new(start_us: u64, phases: &[ArrivalPhase], share: f64, rng: Rng) -> Arrivals {
+        let mut end_us = start_us;
+        let phases = phases
+            .iter()
+            .map(|p| {
+                end_us += p.duration_us;
+                (end_us, p.users_per_s * share)
+            })
+            .collect();
+        let mut arrivals = Arrivals { phases, current: 0, next_us: None, rng };
+        arrivals.next_us = arrivals.draw_after(start_us);
+        arrivals
+    }
+
+    /// The next arrival, None once the last phase is over.
+    pub fn next_due_us(&self) -> Option<u64> {
+        self.next_us
+    }
+
+    /// Take the arrival that was due and draw the next.
+    pub fn advance(&mut self) {
+        if let Some(now) = self.next_us {
+            self.next_us = self.draw_after(now);
+        }
+    }
+
+    /// The exponential gap is memoryless, so a draw that crosses a phase's end restarts from
+    /// that end at the next phase's rate.
+    fn draw_after(&mut self, mut from_us: u64) -> Option<u64> {
+        while let Some(&(end_us, rate)) = self.phases.get(self.current) {
+            let at_us = from_us + self.rng.exponential(1e6 / rate) as u64;
+            if at_us < end_us {
+                return Some(at_us);
+            }
+            from_us = end_us;
+            self.current += 1;
+        }
+        None
+    }
+}
+
+/// What one page type came to, per thread and then merged.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PageResult {
+    #[serde(rename = "type")]
+    pub session_type: String,
+    pub download: bool,
+    pub count: u64,
+    pub errors: u64,
+    pub bytes_in: u64,
+    pub page_time_us: LatencySummary,
+    pub histogram: String,
+    pub good: u64,
+    pub tolerable: u64,
+    pub fail: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qos_classes_follow_specweb() {
+        let qos = QosThresholds::default();
+        let cases = [
+            ((1_999_999, 0, false, false), Qos::Good),
+            ((2_000_000, 0, false, false), Qos::Tolerable),
+            ((4_000_000, 0, false, false), Qos::Fail),
+            ((10, 0, false, true), Qos::Fail),
+            ((1_000_000, 99_000, true, false), Qos::Good),
+            ((1_000_000, 96_000, true, false), Qos::Tolerable),
+            ((1_000_000, 94_999, true, false), Qos::Fail),
+        ];
+        for ((time, bytes, download, failed), expected) in cases {
+            assert_eq!(qos.classify(time, bytes, download, failed), expected, "{time} {bytes} {download}");
+        }
+    }
+
+    #[test]
+    fn think_times_have_their_means() {
+        let mut rng = Rng::new(7);
+        let n = 100_000;
+        let mean = |think: Think, rng: &mut Rng| (0..n).map(|_| think.draw_us(rng)).sum::<u64>() as f64 / n as f64;
+        assert_eq!(mean(Think::Fixed { mean_us: 500 }, &mut rng), 500.0);
+        assert!((mean(Think::Uniform { min_us: 100, max_us: 300 }, &mut rng) - 200.0).abs() < 2.0);
+        assert!((mean(Think::Exponential { mean_us: 1_000_000 }, &mut rng) - 1e6).abs() < 1e4);
+    }
+
+    #[test]
+    fn weights_pick_in_proportion() {
+        let mut rng = Rng::new(3);
+        let mut counts = [0u32; 3];
+        for _ in 0..60_000 {
+            counts[pick_weighted(&[1.0, 2.0, 3.0], &mut rng)] += 1;
+        }
+        for (count, expected) in counts.iter().zip([10_000.0, 20_000.0, 30_000.0]) {
+            assert!((*count as f64 - expected).abs() < 600.0, "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn arrivals_follow_each_phase_rate() {
+        let phases = [
+            ArrivalPhase { users_per_s: 100.0, duration_us: 30_000_000 },
+            ArrivalPhase { users_per_s: 450.0, duration_us: 10_000_000 },
+            ArrivalPhase { users_per_s: 200.0, duration_us: 20_000_000 },
+        ];
+        let mut arrivals = Arrivals::new(1_000, &phases, 1.0, Rng::new(11));
+        let mut per_phase = [0u32; 3];
+        while let Some(at) = arrivals.next_due_us() {
+            let phase = match at - 1_000 {
+                t if t < 30_000_000 => 0,
+                t if t < 40_000_000 => 1,
+                _ => 2,
+            };
+            per_phase[phase] += 1;
+            arrivals.advance();
+        }
+        for (count, expected) in per_phase.iter().zip([3_000.0, 4_500.0, 4_000.0]) {
+            assert!((*count as f64 - expected).abs() < 4.0 * expected.sqrt(), "{per_phase:?}");
+        }
+    }
+
+    #[test]
+    fn plans_are_checked() {
+        let page = |name: &str| Page { name: name.into(), path: "/".into(), embedded: vec![], download: false };
+        let session = |pages| SessionType { name: "s".into(), weight: 1.0, think: Think::Fixed { mean_us: 0 }, pages };
+        let plan = |types, users, phases| SessionsPlan {
+            types,
+            if_modified_since_share: 0.0,
+            users,
+            phases,
+            rampdown_us: 0,
+            qos: QosThresholds::default(),
+            seed: 1,
+        };
+        assert!(plan(vec![session(vec![page("a")])], Some(2), None).validate(4).is_ok());
+        assert!(plan(vec![session(vec![page("a")])], Some(3), None).validate(4).unwrap_err().contains("6 connections"));
+        assert!(plan(vec![session(vec![])], Some(1), None).validate(4).unwrap_err().contains("no pages"));
+        assert!(plan(vec![session(vec![page("a"), page("a")])], Some(1), None)
+            .validate(4)
+            .unwrap_err()
+            .contains("twice"));
+        assert!(plan(vec![session(vec![page("a")])], None, None).validate(4).unwrap_err().contains("exactly one"));
+        let bad_rate = Some(vec![ArrivalPhase { users_per_s: -1.0, duration_us: 1 }]);
+        assert!(plan(vec![session(vec![page("a")])], None, bad_rate)
+            .validate(4)
+            .unwrap_err()
+            .contains("positive rate"));
+    }
+}

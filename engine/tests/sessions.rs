@@ -1,0 +1,106 @@
+//! Sessions: the exact request sequence of a user, arrivals in phases, revalidations, and QoS
+//! classes, checked against what the server saw.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::{plan, Peer};
+use gauntlet_engine::run::run;
+use gauntlet_engine::server::routes::{Route, Routes};
+use gauntlet_engine::server::{serve, ServeConfig};
+
+const TWO_PAGES: &str = r#"{"types": [{"name": "browse", "weight": 1, "think": {"kind": "fixed", "mean_us": 100000},
+    "pages": [{"name": "home", "path": "/a", "embedded": ["/e1", "/e2", "/e3"]},
+              {"name": "next", "path": "/b", "embedded": ["/e4"]}]}]"#;
+
+#[test]
+fn one_user_fetches_pages_over_two_connections_and_thinks_between_them() {
+    let peer = Peer::start(common::http_ok);
+    let sessions = format!(r#"{TWO_PAGES}, "users": 1, "if_modified_since_share": 0.5, "seed": 9}}"#);
+    let fields = format!(r#""connections": 2, "threads": 1, "duration_us": 350000, "sessions": {sessions}"#);
+    let result = run(plan(&peer.url("/"), &fields)).unwrap();
+    let log = peer.log();
+    let paths: Vec<&str> = log.iter().map(|(_, seen)| seen.path.as_str()).collect();
+    // Page 1: /a, then its three images over both connections; 100 ms of thinking; page 2: /b
+    // and its image; 100 ms; the next session starts again with /a.
+    assert_eq!(paths[0], "/a");
+    assert_eq!(paths[1..4].iter().copied().collect::<HashSet<_>>(), HashSet::from(["/e1", "/e2", "/e3"]));
+    assert_eq!(&paths[4..8], ["/b", "/e4", "/a", paths[7]]);
+    let ports: HashSet<u64> = log.iter().map(|(port, _)| *port).collect();
+    assert_eq!(ports.len(), 2, "one user, two connections, kept alive across pages and sessions");
+    let embedded = log.iter().filter(|(_, seen)| seen.path.starts_with("/e"));
+    let (revalidating, all) = embedded.fold((0, 0), |(r, n), (_, seen)| (r + usize::from(seen.revalidate), n + 1));
+    assert!(revalidating > 0 && revalidating < all, "{revalidating} of {all} revalidated");
+    assert!(
+        log.iter().all(|(_, seen)| !seen.path.starts_with("/a") || !seen.revalidate),
+        "main requests never revalidate"
+    );
+    // Sessions start at about 0, 100, 200 and 300 ms; the fourth's second page would end past 350.
+    let sessions = result.sessions.unwrap();
+    assert_eq!(sessions.users_started, 4);
+    assert_eq!((sessions.pages["home"].count, sessions.pages["next"].count), (4, 3));
+    assert_eq!(result.responses as usize, log.len());
+}
+
+#[test]
+fn revalidations_of_the_builtin_server_get_304() {
+    let server = serve(&ServeConfig::default()).unwrap();
+    let url = format!("http://{}/", server.local_addr());
+    let sessions = r#"{"types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 0},
+        "pages": [{"name": "p", "path": "/webtest.html", "embedded": ["/image_small.gif", "/image_10k.png"]}]}],
+        "users": 3, "if_modified_since_share": 1.0}"#;
+    let result =
+        run(plan(&url, &format!(r#""connections": 6, "threads": 2, "duration_us": 300000, "sessions": {sessions}"#)))
+            .unwrap();
+    server.stop();
+    let sessions = result.sessions.unwrap();
+    let pages = sessions.pages["p"].count;
+    assert!(pages > 10);
+    assert_eq!(result.status_codes.get("304").copied().unwrap_or(0), sessions.not_modified);
+    assert!(sessions.not_modified >= 2 * pages, "{} 304s for {pages} pages", sessions.not_modified);
+    assert_eq!(result.errors_total, 0);
+}
+
+#[test]
+fn users_arrive_in_phases_and_leave() {
+    let peer = Peer::start(common::http_ok);
+    let sessions = r#"{"types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 0},
+        "pages": [{"name": "p", "path": "/p", "embedded": ["/x", "/y"]}]}],
+        "phases": [{"users_per_s": 40, "duration_us": 1000000}, {"users_per_s": 160, "duration_us": 500000}], "seed": 3}"#;
+    let result =
+        run(plan(&peer.url("/"), &format!(r#""connections": 400, "threads": 2, "sessions": {sessions}"#))).unwrap();
+    let sessions = result.sessions.unwrap();
+    // 40 + 80 expected; a Poisson count is within four standard deviations (about 44).
+    assert!((76..=164).contains(&sessions.users_started), "{} users", sessions.users_started);
+    assert_eq!(sessions.users_dropped, 0);
+    assert!(sessions.users_completed + 4 >= sessions.users_started);
+    assert!(peer.requests() >= 3 * sessions.users_completed);
+    assert_eq!(peer.connections(), 2 * sessions.users_started, "each user opens its own two connections");
+    assert!((1_400_000..=1_600_000).contains(&result.elapsed_us), "{}", result.elapsed_us);
+}
+
+#[test]
+fn qos_classes_by_time_and_by_byte_rate() {
+    let server = serve(&ServeConfig::default()).unwrap();
+    let url = format!("http://{}/", server.local_addr());
+    let sessions = r#"{"types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 0},
+        "pages": [{"name": "slow", "path": "/hello?delay_ms=30"},
+                  {"name": "download", "path": "/image_large.jpg", "download": true}]}],
+        "users": 2, "qos": {"good_us": 20000, "tolerable_us": 100000,
+                            "download_good_bytes_per_s": 1000000, "download_tolerable_bytes_per_s": 500000}}"#;
+    let result =
+        run(plan(&url, &format!(r#""connections": 4, "threads": 1, "duration_us": 500000, "sessions": {sessions}"#)))
+            .unwrap();
+    server.stop();
+    let pages = result.sessions.unwrap().pages;
+    let slow = &pages["slow"];
+    assert!(slow.count > 5);
+    assert_eq!((slow.good, slow.tolerable, slow.fail), (0, slow.count, 0), "30 ms pages are tolerable");
+    assert!(slow.page_time_us.p50 >= 30_000);
+    let download = &pages["download"];
+    assert_eq!(download.good, download.count, "83,572 B in well under 80 ms is over 1 MB/s");
+    let routes = Routes::new();
+    let Route::Static(image) = routes.find("/image_large.jpg") else { panic!("a static file") };
+    assert_eq!(download.bytes_in, download.count * image.bytes(true, false).len() as u64, "head and body");
+}
