@@ -138,17 +138,7 @@ impl Worker {
         barrier.wait();
         barrier.wait();
         let start_us = self.shared.start_us.load(Ordering::Acquire);
-        self.measure_start_us = start_us + self.shared.warmup_us;
-        let phases_end_us =
-            self.shared.sessions.as_ref().and_then(|s| s.plan.phases_duration_us()).map(|d| start_us + d);
-        self.measure_end_us = match (self.shared.duration_us, phases_end_us) {
-            (Some(d), Some(end)) => (self.measure_start_us + d).min(end),
-            (Some(d), None) => self.measure_start_us + d,
-            (None, end) => end.unwrap_or(u64::MAX),
-        };
-        let rampdown_us = self.shared.sessions.as_ref().map_or(0, |s| s.plan.rampdown_us);
-        self.run_end_us = self.measure_end_us.saturating_add(rampdown_us);
-        self.recorder.measure_from(self.measure_start_us);
+        self.set_windows(start_us);
         self.pace = self.setup.rate_per_s.map(|rate| RateSchedule::new(start_us, rate));
         self.users = self.shared.sessions.as_ref().map(|s| sessions::Users::new(s, &self.setup, start_us));
         let scan_every_us = (self.shared.timeout_us / 10).clamp(1_000, MAX_WAIT_US);
@@ -203,6 +193,21 @@ impl Worker {
         self.recorder.publish(&self.shared.live[self.setup.index]);
         let sessions = self.users.take().map(sessions::Users::outcome);
         WorkerOutcome { recorder: self.recorder, end_us, stop_reason, sessions }
+    }
+
+    /// Warm-up, measurement, and (for sessions) ramp-down, from the common start.
+    fn set_windows(&mut self, start_us: u64) {
+        self.measure_start_us = start_us + self.shared.warmup_us;
+        let phases_end_us =
+            self.shared.sessions.as_ref().and_then(|s| s.plan.phases_duration_us()).map(|d| start_us + d);
+        self.measure_end_us = match (self.shared.duration_us, phases_end_us) {
+            (Some(d), Some(end)) => (self.measure_start_us + d).min(end),
+            (Some(d), None) => self.measure_start_us + d,
+            (None, end) => end.unwrap_or(u64::MAX),
+        };
+        let rampdown_us = self.shared.sessions.as_ref().map_or(0, |s| s.plan.rampdown_us);
+        self.run_end_us = self.measure_end_us.saturating_add(rampdown_us);
+        self.recorder.measure_from(self.measure_start_us);
     }
 
     fn on_event(&mut self, i: usize, readiness: Readiness, now: u64) {
