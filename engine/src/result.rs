@@ -51,6 +51,8 @@ pub struct RunResult {
     pub schedule: Option<ScheduleResult>,
     /// Users, pages and QoS classes; None unless the plan had sessions.
     pub sessions: Option<SessionsResult>,
+    /// What the load threads themselves cost.
+    pub client: ClientResult,
     pub timeline: Vec<TimelineEntry>,
 }
 
@@ -63,6 +65,28 @@ pub struct ScheduleResult {
     pub send_lag_us: LatencySummary,
     /// Requests started more than 1 ms after they were due.
     pub late_sends: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClientResult {
+    /// CPU (user + system) of all load threads, warm-up included.
+    pub cpu_us: u64,
+    /// CPU per request of the measured interval (the run's CPU scaled to the interval's share of
+    /// the wall time, so that a warm-up does not inflate it).
+    pub cpu_us_per_request: f64,
+    /// The busiest load thread's CPU time over its wall time: near 1.0, the client was saturated.
+    pub busiest_thread_share: f64,
+}
+
+fn client_cost(outcomes: &[WorkerOutcome], elapsed_us: u64, requests: u64) -> ClientResult {
+    let cpu_us: u64 = outcomes.iter().map(|o| o.cpu_us).sum();
+    let busiest_thread_share =
+        outcomes.iter().map(|o| o.cpu_us as f64 / o.wall_us.max(1) as f64).fold(0.0, f64::max).min(1.0);
+    // Scale the whole run's CPU to the measured interval's share of the wall time.
+    let wall_us = outcomes.iter().map(|o| o.wall_us).max().unwrap_or(0).max(1);
+    let measured_cpu_us = cpu_us as f64 * elapsed_us.min(wall_us) as f64 / wall_us as f64;
+    let cpu_us_per_request = if requests == 0 { 0.0 } else { measured_cpu_us / requests as f64 };
+    ClientResult { cpu_us, cpu_us_per_request, busiest_thread_share }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -178,6 +202,7 @@ pub fn merge(
         histogram: latency::encode(&histogram),
         service_histogram: latency::encode(&service_histogram),
         schedule,
+        client: client_cost(&outcomes, elapsed_us, responses + errors_total),
         sessions: merge_sessions(&plan, &outcomes.iter().filter_map(|o| o.sessions.as_ref()).collect::<Vec<_>>()),
         timeline,
         plan,

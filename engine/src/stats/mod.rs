@@ -1,6 +1,7 @@
 //! What a worker thread measures: counts, bytes, status codes, errors by kind, latency, and the
 //! per-second timeline it hands to the coordinator as each second ends.
 
+pub mod cpu;
 pub mod error;
 pub mod latency;
 pub mod timeline;

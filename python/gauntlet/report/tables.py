@@ -94,6 +94,11 @@ def outcomes_table(result: dict[str, Any]) -> Table:
 def print_run(console: Console, result: dict[str, Any]) -> None:
     console.print(describe_plan(result))
     console.print(throughput_table(result))
+    client = result["client"]
+    console.print(
+        f"client: {client['cpu_us_per_request']:.1f} µs of CPU per request, "
+        f"busiest load thread {client['busiest_thread_share']:.0%} busy"
+    )
     console.print(latency_table(result))
     line = schedule_line(result)
     if line is not None:
