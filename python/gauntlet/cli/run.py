@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import inspect
 import json
 import sys
 from collections.abc import Iterator
@@ -65,6 +66,12 @@ def build_plan(url: str, options: dict[str, Any]) -> engine.Plan:
     }
 
 
+def plan_options(**given: Any) -> dict[str, Any]:
+    """The options of `gauntlet run` with its defaults, overridden by `given` (for sweeps and sessions)."""
+    defaults = {name: p.default for name, p in inspect.signature(run_command).parameters.items()}
+    return {**defaults, "header": [], **given}
+
+
 @contextlib.contextmanager
 def target_url(url: str | None, threads: int, console: Console) -> Iterator[str]:
     """The URL to load: the one given, or the built-in server started for this run."""
@@ -79,8 +86,11 @@ def target_url(url: str | None, threads: int, console: Console) -> Iterator[str]
 
 
 def write_json(path: Path, result: dict[str, Any]) -> None:
+    """Written whole each time, so a reader never sees half a file's worth of steps."""
     try:
-        path.write_text(json.dumps(result, indent=2) + "\n")
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(json.dumps(result, indent=2) + "\n")
+        partial.replace(path)
     except OSError as err:
         raise GauntletError(f"cannot write {str(path)!r} ({err.strerror})", "Check the directory and its permissions") from None
 

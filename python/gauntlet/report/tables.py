@@ -104,3 +104,39 @@ def print_run(console: Console, result: dict[str, Any]) -> None:
     if line is not None:
         console.print(line)
     console.print(outcomes_table(result))
+
+
+SWEEP_COLUMNS = {
+    "concurrency": ("level", "req/s", "p50", "p99", "failed", "timed out", "requests"),
+    "rate": ("offered/s", "sent/s", "replies/s", "p50", "p99", "errors", "requests"),
+}
+SWEEP_WIDTHS = (10, 10, 11, 10, 10, 10, 10)
+
+
+def _fixed(cells: tuple[str, ...] | list[str]) -> str:
+    return "".join(cell.rjust(width) for cell, width in zip(cells, SWEEP_WIDTHS, strict=True))
+
+
+def sweep_header(kind: str) -> str:
+    return _fixed(SWEEP_COLUMNS[kind])
+
+
+def sweep_row(kind: str, step: Any) -> str:
+    """One printed line per step, as it ends (a table that grows while the sweep runs)."""
+    value = format_count(step.value)
+    if step.result is None:
+        return f"{value.rjust(SWEEP_WIDTHS[0])}  refused: {step.refused}"
+    result = step.result
+    latency = result["latency_us"]
+    share = lambda count: f"{count / result['requests']:.1%}" if result["requests"] else "-"  # noqa: E731
+    timed_out = result["errors"]["timeout"] + result["errors"]["connect_timeout"]
+    rate = format_count(result["requests_per_s"])
+    if kind == "concurrency":
+        cells = [value, rate, format_duration_us(latency["p50"]), format_duration_us(latency["p99"]),
+                 share(result["errors_total"]), share(timed_out), format_count(result["requests"])]
+    else:
+        sent = format_count(result["schedule"]["achieved_rate_per_s"])
+        cells = [value, sent, rate, format_duration_us(latency["p50"]), format_duration_us(latency["p99"]),
+                 format_count(result["errors_total"]), format_count(result["requests"])]
+    suffix = "  (partial)" if result["partial"] else ""
+    return _fixed(cells) + suffix

@@ -1,0 +1,88 @@
+"""`gauntlet sweep concurrency|rate`: one measurement per level or per offered rate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from gauntlet.cli.progress import ProgressLine
+from gauntlet.cli.run import EXIT_INTERRUPTED, build_plan, plan_options, target_url, write_json
+from gauntlet.lab.sweep import Sweep, concurrency_levels, offered_rates, run_sweep
+from gauntlet.report.tables import sweep_header, sweep_row
+
+app = typer.Typer(help="One measurement per concurrency level or per offered rate.", no_args_is_help=True)
+
+Url = Annotated[str | None, typer.Argument(help="http://HOST[:PORT]/PATH; without it, the built-in server")]
+Threads = Annotated[int, typer.Option("-t", "--threads", help="Load threads")]
+JsonPath = Annotated[Path | None, typer.Option("--json", help="Every step's result, rewritten after each step")]
+
+
+def run_steps(kind: str, url: str | None, plans: list[tuple[float, dict]], threads: int, json_path: Path | None) -> int:
+    out, err = Console(), Console(stderr=True)
+    printed = 0
+
+    def show(sweep: Sweep) -> None:
+        nonlocal printed
+        if json_path is not None:
+            write_json(json_path, sweep.to_json())
+        for step in sweep.steps[printed:]:
+            out.print(sweep_row(kind, step), highlight=False)
+        printed = len(sweep.steps)
+
+    with target_url(url, threads, err) as resolved:
+        for _, plan in plans:
+            plan["url"] = resolved
+        out.print(sweep_header(kind), highlight=False)
+        with ProgressLine(err, None, None) as progress:
+            sweep = run_sweep(kind, plans, show, progress.update)
+    if sweep.interrupted:
+        err.print("[yellow]interrupted: the steps above were measured; the last one is partial[/yellow]")
+        return EXIT_INTERRUPTED
+    return 0
+
+
+@app.command("concurrency")
+def concurrency_command(
+    url: Url = None,
+    levels: Annotated[str, typer.Option("--levels", help="1,10,100,... or 200..4000:200")] = "1,10,100,250,500,1000",
+    requests: Annotated[str | None, typer.Option("-n", "--requests", help="Requests per level")] = None,
+    duration: Annotated[str | None, typer.Option("-d", "--duration", help="Time per level (default 10s)")] = None,
+    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout")] = "15s",
+    no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
+    threads: Threads = 2,
+    json_path: JsonPath = None,
+) -> int:
+    """Throughput, latency and failed/timed-out shares at each concurrency level (ab-style)."""
+    options = dict(requests=requests, duration=duration, timeout=timeout, no_keepalive=no_keepalive)
+    plans = [
+        (level, build_plan("", plan_options(connections=level, threads=min(threads, level), **options)))
+        for level in concurrency_levels(levels)
+    ]
+    return run_steps("concurrency", url, plans, threads, json_path)
+
+
+@app.command("rate")
+def rate_command(
+    url: Url = None,
+    low: Annotated[float, typer.Option("--from", help="First offered rate, requests/s")] = 1000,
+    high: Annotated[float, typer.Option("--to", help="Last offered rate, requests/s")] = 5000,
+    step: Annotated[float, typer.Option("--step", help="Rate increment, requests/s")] = 1000,
+    calls_per_connection: Annotated[
+        int | None, typer.Option("--calls-per-connection", min=1, help="K requests per connection, then reconnect")
+    ] = None,
+    duration: Annotated[str, typer.Option("-d", "--duration", help="Time per rate")] = "10s",
+    connections: Annotated[int, typer.Option("-c", "--connections", help="Connections available")] = 100,
+    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout")] = "15s",
+    threads: Threads = 2,
+    json_path: JsonPath = None,
+) -> int:
+    """Replies/s, latency and errors at each offered rate (httperf/autobench-style)."""
+    options = dict(
+        duration=duration, timeout=timeout, connections=connections, threads=threads,
+        calls_per_connection=calls_per_connection,
+    )
+    plans = [(rate, build_plan("", plan_options(rate=rate, **options))) for rate in offered_rates(low, high, step)]
+    return run_steps("rate", url, plans, threads, json_path)

@@ -1,0 +1,91 @@
+"""Sweeps: one measurement per concurrency level or per offered rate, each a fresh engine run.
+
+A level the engine refuses (too many connections for the open-files limit, say) is kept in the
+result with its reason, and the sweep goes on; Ctrl-C ends the sweep after the step it cut short,
+which is kept and marked partial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gauntlet import engine
+from gauntlet.errors import GauntletError
+
+SWEEP_SCHEMA = "gauntlet.sweep-result/1"
+
+
+@dataclass
+class Step:
+    value: float
+    result: dict[str, Any] | None = None
+    refused: str | None = None
+
+
+@dataclass
+class Sweep:
+    kind: str
+    steps: list[Step] = field(default_factory=list)
+    interrupted: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        key = "level" if self.kind == "concurrency" else "rate_per_s"
+        return {
+            "schema": SWEEP_SCHEMA,
+            "kind": self.kind,
+            "interrupted": self.interrupted,
+            "steps": [{key: s.value, "result": s.result, "refused": s.refused} for s in self.steps],
+        }
+
+
+def run_sweep(
+    kind: str,
+    plans: Iterable[tuple[float, engine.Plan]],
+    on_step: Callable[[Sweep], None],
+    on_progress: Callable[[engine.Progress], None] | None = None,
+) -> Sweep:
+    """Run each (value, plan) in turn; `on_step` sees the sweep after every step."""
+    sweep = Sweep(kind)
+    for value, plan in plans:
+        try:
+            outcome = engine.run(plan, on_progress)
+        except GauntletError as err:
+            sweep.steps.append(Step(value, refused=str(err)))
+        else:
+            sweep.steps.append(Step(value, result=outcome.result))
+            sweep.interrupted = outcome.interrupted
+        on_step(sweep)
+        if sweep.interrupted:
+            break
+    return sweep
+
+
+def concurrency_levels(text: str) -> list[int]:
+    """'1,10,100' or '200..4000:200' (from..to:step) as a list of connection counts."""
+    try:
+        if ".." in text:
+            span, _, step = text.partition(":")
+            low, _, high = span.partition("..")
+            levels = list(range(int(low), int(high) + 1, int(step or 1)))
+        else:
+            levels = [int(part) for part in text.split(",")]
+    except ValueError:
+        levels = []
+    if not levels or min(levels) < 1:
+        raise GauntletError(
+            f"--levels {text!r} is not a list of connection counts",
+            "Write it as 1,10,100,250 or as 200..4000:200 (from..to:step), every level at least 1",
+        )
+    return levels
+
+
+def offered_rates(low_per_s: float, high_per_s: float, step_per_s: float) -> list[float]:
+    if step_per_s <= 0 or low_per_s <= 0 or high_per_s < low_per_s:
+        raise GauntletError(
+            f"the rates --from {low_per_s:g} --to {high_per_s:g} --step {step_per_s:g} make no sweep",
+            "Give 0 < --from <= --to and a positive --step",
+        )
+    count = int((high_per_s - low_per_s) / step_per_s + 1e-9) + 1
+    return [low_per_s + i * step_per_s for i in range(count)]
