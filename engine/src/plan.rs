@@ -6,6 +6,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
+use crate::conn::tls::TlsPlan;
 use crate::schedule::session::SessionsPlan;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +33,9 @@ pub struct Plan {
     pub http_version: HttpVersion,
     #[serde(default = "default_true")]
     pub keepalive: bool,
+    /// TLS settings for an https URL (defaults when absent).
+    #[serde(default)]
+    pub tls: Option<TlsPlan>,
     #[serde(default)]
     pub calls_per_connection: Option<u64>,
     pub connections: usize,
@@ -91,6 +95,7 @@ fn fail<T>(message: String) -> Result<T, PlanError> {
 /// Where the requests go, resolved once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
+    pub tls: bool,
     pub host: String,
     pub port: u16,
     /// Path and query, as sent on the request line.
@@ -102,7 +107,7 @@ impl Target {
     /// The Host header value: the port appears only when it is not the scheme's default.
     pub fn host_header(&self) -> String {
         let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
-        if self.port == 80 {
+        if self.port == if self.tls { 443 } else { 80 } {
             host
         } else {
             format!("{host}:{}", self.port)
@@ -110,17 +115,24 @@ impl Target {
     }
 }
 
-/// Split an `http://host[:port][/path]` URL; the host is not resolved here.
-pub fn parse_url(url: &str) -> Result<(String, u16, String), PlanError> {
+/// The parts of an `http[s]://host[:port][/path]` URL; the host is not resolved here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlParts {
+    pub tls: bool,
+    pub host: String,
+    pub port: u16,
+    pub path: String,
+}
+
+pub fn parse_url(url: &str) -> Result<UrlParts, PlanError> {
     let Some((scheme, rest)) = url.split_once("://") else {
         return fail(format!("'{url}' is not a URL: write it as http://HOST[:PORT]/PATH"));
     };
-    if scheme.eq_ignore_ascii_case("https") {
-        return fail(format!("'{url}' uses https, which this engine does not speak yet: use an http:// URL"));
-    }
-    if !scheme.eq_ignore_ascii_case("http") {
-        return fail(format!("'{url}' has the scheme '{scheme}': only http:// URLs can be loaded"));
-    }
+    let tls = match scheme.to_ascii_lowercase().as_str() {
+        "http" => false,
+        "https" => true,
+        _ => return fail(format!("'{url}' has the scheme '{scheme}': only http:// and https:// URLs can be loaded")),
+    };
     let (authority, path) = match rest.find(['/', '?']) {
         Some(i) if rest.as_bytes()[i] == b'?' => (&rest[..i], format!("/{}", &rest[i..])),
         Some(i) => (&rest[..i], rest[i..].to_string()),
@@ -141,6 +153,7 @@ pub fn parse_url(url: &str) -> Result<(String, u16, String), PlanError> {
         return fail(format!("'{url}' has no valid host: write it as http://HOST[:PORT]/PATH"));
     }
     let port = match port {
+        None if tls => 443,
         None => 80,
         Some(text) => match text.parse::<u16>() {
             Ok(p) if p > 0 => p,
@@ -150,7 +163,7 @@ pub fn parse_url(url: &str) -> Result<(String, u16, String), PlanError> {
     if path.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
         return fail(format!("'{url}' has spaces or control characters in its path: percent-encode them"));
     }
-    Ok((host.to_string(), port, path))
+    Ok(UrlParts { tls, host: host.to_string(), port, path })
 }
 
 fn is_token(text: &str) -> bool {
@@ -174,7 +187,7 @@ impl Plan {
     /// Check every field and resolve the target; nothing is sent.
     pub fn resolve(&self) -> Result<Target, PlanError> {
         self.validate()?;
-        let (host, port, path) = parse_url(&self.url)?;
+        let UrlParts { tls, host, port, path } = parse_url(&self.url)?;
         let address = match (host.as_str(), port).to_socket_addrs() {
             Ok(mut found) => match found.next() {
                 Some(address) => address,
@@ -187,7 +200,10 @@ impl Plan {
                 "the target {address} is not on this machine: load goes only to loopback addresses unless allowed with --allow-remote"
             ));
         }
-        Ok(Target { host, port, path, address })
+        if self.tls.is_some() && !tls {
+            return fail(format!("TLS settings were given for '{}': use an https:// URL", self.url));
+        }
+        Ok(Target { tls, host, port, path, address })
     }
 
     fn validate(&self) -> Result<(), PlanError> {
@@ -246,16 +262,21 @@ mod tests {
     #[test]
     fn urls_split_into_host_port_path() {
         let cases = [
-            ("http://127.0.0.1:8080/a/b?c=1", ("127.0.0.1", 8080, "/a/b?c=1")),
-            ("http://localhost/", ("localhost", 80, "/")),
-            ("http://localhost", ("localhost", 80, "/")),
-            ("http://localhost?x=1", ("localhost", 80, "/?x=1")),
-            ("http://[::1]:9000/x", ("::1", 9000, "/x")),
-            ("HTTP://[::1]", ("::1", 80, "/")),
+            ("http://127.0.0.1:8080/a/b?c=1", (false, "127.0.0.1", 8080, "/a/b?c=1")),
+            ("http://localhost/", (false, "localhost", 80, "/")),
+            ("http://localhost", (false, "localhost", 80, "/")),
+            ("http://localhost?x=1", (false, "localhost", 80, "/?x=1")),
+            ("http://[::1]:9000/x", (false, "::1", 9000, "/x")),
+            ("HTTP://[::1]", (false, "::1", 80, "/")),
+            ("https://localhost/x", (true, "localhost", 443, "/x")),
         ];
-        for (url, (host, port, path)) in cases {
+        for (url, (tls, host, port, path)) in cases {
             let parsed = parse_url(url).unwrap();
-            assert_eq!((parsed.0.as_str(), parsed.1, parsed.2.as_str()), (host, port, path), "{url}");
+            assert_eq!(
+                (parsed.tls, parsed.host.as_str(), parsed.port, parsed.path.as_str()),
+                (tls, host, port, path),
+                "{url}"
+            );
         }
     }
 
@@ -264,7 +285,6 @@ mod tests {
         let cases = [
             ("127.0.0.1:80", "is not a URL"),
             ("ftp://x/", "scheme 'ftp'"),
-            ("https://x/", "https"),
             ("http://:80/", "no valid host"),
             ("http://x:0/", "port '0'"),
             ("http://x:99999/", "port '99999'"),
@@ -312,6 +332,8 @@ mod tests {
         assert_eq!(t.host_header(), "localhost:8080");
         t.port = 80;
         assert_eq!(t.host_header(), "localhost");
+        t.tls = true;
+        assert_eq!(t.host_header(), "localhost:80");
         t.host = "::1".into();
         assert_eq!(t.host_header(), "[::1]");
     }

@@ -53,6 +53,8 @@ pub struct RunResult {
     pub sessions: Option<SessionsResult>,
     /// What the load threads themselves cost.
     pub client: ClientResult,
+    /// Handshakes of https runs; None over plain HTTP.
+    pub tls: Option<TlsResult>,
     pub timeline: Vec<TimelineEntry>,
 }
 
@@ -65,6 +67,14 @@ pub struct ScheduleResult {
     pub send_lag_us: LatencySummary,
     /// Requests started more than 1 ms after they were due.
     pub late_sends: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TlsResult {
+    /// Connections whose handshake completed and whose first response came back.
+    pub handshakes: u64,
+    /// Of those, the ones that resumed an earlier session (abbreviated handshakes).
+    pub resumed: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -203,6 +213,11 @@ pub fn merge(
         service_histogram: latency::encode(&service_histogram),
         schedule,
         client: client_cost(&outcomes, elapsed_us, responses + errors_total),
+        tls: plan
+            .url
+            .to_ascii_lowercase()
+            .starts_with("https://")
+            .then(|| TlsResult { handshakes: sum(|r| r.tls_handshakes), resumed: sum(|r| r.tls_resumed) }),
         sessions: merge_sessions(&plan, &outcomes.iter().filter_map(|o| o.sessions.as_ref()).collect::<Vec<_>>()),
         timeline,
         plan,

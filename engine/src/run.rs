@@ -9,6 +9,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::clock::now_us;
+use crate::conn::tls::{client_config, server_name};
 use crate::limits;
 use crate::plan::{Plan, PlanError};
 use crate::request::EncodedRequest;
@@ -63,8 +64,16 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         None => None,
     };
     let threads = plan.thread_count();
+    let tls = match target.tls {
+        false => None,
+        true => {
+            let settings = plan.tls.clone().unwrap_or_default();
+            Some((client_config(&settings).map_err(PlanError)?, server_name(&target.host).map_err(PlanError)?))
+        }
+    };
     let shared = Arc::new(Shared {
         address: target.address,
+        tls,
         requests,
         sessions,
         keepalive: plan.keepalive,

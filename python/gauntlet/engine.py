@@ -47,9 +47,11 @@ def workload_files() -> dict[str, bytes]:
     return _engine.workload_files()
 
 
-def serve(host: str, port: int, threads: int, stall_ms: int, stall_every_ms: int) -> _engine.Server:
+def serve(host: str, port: int, threads: int, stall_ms: int, stall_every_ms: int, tls: bool) -> _engine.Server:
     """The built-in server in this process, listening when this returns."""
-    config = {"host": host, "port": port, "threads": threads, "stall_ms": stall_ms, "stall_every_ms": stall_every_ms}
+    config = {
+        "host": host, "port": port, "threads": threads, "stall_ms": stall_ms, "stall_every_ms": stall_every_ms, "tls": tls,
+    }
     try:
         return _engine.Server(json.dumps(config))
     except _engine.EngineError as err:

@@ -109,7 +109,7 @@ def test_error_status_is_counted_and_is_not_success(builtin_server: ServerInstan
         (["run", "http://127.0.0.1:1/", "-n", "5", "-c", "0"], "at least 1"),
         (["run", "http://127.0.0.1:1/", "-n", "5", "-m", "GE T"], "not a valid HTTP method"),
         (["run", "--bogus"], "No such option"),
-        (["run", "https://127.0.0.1/", "-n", "5"], "https"),
+        (["run", "http://127.0.0.1:1/", "-n", "5", "--tls-version", "1.3"], "Use an https:// URL"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], expected: str) -> None:
@@ -171,3 +171,22 @@ def test_constant_rate_is_held_and_reported(builtin_server: ServerInstance, tmp_
     assert abs(schedule["achieved_rate_per_s"] - 1000) <= 20
     assert abs(result["requests"] - 2000) <= 40
     assert "due time" in done.stdout and "actual send" in done.stdout and "offered 1,000/s" in done.stdout
+
+
+def test_https_with_full_handshakes_and_pinned_cipher(tmp_path: Path) -> None:
+    from gauntlet.servers.builtin import start_builtin
+
+    out = tmp_path / "result.json"
+    with start_builtin(tls=True) as server:
+        assert server.url.startswith("https://")
+        done = run_cli(
+            "run", f"{server.url}webtest.html", "-n", "300", "-c", "3", "--no-keepalive", "--no-tls-resumption",
+            "--tls-version", "1.3", "--cipher", "TLS13_AES_256_GCM_SHA384", "--json", out,
+        )
+    assert done.code == 0, done.stderr
+    result = json.loads(out.read_text())
+    jsonschema.Draft202012Validator(SCHEMA).validate(result)
+    assert result["tls"] == {"handshakes": 300, "resumed": 0}
+    assert "300 handshakes, 0 resumed" in done.stdout
+    bad = run_cli("run", "https://127.0.0.1:1/", "-n", "1", "--cipher", "RC4")
+    assert bad.code == 2 and "cipher suite 'RC4' is unknown" in bad.stderr

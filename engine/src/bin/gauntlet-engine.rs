@@ -8,7 +8,7 @@ use gauntlet_engine::plan::Plan;
 use gauntlet_engine::run;
 use gauntlet_engine::server::{serve, ServeConfig};
 
-const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S]";
+const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S] [--tls true]";
 
 fn read_input(path: &str) -> std::io::Result<String> {
     if path == "-" {
@@ -36,6 +36,7 @@ fn serve_config(options: &[&str]) -> Result<ServeConfig, String> {
             "--threads" => config.threads = number()?.max(1) as usize,
             "--stall-ms" => config.stall_ms = number()?,
             "--stall-every-ms" => config.stall_every_ms = number()?,
+            "--tls" => config.tls = value.parse().map_err(|_| format!("--tls takes true or false, not '{value}'"))?,
             _ => return Err(format!("unknown option {name}: {USAGE}")),
         }
     }

@@ -2,10 +2,12 @@
 //! Closed -> Connecting -> Writing -> Reading -> (next request: Writing | Closed)
 
 pub mod tcp;
+pub mod tls;
+pub mod transport;
 
-use std::io::{self, Read, Write};
+use std::io;
 
-use mio::net::TcpStream;
+use transport::Transport;
 
 use crate::http1::{Head, Progress, ResponseParser};
 use crate::stats::error::ErrorKind;
@@ -37,7 +39,7 @@ pub enum Step {
 }
 
 pub struct Conn {
-    pub stream: Option<TcpStream>,
+    pub stream: Option<Transport>,
     pub phase: Phase,
     /// Requests started on this connection.
     pub calls: u64,
@@ -106,7 +108,7 @@ impl Conn {
 
     /// After a readiness event while connecting: None while still connecting.
     pub fn connected(&mut self) -> Option<Result<(), ErrorKind>> {
-        let stream = self.stream.as_ref()?;
+        let stream = self.stream.as_ref()?.socket();
         match stream.take_error() {
             Ok(Some(err)) | Err(err) => return Some(Err(ErrorKind::of_connect(&err))),
             Ok(None) => {}
@@ -168,7 +170,9 @@ impl Conn {
                 Ok(Some(step)) => return (total, step),
                 // Edge-triggered readiness: a short read means the socket is drained for now,
                 // and more data raises a new event; a FIN that came with the data does not.
-                Ok(None) if n < scratch.len() && !peer_closed => return (total, Step::Wait),
+                Ok(None) if n < scratch.len() && !peer_closed && stream.short_read_drains() => {
+                    return (total, Step::Wait)
+                }
                 Ok(None) => {}
             }
         }

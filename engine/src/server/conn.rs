@@ -1,11 +1,11 @@
 //! One server-side connection: read requests, answer them in order, hold the ones a fault
 //! delays, close when the request or the client says so.
 
-use std::io::{self, Read, Write};
+use std::io;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use mio::net::TcpStream;
+use crate::conn::transport::Transport;
 
 use super::faults::{self, Faults};
 use super::routes::{self, Route, STATS_PATH};
@@ -39,7 +39,7 @@ struct Answer {
 }
 
 pub struct ServerConn {
-    stream: TcpStream,
+    stream: Transport,
     input: Vec<u8>,
     output: Vec<u8>,
     held: Option<Held>,
@@ -100,7 +100,7 @@ fn parse(input: &[u8]) -> (Parsed, Option<&str>) {
 }
 
 impl ServerConn {
-    pub fn new(stream: TcpStream, generation: u64) -> ServerConn {
+    pub fn new(stream: Transport, generation: u64) -> ServerConn {
         ServerConn {
             stream,
             input: Vec::new(),
@@ -147,7 +147,7 @@ impl ServerConn {
                 Ok(0) => return false,
                 Ok(n) => {
                     self.input.extend_from_slice(&scratch[..n]);
-                    if n < scratch.len() && !peer_closed {
+                    if n < scratch.len() && !peer_closed && self.stream.short_read_drains() {
                         return true;
                     }
                 }
@@ -181,7 +181,7 @@ impl ServerConn {
             let faults = if target.contains('?') { faults::parse(&target) } else { Faults::default() };
             if faults.reset {
                 context.counters[context.index].requests.fetch_add(1, Ordering::Relaxed);
-                let _ = socket2::SockRef::from(&self.stream).set_linger(Some(Duration::ZERO));
+                let _ = socket2::SockRef::from(self.stream.socket()).set_linger(Some(Duration::ZERO));
                 return Served::Close;
             }
             let now = now_us();
@@ -206,7 +206,8 @@ impl ServerConn {
     }
 
     fn state(&self) -> Served {
-        if self.broken || (self.close_after_output && self.output.is_empty()) {
+        let sent_all = self.output.is_empty() && !self.stream.has_pending_output();
+        if self.broken || (self.close_after_output && sent_all) {
             Served::Close
         } else {
             Served::Open
@@ -250,6 +251,9 @@ impl ServerConn {
     }
 
     fn flush(&mut self) {
+        if self.stream.flush().is_err() {
+            self.broken = true;
+        }
         let output = std::mem::take(&mut self.output);
         let sent = self.write_some(&output);
         self.output = output;

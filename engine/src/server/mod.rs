@@ -21,6 +21,8 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::now_us;
+use crate::conn::tls;
+use crate::conn::transport::{TlsStream, Transport};
 use conn::{Served, ServerConn};
 use faults::Stall;
 use routes::Routes;
@@ -38,11 +40,13 @@ pub struct ServeConfig {
     /// Server-wide periodic stall (0: none); a request's own stall parameters override it.
     pub stall_ms: u64,
     pub stall_every_ms: u64,
+    /// Serve HTTPS with a self-signed certificate made at start.
+    pub tls: bool,
 }
 
 impl Default for ServeConfig {
     fn default() -> ServeConfig {
-        ServeConfig { host: "127.0.0.1".into(), port: 0, threads: 2, stall_ms: 0, stall_every_ms: 0 }
+        ServeConfig { host: "127.0.0.1".into(), port: 0, threads: 2, stall_ms: 0, stall_every_ms: 0, tls: false }
     }
 }
 
@@ -138,6 +142,10 @@ pub fn serve(config: &ServeConfig) -> io::Result<ServerHandle> {
     let counters: Arc<[Counters]> = listeners.iter().map(|_| Counters::default()).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let routes = Arc::new(Routes::new());
+    let tls = match config.tls {
+        true => Some(tls::server_config().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?),
+        false => None,
+    };
     let stall = Stall { ms: config.stall_ms, every_ms: config.stall_every_ms };
     let start_us = now_us();
     let mut wakers = Vec::new();
@@ -150,6 +158,7 @@ pub fn serve(config: &ServeConfig) -> io::Result<ServerHandle> {
             listener: TcpListener::from_std(listener),
             conns: Vec::new(),
             free: Vec::new(),
+            tls: tls.clone(),
             next_generation: 0,
             timers: BinaryHeap::new(),
             context: Context { routes: routes.clone(), stall, start_us, counters: counters.clone(), index },
@@ -168,6 +177,7 @@ struct ServerLoop {
     listener: TcpListener,
     conns: Vec<Option<ServerConn>>,
     free: Vec<usize>,
+    tls: Option<Arc<rustls::ServerConfig>>,
     /// Tells a reused slot's connection from the one a timer was set for.
     next_generation: u64,
     /// (due, slot, generation): held responses waiting for their time.
@@ -204,21 +214,31 @@ impl ServerLoop {
 
     fn accept(&mut self) {
         loop {
-            let (mut stream, _) = match self.listener.accept() {
+            let (mut socket, _) = match self.listener.accept() {
                 Ok(accepted) => accepted,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return,
             };
-            let _ = stream.set_nodelay(true);
+            let _ = socket.set_nodelay(true);
             let slot = self.free.pop().unwrap_or_else(|| {
                 self.conns.push(None);
                 self.conns.len() - 1
             });
-            if self.poll.registry().register(&mut stream, Token(slot), Interest::READABLE | Interest::WRITABLE).is_err()
-            {
+            let interest = Interest::READABLE | Interest::WRITABLE;
+            if self.poll.registry().register(&mut socket, Token(slot), interest).is_err() {
                 self.free.push(slot);
                 continue;
             }
+            let stream = match &self.tls {
+                None => Transport::Plain(socket),
+                Some(config) => match rustls::ServerConnection::new(config.clone()) {
+                    Ok(session) => Transport::Tls(Box::new(TlsStream { socket, session: session.into() })),
+                    Err(_) => {
+                        self.free.push(slot);
+                        continue;
+                    }
+                },
+            };
             let counters = &self.context.counters[self.context.index];
             counters.connections.fetch_add(1, Ordering::Relaxed);
             counters.open.fetch_add(1, Ordering::Relaxed);

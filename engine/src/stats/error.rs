@@ -18,9 +18,11 @@ pub enum ErrorKind {
     Malformed,
     /// The connection ended in the middle of a response body.
     Truncated,
+    /// The TLS handshake or a TLS record failed.
+    Tls,
 }
 
-pub const ERROR_KIND_COUNT: usize = 7;
+pub const ERROR_KIND_COUNT: usize = 8;
 
 impl ErrorKind {
     pub const ALL: [ErrorKind; ERROR_KIND_COUNT] = [
@@ -31,6 +33,7 @@ impl ErrorKind {
         ErrorKind::Timeout,
         ErrorKind::Malformed,
         ErrorKind::Truncated,
+        ErrorKind::Tls,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -42,6 +45,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::Malformed => "malformed",
             ErrorKind::Truncated => "truncated",
+            ErrorKind::Tls => "tls",
         }
     }
 
@@ -62,6 +66,7 @@ impl ErrorKind {
     pub fn of_transfer(err: &io::Error) -> ErrorKind {
         match err.kind() {
             io::ErrorKind::TimedOut => ErrorKind::Timeout,
+            io::ErrorKind::InvalidData => ErrorKind::Tls,
             _ => ErrorKind::Reset,
         }
     }

@@ -73,6 +73,9 @@ pub struct Recorder {
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub connections_opened: u64,
+    /// TLS handshakes completed, and how many of them resumed a session.
+    pub tls_handshakes: u64,
+    pub tls_resumed: u64,
     thread: usize,
     measure_start_us: u64,
     second: SecondStats,
@@ -95,6 +98,8 @@ impl Recorder {
             bytes_in: 0,
             bytes_out: 0,
             connections_opened: 0,
+            tls_handshakes: 0,
+            tls_resumed: 0,
             thread,
             measure_start_us,
             second: SecondStats::new(0),
@@ -126,6 +131,11 @@ impl Recorder {
         self.second.requests += 1;
         self.second.responses += 1;
         latency::record(&mut self.second.latency, latency_us);
+    }
+
+    pub fn tls_handshake(&mut self, resumed: bool) {
+        self.tls_handshakes += 1;
+        self.tls_resumed += u64::from(resumed);
     }
 
     pub fn error(&mut self, kind: ErrorKind) {

@@ -14,9 +14,11 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use mio::{Events, Interest, Poll, Token};
+use rustls::pki_types::ServerName;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::now_us;
+use crate::conn::transport::{TlsStream, Transport};
 use crate::conn::{tcp, Conn, Outcome, Phase, Step};
 use crate::request::EncodedRequest;
 use crate::schedule::rate::RateSchedule;
@@ -34,6 +36,8 @@ const SEND_TIMER: Token = Token(usize::MAX - 1);
 /// What every thread of a run reads and nobody writes on the per-request path.
 pub struct Shared {
     pub address: SocketAddr,
+    /// For https: the client's TLS configuration and the server name it announces.
+    pub tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
     /// Index 0 is the plan's request; sessions add one per page resource.
     pub requests: Vec<EncodedRequest>,
     pub sessions: Option<SessionsShared>,
@@ -218,6 +222,12 @@ impl Worker {
     }
 
     fn on_event(&mut self, i: usize, readiness: Readiness, now: u64) {
+        let busy_tls = self.conns[i].is_busy() && matches!(self.conns[i].stream, Some(Transport::Tls(_)));
+        if readiness.writable && busy_tls {
+            if let Err(e) = self.conns[i].stream.as_mut().map_or(Ok(()), Transport::flush) {
+                return self.end_request(i, now, Err(ErrorKind::of_transfer(&e)), false);
+            }
+        }
         match self.conns[i].phase {
             Phase::Closed | Phase::Idle => {}
             Phase::Connecting => match self.conns[i].connected() {
@@ -342,8 +352,16 @@ impl Worker {
     }
 
     fn open(&mut self, i: usize) -> io::Result<()> {
-        let mut stream = tcp::connect(self.shared.address)?;
-        self.poll.registry().register(&mut stream, Token(i), Interest::READABLE | Interest::WRITABLE)?;
+        let mut socket = tcp::connect(self.shared.address)?;
+        self.poll.registry().register(&mut socket, Token(i), Interest::READABLE | Interest::WRITABLE)?;
+        let stream = match &self.shared.tls {
+            None => Transport::Plain(socket),
+            Some((config, name)) => {
+                let session = rustls::ClientConnection::new(config.clone(), name.clone())
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                Transport::Tls(Box::new(TlsStream { socket, session: session.into() }))
+            }
+        };
         let conn = &mut self.conns[i];
         conn.stream = Some(stream);
         if conn.measured {
@@ -375,6 +393,9 @@ impl Worker {
         let conn = &self.conns[i];
         if !conn.measured || now >= self.measure_end_us {
             return;
+        }
+        if let (Ok(_), 1, Some(resumed)) = (outcome, conn.calls, conn.stream.as_ref().and_then(|s| s.resumed())) {
+            self.recorder.tls_handshake(resumed);
         }
         match outcome {
             Ok(head) => self.recorder.response(head.status, now - conn.intended_us, now - conn.started_us),

@@ -40,6 +40,13 @@ def read_body(path: Path) -> str:
         raise GauntletError(f"cannot read the body file {str(path)!r} ({err.strerror})", "Check the path") from None
 
 
+def tls_settings(options: dict[str, Any]) -> dict[str, Any] | None:
+    """TLS options for an https URL; None leaves the engine's defaults (resumption on)."""
+    if options["tls_version"] is None and options["cipher"] is None and not options["no_tls_resumption"]:
+        return None
+    return {"version": options["tls_version"], "cipher": options["cipher"], "resumption": not options["no_tls_resumption"]}
+
+
 def build_plan(url: str, options: dict[str, Any]) -> engine.Plan:
     connections = options["connections"]
     threads = options["threads"]
@@ -55,6 +62,7 @@ def build_plan(url: str, options: dict[str, Any]) -> engine.Plan:
         "body_base64": read_body(options["body"]) if options["body"] else None,
         "http_version": "1.0" if options["http10"] else "1.1",
         "keepalive": not options["no_keepalive"],
+        "tls": tls_settings(options),
         "calls_per_connection": options["calls_per_connection"],
         "connections": connections,
         "rate_per_s": options["rate"],
@@ -113,6 +121,11 @@ def run_command(
         int | None, typer.Option("--calls-per-connection", min=1, help="K requests per connection, then reconnect")
     ] = None,
     http10: Annotated[bool, typer.Option("--http1.0", help="Send HTTP/1.0 requests")] = False,
+    tls_version: Annotated[str | None, typer.Option("--tls-version", help="https: 1.2 or 1.3 only")] = None,
+    cipher: Annotated[str | None, typer.Option("--cipher", help="https: one cipher suite, e.g. TLS13_AES_128_GCM_SHA256")] = None,
+    no_tls_resumption: Annotated[
+        bool, typer.Option("--no-tls-resumption", help="https: a full handshake on every new connection")
+    ] = False,
     timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout")] = "15s",
     warmup: Annotated[str | None, typer.Option("--warmup", help="Run this long first, uncounted")] = None,
     method: Annotated[str, typer.Option("-m", "--method", help="HTTP method")] = "GET",

@@ -12,7 +12,7 @@ import typer
 
 from gauntlet import engine
 
-LISTENING_LINE = "gauntlet serve: listening on http://{host}:{port}/"
+LISTENING_LINE = "gauntlet serve: listening on {scheme}://{host}:{port}/"
 
 
 def serve_command(
@@ -21,6 +21,7 @@ def serve_command(
     threads: Annotated[int, typer.Option("--threads", min=1, help="Server threads")] = 2,
     stall_ms: Annotated[int, typer.Option("--stall-ms", min=0, help="Hold all responses this long...")] = 0,
     stall_every_ms: Annotated[int, typer.Option("--stall-every-ms", min=0, help="...once every this many ms")] = 0,
+    tls: Annotated[bool, typer.Option("--tls", help="HTTPS with a self-signed certificate made at start")] = False,
 ) -> int:
     """Serve the standard workload (and /hello, fault injection) from memory."""
     stop = threading.Event()
@@ -30,9 +31,10 @@ def serve_command(
 
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
-    server = engine.serve(host, port, threads, stall_ms, stall_every_ms)
+    server = engine.serve(host, port, threads, stall_ms, stall_every_ms, tls)
     shown_host = f"[{server.host}]" if ":" in server.host else server.host
-    print(LISTENING_LINE.format(host=shown_host, port=server.port), flush=True)
+    scheme = "https" if tls else "http"
+    print(LISTENING_LINE.format(scheme=scheme, host=shown_host, port=server.port), flush=True)
     while not stop.wait(0.5):
         pass
     stats = server.stats()

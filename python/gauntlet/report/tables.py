@@ -94,6 +94,9 @@ def outcomes_table(result: dict[str, Any]) -> Table:
 def print_run(console: Console, result: dict[str, Any]) -> None:
     console.print(describe_plan(result))
     console.print(throughput_table(result))
+    if result["tls"] is not None:
+        tls = result["tls"]
+        console.print(f"tls: {format_count(tls['handshakes'])} handshakes, {format_count(tls['resumed'])} resumed")
     client = result["client"]
     console.print(
         f"client: {client['cpu_us_per_request']:.1f} µs of CPU per request, "

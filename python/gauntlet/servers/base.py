@@ -43,11 +43,13 @@ class ServerInstance:
         workdir: Path,
         config_text: str,
         host: str = LOOPBACK,
+        scheme: str = "http",
         stop_signal: int = signal.SIGTERM,
         grace_s: float = 5.0,
     ) -> None:
         self.kind = kind
         self.host = host
+        self.scheme = scheme
         self.port = port
         self.workdir = workdir
         self.config_text = config_text
@@ -59,7 +61,7 @@ class ServerInstance:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}/"
+        return f"{self.scheme}://{self.host}:{self.port}/"
 
     def pids(self) -> list[int]:
         """The main process and all its descendants now (empty once stopped)."""

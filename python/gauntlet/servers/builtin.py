@@ -18,16 +18,16 @@ from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance, new_workdir
 from gauntlet.servers.process import log_tail, spawn
 
-LISTENING = re.compile(r"^gauntlet serve: listening on http://(?P<host>[^/]+):(?P<port>\d+)/$")
+LISTENING = re.compile(r"^gauntlet serve: listening on (?P<scheme>https?)://(?P<host>[^/]+):(?P<port>\d+)/$")
 POLL_INTERVAL_S = 0.02
 
 
 def start_builtin(
-    threads: int = 2, stall_ms: int = 0, stall_every_ms: int = 0, ready_timeout_s: float = 10.0
+    threads: int = 2, stall_ms: int = 0, stall_every_ms: int = 0, tls: bool = False, ready_timeout_s: float = 10.0
 ) -> ServerInstance:
     """Start `gauntlet serve` on 127.0.0.1, port 0, and return once it has announced its address."""
     argv = [sys.executable, "-m", "gauntlet", "serve", "--port", "0", "--threads", str(threads)]
-    argv += ["--stall-ms", str(stall_ms), "--stall-every-ms", str(stall_every_ms)]
+    argv += ["--stall-ms", str(stall_ms), "--stall-every-ms", str(stall_every_ms)] + (["--tls"] if tls else [])
     workdir = new_workdir("builtin")
     log_path = workdir / "stderr.log"
     stdout_path = workdir / "stdout.log"
@@ -42,6 +42,7 @@ def start_builtin(
         port=0,
         workdir=workdir,
         config_text=shlex.join(argv),
+        scheme="https" if tls else "http",
     )
     try:
         instance.host, instance.port = _announced_address(

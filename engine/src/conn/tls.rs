@@ -1,0 +1,175 @@
+//! TLS settings: the client's (any certificate accepted, as wrk and h2load do, but handshake
+//! signatures still checked; version, cipher suite and resumption as the plan says) and the
+//! built-in server's (a self-signed certificate generated at start).
+
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{ring, verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, ServerConfig, SignatureScheme, SupportedProtocolVersion};
+use serde::{Deserialize, Serialize};
+
+/// What a plan fixes about TLS; an https URL without it uses the defaults.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsPlan {
+    /// "1.2" or "1.3"; None: either.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// A rustls cipher suite name such as TLS13_AES_128_GCM_SHA256; None: rustls's preference.
+    #[serde(default)]
+    pub cipher: Option<String>,
+    /// Resume sessions on new connections; false forces a full handshake each time.
+    #[serde(default = "resumption_default")]
+    pub resumption: bool,
+}
+
+fn resumption_default() -> bool {
+    true
+}
+
+impl Default for TlsPlan {
+    fn default() -> TlsPlan {
+        TlsPlan { version: None, cipher: None, resumption: resumption_default() }
+    }
+}
+
+fn versions(version: Option<&str>) -> Result<Vec<&'static SupportedProtocolVersion>, String> {
+    match version {
+        None => Ok(vec![&rustls::version::TLS13, &rustls::version::TLS12]),
+        Some("1.3") => Ok(vec![&rustls::version::TLS13]),
+        Some("1.2") => Ok(vec![&rustls::version::TLS12]),
+        Some(other) => Err(format!("TLS version '{other}' is not supported: use 1.2 or 1.3")),
+    }
+}
+
+fn provider(cipher: Option<&str>) -> Result<CryptoProvider, String> {
+    let mut provider = ring::default_provider();
+    if let Some(name) = cipher {
+        provider.cipher_suites.retain(|suite| format!("{:?}", suite.suite()) == name);
+        if provider.cipher_suites.is_empty() {
+            let known: Vec<String> =
+                ring::default_provider().cipher_suites.iter().map(|s| format!("{:?}", s.suite())).collect();
+            return Err(format!("the cipher suite '{name}' is unknown: use one of {}", known.join(", ")));
+        }
+    }
+    Ok(provider)
+}
+
+/// Accepts any certificate (the servers under test use self-signed ones) but checks that the
+/// server's handshake signatures are valid, as a full handshake would.
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+pub fn client_config(plan: &TlsPlan) -> Result<Arc<ClientConfig>, String> {
+    let provider = Arc::new(provider(plan.cipher.as_deref())?);
+    let mut config = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions(plan.version.as_deref())?)
+        .map_err(|e| format!("TLS version and cipher suite do not match ({e}): pick a suite of that version"))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+        .with_no_client_auth();
+    if !plan.resumption {
+        config.resumption = rustls::client::Resumption::disabled();
+    }
+    Ok(Arc::new(config))
+}
+
+/// The name the client announces: SNI for a host name, none for an address.
+pub fn server_name(host: &str) -> Result<ServerName<'static>, String> {
+    ServerName::try_from(host.to_string()).map_err(|e| format!("'{host}' is not a valid TLS server name ({e})"))
+}
+
+fn self_signed() -> Result<rcgen::CertifiedKey<rcgen::KeyPair>, String> {
+    let names = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
+    rcgen::generate_simple_self_signed(names).map_err(|e| format!("cannot make a certificate ({e})"))
+}
+
+/// A self-signed certificate for localhost and the loopback addresses: (certificate, key) PEM.
+pub fn self_signed_pem() -> Result<(String, String), String> {
+    let certified = self_signed()?;
+    Ok((certified.cert.pem(), certified.signing_key.serialize_pem()))
+}
+
+/// The built-in server's TLS: a fresh self-signed certificate.
+pub fn server_config() -> Result<Arc<ServerConfig>, String> {
+    let certified = self_signed()?;
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(certified.signing_key.serialize_der()));
+    let config = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS defaults refused ({e})"))?
+        .with_no_client_auth()
+        .with_single_cert(vec![certified.cert.der().clone()], key)
+        .map_err(|e| format!("the certificate was refused ({e})"))?;
+    Ok(Arc::new(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_ciphers_are_checked() {
+        assert!(client_config(&TlsPlan::default()).is_ok());
+        let v12 = TlsPlan {
+            version: Some("1.2".into()),
+            cipher: Some("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into()),
+            resumption: false,
+        };
+        assert!(client_config(&v12).is_ok());
+        let bad = TlsPlan { version: Some("1.1".into()), ..TlsPlan::default() };
+        assert!(client_config(&bad).unwrap_err().contains("1.2 or 1.3"));
+        let unknown = TlsPlan { cipher: Some("RC4".into()), ..TlsPlan::default() };
+        assert!(client_config(&unknown).unwrap_err().contains("TLS13_AES_128_GCM_SHA256"));
+        let mismatch = TlsPlan {
+            version: Some("1.3".into()),
+            cipher: Some("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into()),
+            resumption: true,
+        };
+        assert!(client_config(&mismatch).is_err());
+    }
+
+    #[test]
+    fn certificates_are_generated() {
+        let (cert, key) = self_signed_pem().unwrap();
+        assert!(cert.starts_with("-----BEGIN CERTIFICATE-----"));
+        assert!(key.contains("PRIVATE KEY"));
+        assert!(server_config().is_ok());
+    }
+}

@@ -1,0 +1,75 @@
+//! HTTPS: the engine against the built-in server over TLS, with full handshakes and resumption,
+//! pinned versions and cipher suites, and TLS failures counted as their own kind.
+
+mod common;
+
+use gauntlet_engine::plan::Plan;
+use gauntlet_engine::run::run;
+use gauntlet_engine::server::routes::{Route, Routes};
+use gauntlet_engine::server::{serve, ServeConfig, ServerHandle};
+
+fn https_server() -> ServerHandle {
+    serve(&ServeConfig { tls: true, ..ServeConfig::default() }).unwrap()
+}
+
+fn plan(server: &ServerHandle, fields: &str) -> Plan {
+    let url = format!("https://127.0.0.1:{}/webtest.html", server.local_addr().port());
+    Plan::from_json(&format!(r#"{{"url": "{url}", "threads": 2, {fields}}}"#)).unwrap()
+}
+
+#[test]
+fn keep_alive_over_tls_does_one_handshake_per_connection() {
+    let server = https_server();
+    let result = run(plan(&server, r#""connections": 4, "requests": 2000"#)).unwrap();
+    assert_eq!((result.responses, result.errors_total), (2000, 0), "{:?}", result.errors);
+    assert_eq!(server.stats().requests, 2000);
+    let tls = result.tls.unwrap();
+    assert_eq!(tls.handshakes, 4);
+    let routes = Routes::new();
+    let Route::Static(page) = routes.find("/webtest.html") else { panic!("a static page") };
+    assert_eq!(result.bytes_in, 2000 * page.bytes(true, false).len() as u64, "decrypted bytes are counted");
+    server.stop();
+}
+
+#[test]
+fn a_connection_per_request_resumes_sessions_unless_told_not_to() {
+    let server = https_server();
+    let resumed = run(plan(&server, r#""connections": 2, "requests": 200, "keepalive": false"#)).unwrap();
+    let tls = resumed.tls.unwrap();
+    assert_eq!((resumed.responses, tls.handshakes), (200, 200));
+    assert!(tls.resumed >= 190, "{} of 200 resumed", tls.resumed);
+    let full =
+        run(plan(&server, r#""connections": 2, "requests": 200, "keepalive": false, "tls": {"resumption": false}"#))
+            .unwrap();
+    let tls = full.tls.unwrap();
+    assert_eq!((full.responses, tls.handshakes, tls.resumed), (200, 200, 0));
+    assert_eq!(server.stats().connections_accepted, 400);
+    server.stop();
+}
+
+#[test]
+fn version_and_cipher_can_be_pinned() {
+    let server = https_server();
+    for tls in [
+        r#"{"version": "1.2", "cipher": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}"#,
+        r#"{"version": "1.3", "cipher": "TLS13_CHACHA20_POLY1305_SHA256"}"#,
+    ] {
+        let result = run(plan(&server, &format!(r#""connections": 2, "requests": 50, "tls": {tls}"#))).unwrap();
+        assert_eq!((result.responses, result.errors_total), (50, 0), "{tls}: {:?}", result.errors);
+    }
+    // The server's certificate is ECDSA: an RSA-only suite cannot be agreed on; the server's
+    // alert ends the handshake.
+    let refused = r#""connections": 1, "requests": 3, "tls": {"version": "1.2", "cipher": "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}"#;
+    let result = run(plan(&server, refused)).unwrap();
+    assert_eq!((result.responses, result.errors["tls"]), (0, 3), "{:?}", result.errors);
+    assert_eq!(result.tls.unwrap().handshakes, 0);
+    server.stop();
+}
+
+#[test]
+fn tls_to_a_plain_server_is_a_tls_error() {
+    let server = serve(&ServeConfig::default()).unwrap();
+    let result = run(plan(&server, r#""connections": 1, "requests": 3"#)).unwrap();
+    assert_eq!(result.errors["tls"], 3, "{:?}", result.errors);
+    server.stop();
+}
