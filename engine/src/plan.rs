@@ -334,6 +334,7 @@ mod tests {
         assert_eq!(t.host_header(), "localhost");
         t.tls = true;
         assert_eq!(t.host_header(), "localhost:80");
+        t.port = 443;
         t.host = "::1".into();
         assert_eq!(t.host_header(), "[::1]");
     }

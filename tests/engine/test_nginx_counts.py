@@ -12,11 +12,12 @@ import pytest
 
 from gauntlet import engine
 from gauntlet.servers.base import ServerInstance
+from tests.helpers.logs import log_lines
 
 
-def logged(server: ServerInstance) -> tuple[int, int]:
-    """(requests, distinct connections) in nginx's access log."""
-    lines = (server.workdir / "logs" / "access.log").read_text().splitlines()
+def logged(server: ServerInstance, expected: int) -> tuple[int, int]:
+    """(requests, distinct connections) in nginx's access log, once it has `expected` lines."""
+    lines = log_lines(server.workdir / "logs" / "access.log", expected)
     return len(lines), len({line.split()[0] for line in lines})
 
 
@@ -40,7 +41,7 @@ def test_engine_counts_equal_the_access_log(
     result = engine.run(plan(f"{server.url}webtest.html", **fields)).result
     requests = fields["requests"]
     assert (result["requests"], result["responses"], result["errors_total"]) == (requests, requests, 0), mode
-    logged_requests, logged_connections = logged(server)
+    logged_requests, logged_connections = logged(server, requests)
     assert logged_requests == requests, mode
     assert logged_connections in connections, f"{mode}: nginx saw {logged_connections} connections"
     assert result["connections_opened"] == logged_connections, mode
@@ -49,7 +50,7 @@ def test_engine_counts_equal_the_access_log(
 def test_a_duration_run_abandons_at_most_one_request_per_connection(nginx_server: Callable[..., ServerInstance]) -> None:
     server = nginx_server(worker_processes=2, access_log=True, keepalive_requests=100_000)
     result = engine.run(plan(f"{server.url}webtest.html", duration_us=1_000_000, warmup_us=200_000)).result
-    logged_requests, _ = logged(server)
+    logged_requests, _ = logged(server, result["responses"])
     assert result["stop_reason"] == "duration" and result["elapsed_us"] == 1_000_000
     # The log also holds the warm-up's requests; the measured ones are all there.
     assert logged_requests >= result["responses"] > 0

@@ -10,6 +10,7 @@ import psutil
 import pytest
 
 from gauntlet.engine import workload_files
+from tests.helpers.logs import log_lines
 
 FILES = workload_files()
 CONTENT_TYPES = {"html": "text/html", "gif": "image/gif", "png": "image/png", "jpg": "image/jpeg"}
@@ -127,7 +128,7 @@ def test_access_log_counts_each_request(nginx_server):
     with connect(server.port) as sock:
         head, _ = get(sock, "/missing.html")
         assert head.startswith("HTTP/1.1 404")
-    lines = (server.workdir / "logs" / "access.log").read_text().splitlines()
+    lines = log_lines(server.workdir / "logs" / "access.log", 5)
     assert len(lines) == 5, lines  # the readiness probes are not logged
     fields = [line.split(" ", 4) for line in lines]
     assert len({f[0] for f in fields[:4]}) == 1, "the first four share one connection"
