@@ -11,7 +11,7 @@ import sys
 import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
-from gauntlet.cli import run, serve, sweep, workload
+from gauntlet.cli import capacity, run, serve, sweep, workload
 from gauntlet.errors import GauntletError
 
 EXIT_USER_ERROR = 2
@@ -26,6 +26,7 @@ app = typer.Typer(
 )
 app.command("run", no_args_is_help=False)(run.run_command)
 app.command("serve")(serve.serve_command)
+app.command("capacity")(capacity.capacity_command)
 app.add_typer(sweep.app, name="sweep")
 app.add_typer(workload.app, name="workload")
 

@@ -103,6 +103,33 @@ def write_json(path: Path, result: dict[str, Any]) -> None:
         raise GauntletError(f"cannot write {str(path)!r} ({err.strerror})", "Check the directory and its permissions") from None
 
 
+def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> int:
+    """Each iteration of the load file's sessions, with its pages and QoS verdict."""
+    from gauntlet.lab import loadfile, qos
+    from gauntlet.report.sessions import print_sessions
+
+    load = loadfile.load(load_path)
+    out, err = Console(), Console(stderr=True)
+    results: list[dict[str, Any]] = []
+    valid = True
+    with target_url(url, 2, err) as resolved:
+        for iteration in range(load.iterations):
+            with ProgressLine(err, None, load.measure) as progress:
+                outcome = engine.run(load.plan(resolved), progress.update)
+            results.append(outcome.result)
+            if json_path is not None:
+                write_json(json_path, results[0] if load.iterations == 1 else {"iterations": results})
+            verdict = qos.verdict(outcome.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
+            valid &= verdict.valid
+            if load.iterations > 1:
+                out.print(f"[bold]iteration {iteration + 1} of {load.iterations}[/bold]")
+            print_run(out, outcome.result)
+            print_sessions(out, outcome.result, verdict)
+            if outcome.interrupted:
+                return EXIT_INTERRUPTED
+    return 0 if valid else EXIT_NO_SUCCESS
+
+
 def succeeded(result: dict[str, Any]) -> bool:
     return any(200 <= int(code) < 400 and n > 0 for code, n in result["status_codes"].items())
 
@@ -133,8 +160,11 @@ def run_command(
     body: Annotated[Path | None, typer.Option("--body", help="Send this file as the request body")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the full result here")] = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target off this machine")] = False,
+    load: Annotated[Path | None, typer.Option("--load", help="Run the sessions of this load file (YAML)")] = None,
 ) -> int:
-    """Drive closed-loop load at one URL and print what was measured."""
+    """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load)."""
+    if load is not None:
+        return run_sessions(load, url, json_path)
     options = dict(locals())
     options["header"] = header or []
     out = Console()

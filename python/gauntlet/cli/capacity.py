@@ -1,0 +1,59 @@
+"""`gauntlet capacity LOADFILE [URL]`: the most simultaneous sessions that stay QoS-valid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from gauntlet import engine
+from gauntlet.cli.progress import ProgressLine
+from gauntlet.cli.run import EXIT_INTERRUPTED, target_url, write_json
+from gauntlet.lab import capacity, loadfile, qos
+from gauntlet.report.sessions import capacity_line, probe_line
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a probe: the search ends with what it has."""
+
+
+def capacity_command(
+    load_path: Annotated[Path, typer.Argument(help="The load file (sessions, windows, QoS)")],
+    url: Annotated[str | None, typer.Argument(help="http[s]://HOST[:PORT]; without it, the built-in server")] = None,
+    start: Annotated[int, typer.Option("--start", min=1, help="The first number of sessions tried")] = 10,
+    max_probes: Annotated[int, typer.Option("--max-probes", min=1, help="At most this many measurements")] = 10,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Every probe's result and the answer")] = None,
+) -> int:
+    """Grow the number of simultaneous sessions until QoS fails, then bisect."""
+    load = loadfile.load(load_path)
+    out, err = Console(), Console(stderr=True)
+    probes: list[dict[str, Any]] = []
+
+    def save(found: capacity.Capacity | None) -> None:
+        if json_path is not None:
+            answer = None if found is None else {"users": found.users, "first_invalid": found.first_invalid}
+            write_json(json_path, {"schema": "gauntlet.capacity-result/1", "probes": probes, "capacity": answer})
+
+    with target_url(url, 2, err) as resolved:
+
+        def probe(users: int) -> bool:
+            with ProgressLine(err, None, load.measure) as progress:
+                outcome = engine.run(load.with_users(users).plan(resolved), progress.update)
+            verdict = qos.verdict(outcome.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
+            probes.append({"users": users, "valid": verdict.valid, "result": outcome.result})
+            save(None)
+            out.print(probe_line(users, outcome.result, verdict))
+            if outcome.interrupted:
+                raise Interrupted
+            return verdict.valid
+
+        try:
+            found = capacity.search(probe, start, max_probes)
+        except Interrupted:
+            err.print("[yellow]interrupted: the probes above were measured; no capacity was settled[/yellow]")
+            return EXIT_INTERRUPTED
+    save(found)
+    out.print(capacity_line(found))
+    return 0

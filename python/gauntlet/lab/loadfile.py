@@ -1,0 +1,188 @@
+"""Load files (YAML): session types, arrivals and QoS for the engine's session model.
+
+Every mistake is reported before any load is sent, as one line `FILE:LINE: field: message`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from gauntlet.errors import GauntletError
+from gauntlet.units import parse_duration_us
+
+_HAS_UNIT = re.compile(r"[a-zA-Z]\s*$")
+_ZERO = re.compile(r"\s*0+(\.0*)?\s*[a-zA-Z]+\s*")
+
+
+def _duration_us(value: Any) -> int:
+    """Durations in load files carry their unit: '5s', '500ms', '30m'."""
+    if not isinstance(value, str) or not _HAS_UNIT.search(value):
+        raise ValueError(f"{value!r} has no unit: write it as 500ms, 5s, 30m or 1h")
+    if _ZERO.fullmatch(value):
+        return 0
+    try:
+        return parse_duration_us(value, "duration")
+    except GauntletError as err:
+        raise ValueError(err.cause) from None
+
+
+Duration = Annotated[int, BeforeValidator(_duration_us)]
+
+
+def _think(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict) and set(value) == {"uniform"}:
+        low, high = (_duration_us(v) for v in value["uniform"])
+        if low > high:
+            raise ValueError("uniform think times go from the smaller to the larger: swap them")
+        return {"kind": "uniform", "min_us": low, "max_us": high}
+    if isinstance(value, dict) and set(value) == {"exponential"}:
+        return {"kind": "exponential", "mean_us": _duration_us(value["exponential"])}
+    if isinstance(value, dict):
+        raise ValueError("a think time is a duration, {uniform: [MIN, MAX]} or {exponential: MEAN}")
+    return {"kind": "fixed", "mean_us": _duration_us(value)}
+
+
+Think = Annotated[dict[str, Any], BeforeValidator(_think)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PageSpec(_Strict):
+    name: str = Field(min_length=1)
+    path: str = Field(pattern=r"^/")
+    embedded: list[Annotated[str, Field(pattern=r"^/")]] = []
+    download: bool = False
+
+
+class SessionSpec(_Strict):
+    name: str = Field(min_length=1)
+    weight: float = Field(default=1.0, gt=0)
+    think: Think = {"kind": "fixed", "mean_us": 0}
+    pages: list[PageSpec] = Field(min_length=1)
+
+
+class PhaseSpec(_Strict):
+    users_per_s: float = Field(gt=0)
+    duration: Duration = Field(gt=0)
+
+
+class QosSpec(_Strict):
+    good: Duration = 2_000_000
+    tolerable: Duration = 4_000_000
+    download_good_bytes_per_s: float = Field(default=99_000, gt=0)
+    download_tolerable_bytes_per_s: float = Field(default=95_000, gt=0)
+    good_share: float = Field(default=0.95, ge=0, le=1)
+    good_or_tolerable_share: float = Field(default=0.99, ge=0, le=1)
+
+
+class LoadFile(_Strict):
+    sessions: list[SessionSpec] = Field(min_length=1)
+    if_modified_since: float = Field(default=0.0, ge=0, le=1)
+    users: int | None = Field(default=None, gt=0)
+    phases: list[PhaseSpec] | None = Field(default=None, min_length=1)
+    max_users: int = Field(default=1000, gt=0)
+    ramp_up: Duration = 0
+    warm_up: Duration = 0
+    measure: Duration | None = None
+    ramp_down: Duration = 0
+    iterations: int = Field(default=1, gt=0)
+    qos: QosSpec = QosSpec()
+    seed: int = 1
+
+    @model_validator(mode="after")
+    def one_way_of_having_users(self) -> LoadFile:
+        if (self.users is None) == (self.phases is None):
+            raise ValueError("give either users (simultaneous sessions) or phases (arrivals), not both or neither")
+        if self.users is not None and self.measure is None:
+            raise ValueError("with users, give the measurement time: measure: 5m")
+        names = [page.name for session in self.sessions for page in session.pages]
+        if len(names) != len(set(names)):
+            raise ValueError("page names repeat: give every page its own name")
+        return self
+
+    def with_users(self, users: int) -> LoadFile:
+        return self.model_copy(update={"users": users})
+
+    def plan(self, url: str) -> dict[str, Any]:
+        """The engine plan: the sessions, the windows, and room for two connections per user."""
+        qos = self.qos
+        users = self.users or self.max_users
+        return {
+            "url": url,
+            "connections": 2 * users,
+            "threads": min(2, users),
+            "warmup_us": self.ramp_up + self.warm_up,
+            "duration_us": self.measure,
+            "sessions": {
+                "types": [
+                    {"name": s.name, "weight": s.weight, "think": s.think, "pages": [p.model_dump() for p in s.pages]}
+                    for s in self.sessions
+                ],
+                "if_modified_since_share": self.if_modified_since,
+                "users": self.users,
+                "phases": None
+                if self.phases is None
+                else [{"users_per_s": p.users_per_s, "duration_us": p.duration} for p in self.phases],
+                "rampdown_us": self.ramp_down,
+                "qos": {
+                    "good_us": qos.good,
+                    "tolerable_us": qos.tolerable,
+                    "download_good_bytes_per_s": qos.download_good_bytes_per_s,
+                    "download_tolerable_bytes_per_s": qos.download_tolerable_bytes_per_s,
+                },
+                "seed": self.seed,
+            },
+        }
+
+
+def _construct(node: yaml.Node, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> Any:
+    """Plain data from a YAML node, noting the line of every value by its path."""
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        mapping = {}
+        for key_node, value_node in node.value:
+            key = key_node.value
+            mapping[key] = _construct(value_node, (*path, key), lines)
+            lines[(*path, key)] = key_node.start_mark.line + 1
+        return mapping
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(item, (*path, i), lines) for i, item in enumerate(node.value)]
+    return yaml.SafeLoader("").construct_object(node)
+
+
+def _line_of(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int:
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return 1
+
+
+def load(path: Path) -> LoadFile:
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise GauntletError(f"cannot read the load file {str(path)!r} ({err.strerror})", "Check the path") from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as err:
+        line = err.problem_mark.line + 1 if err.problem_mark else 1
+        raise GauntletError(f"{path}:{line}: YAML syntax: {err.problem}", "Fix the YAML at that line") from None
+    lines: dict[tuple[Any, ...], int] = {}
+    data = _construct(root, (), lines) if root is not None else None
+    if not isinstance(data, dict):
+        raise GauntletError(f"{path}:1: the load file is not a mapping", "Start it with sessions: (see docs/load-files.md)")
+    try:
+        return LoadFile.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = tuple(part for part in first["loc"] if not (isinstance(part, str) and "[" in part))
+        field = ".".join(str(part) for part in loc) or "(top)"
+        message = first["msg"].removeprefix("Value error, ")
+        raise GauntletError(f"{path}:{_line_of(loc, lines)}: {field}: {message}", "Fix that field (docs/load-files.md)") from None

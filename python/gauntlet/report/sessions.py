@@ -1,0 +1,71 @@
+"""Terminal output of session runs: per-page-type figures, QoS verdicts, capacity probes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from gauntlet.lab.capacity import Capacity
+from gauntlet.lab.qos import Verdict
+from gauntlet.units import format_count, format_duration_us
+
+
+def pages_table(sessions: dict[str, Any]) -> Table:
+    table = Table(title="Pages", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
+    for column in ("page", "type", "count", "errors", "p50", "p90", "p99", "good", "tolerable", "fail"):
+        table.add_column(column, justify="left" if column in ("page", "type") else "right")
+    for name, page in sorted(sessions["pages"].items()):
+        count = page["count"]
+        share = lambda n: f"{n / count:.1%}" if count else "-"  # noqa: E731
+        times = page["page_time_us"]
+        table.add_row(
+            name, page["type"], format_count(count), format_count(page["errors"]),
+            format_duration_us(times["p50"]), format_duration_us(times["p90"]), format_duration_us(times["p99"]),
+            share(page["good"]), share(page["tolerable"]), share(page["fail"]),
+        )
+    return table
+
+
+def verdict_line(verdict: Verdict) -> str:
+    if verdict.valid:
+        return "[green]QoS: VALID[/green] (every page type met its GOOD and GOOD+TOLERABLE shares)"
+    failing = ", ".join(
+        f"{p.name} ({p.good_share:.1%} good, {p.good_or_tolerable_share:.1%} good or tolerable)"
+        for p in verdict.pages
+        if not p.valid
+    )
+    return f"[red]QoS: INVALID[/red]: {failing}"
+
+
+def print_sessions(console: Console, result: dict[str, Any], verdict: Verdict) -> None:
+    sessions = result["sessions"]
+    console.print(
+        f"users: {format_count(sessions['users_started'])} started, {format_count(sessions['users_completed'])} "
+        f"completed, {format_count(sessions['users_dropped'])} dropped; "
+        f"{format_count(sessions['not_modified'])} revalidations answered 304"
+    )
+    console.print(pages_table(sessions))
+    console.print(verdict_line(verdict))
+
+
+def probe_line(users: int, result: dict[str, Any], verdict: Verdict) -> str:
+    worst = min(verdict.pages, key=lambda p: p.good_share)
+    mark = "[green]valid[/green]" if verdict.valid else "[red]invalid[/red]"
+    return (
+        f"{format_count(users).rjust(8)} users  {mark}  worst page {worst.name}: {worst.good_share:.1%} good, "
+        f"{worst.good_or_tolerable_share:.1%} good or tolerable  ({format_count(result['requests_per_s'])} req/s)"
+    )
+
+
+def capacity_line(capacity: Capacity) -> str:
+    upper = "unbounded (no level failed)" if capacity.first_invalid is None else format_count(capacity.first_invalid)
+    line = (
+        f"capacity: {format_count(capacity.users)} simultaneous sessions; the true capacity lies in "
+        f"[{format_count(capacity.users)}, {upper}) after {len(capacity.probes)} probes"
+    )
+    if capacity.budget_spent:
+        line += ". The probe budget ran out before the bracket closed: raise --max-probes"
+    return line

@@ -1,0 +1,65 @@
+"""`gauntlet run --load` and `gauntlet capacity` against the built-in server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gauntlet.servers.base import ServerInstance
+from tests.helpers.cli_process import run_cli
+
+TWO_PAGES = """\
+sessions:
+  - name: browse
+    think: 50ms
+    pages:
+      - {name: home, path: /webtest.html, embedded: [/image_small.gif, /image_10k.png]}
+      - {name: hello, path: /hello}
+users: 4
+if_modified_since: 0.5
+warm_up: 200ms
+measure: 1s
+"""
+
+
+def test_run_load_prints_pages_and_the_verdict(builtin_server: ServerInstance, tmp_path: Path) -> None:
+    load = tmp_path / "load.yaml"
+    load.write_text(TWO_PAGES)
+    out = tmp_path / "result.json"
+    done = run_cli("run", "--load", load, builtin_server.url, "--json", out)
+    assert done.code == 0, done.stderr
+    assert "QoS: VALID" in done.stdout and "home" in done.stdout and "hello" in done.stdout
+    result = json.loads(out.read_text())
+    pages = result["sessions"]["pages"]
+    assert pages["home"]["count"] > 10 and abs(pages["home"]["count"] - pages["hello"]["count"]) <= 4
+    assert result["sessions"]["not_modified"] > 0
+    assert result["status_codes"]["304"] == result["sessions"]["not_modified"]
+
+
+def test_bad_load_file_fails_before_any_load(tmp_path: Path) -> None:
+    load = tmp_path / "load.yaml"
+    load.write_text(TWO_PAGES.replace("think: 50ms", "think: 50"))
+    done = run_cli("run", "--load", load, "http://127.0.0.1:1/")
+    assert done.code == 2
+    assert done.stderr == f"gauntlet: error: {load}:3: sessions.0.think: 50 has no unit: write it as 500ms, 5s, 30m or 1h. Fix that field (docs/load-files.md)\n"
+
+
+def test_capacity_brackets_the_known_answer(builtin_server: ServerInstance, tmp_path: Path) -> None:
+    """Each user keeps one connection open; the server holds each page 10 ms per open connection,
+    so n users see pages of about 10 n ms. GOOD is under 200 ms: 19 users are valid, 20 are not."""
+    load = tmp_path / "load.yaml"
+    load.write_text(
+        "sessions:\n"
+        "  - name: wait\n"
+        "    pages: [{name: slow, path: '/hello?delay_per_connection_ms=10'}]\n"
+        "users: 1\n"
+        "warm_up: 300ms\n"
+        "measure: 1200ms\n"
+        "qos: {good: 200ms, tolerable: 10s}\n"
+    )
+    out = tmp_path / "capacity.json"
+    done = run_cli("capacity", load, builtin_server.url, "--start", "4", "--max-probes", "10", "--json", out, timeout_s=120)
+    assert done.code == 0, done.stderr
+    answer = json.loads(out.read_text())
+    assert answer["capacity"] == {"users": 19, "first_invalid": 20}, [(p["users"], p["valid"]) for p in answer["probes"]]
+    assert "capacity: 19 simultaneous sessions" in done.stdout
