@@ -6,6 +6,7 @@ import base64
 import contextlib
 import inspect
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,6 +94,16 @@ def target_url(url: str | None, threads: int, console: Console) -> Iterator[str]
         yield f"{server.url.rstrip('/')}{DEFAULT_PATH}"
 
 
+def check_json_destination(path: Path) -> None:
+    """Refuse an unwritable --json path before the load, not after it."""
+    directory = path.parent
+    if path.is_dir() or not directory.is_dir() or not os.access(directory, os.W_OK | os.X_OK):
+        raise GauntletError(
+            f"cannot write the result to {str(path)!r} (not a file in a writable directory)",
+            "Create the directory or give another --json path",
+        )
+
+
 def write_json(path: Path, result: dict[str, Any]) -> None:
     """Written whole each time, so a reader never sees half a file's worth of steps."""
     try:
@@ -163,6 +174,8 @@ def run_command(
     load: Annotated[Path | None, typer.Option("--load", help="Run the sessions of this load file (YAML)")] = None,
 ) -> int:
     """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load)."""
+    if json_path is not None:
+        check_json_destination(json_path)
     if load is not None:
         return run_sessions(load, url, json_path)
     options = dict(locals())
@@ -173,9 +186,9 @@ def run_command(
     with target_url(url, plan["threads"], err) as plan["url"]:
         with ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
             outcome = engine.run(plan, progress.update)
+    print_run(out, outcome.result)
     if json_path is not None:
         write_json(json_path, outcome.result)
-    print_run(out, outcome.result)
     if outcome.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until Ctrl-C[/yellow]")
         return EXIT_INTERRUPTED
