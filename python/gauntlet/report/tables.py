@@ -44,7 +44,8 @@ def throughput_table(result: dict[str, Any]) -> Table:
 
 
 def latency_table(result: dict[str, Any]) -> Table:
-    """Under a rate, latency counts from each request's due time and service time from its start."""
+    """Under a rate, latency counts from each request's due time and service time from its start.
+    Without a single response there is no latency: the cells show '-', not 0."""
     columns = (("mean", "mean"), *LATENCY_COLUMNS)
     table = Table(title="Latency", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
     rows = [("latency", result["latency_us"])]
@@ -54,7 +55,7 @@ def latency_table(result: dict[str, Any]) -> Table:
     for _, label in columns:
         table.add_column(label, justify="right")
     for name, summary in rows:
-        cells = [format_duration_us(summary[key]) for key, _ in columns]
+        cells = [format_duration_us(summary[key]) if summary["count"] else "-" for key, _ in columns]
         table.add_row(*([name] if result["schedule"] is not None else []), *cells)
     return table
 
