@@ -132,7 +132,10 @@ def sweep_row(kind: str, step: Any) -> str:
         return f"{value.rjust(SWEEP_WIDTHS[0])}  refused: {step.refused}"
     result = step.result
     latency = result["latency_us"]
-    share = lambda count: f"{count / result['requests']:.1%}" if result["requests"] else "-"  # noqa: E731
+
+    def share(count: int) -> str:
+        return f"{count / result['requests']:.1%}" if result["requests"] else "-"
+
     timed_out = result["errors"]["timeout"] + result["errors"]["connect_timeout"]
     rate = format_count(result["requests_per_s"])
     if kind == "concurrency":
