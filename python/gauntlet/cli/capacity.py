@@ -36,11 +36,11 @@ def capacity_command(
             answer = None if found is None else {"users": found.users, "first_invalid": found.first_invalid}
             write_json(json_path, {"schema": "gauntlet.capacity-result/1", "probes": probes, "capacity": answer})
 
-    with target_url(url, 2, err) as resolved:
+    with target_url(url, 2, err) as target:
 
         def probe(users: int) -> bool:
             with ProgressLine(err, None, load.measure) as progress:
-                outcome = engine.run(load.with_users(users).plan(resolved), progress.update)
+                outcome = engine.run(load.with_users(users).plan(target.url), progress.update)
             verdict = qos.verdict(outcome.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
             probes.append({"users": users, "valid": verdict.valid, "result": outcome.result})
             save(None)

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import typer
 from rich.console import Console
@@ -18,6 +18,8 @@ from rich.console import Console
 from gauntlet import engine
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
+from gauntlet.monitor.per_request import per_request
+from gauntlet.monitor.sampler import Sampler
 from gauntlet.report.tables import print_run
 from gauntlet.units import parse_count, parse_duration_us
 
@@ -81,17 +83,34 @@ def plan_options(**given: Any) -> dict[str, Any]:
     return {**defaults, "header": [], **given}
 
 
+class Target(NamedTuple):
+    url: str
+    #: The server's main process when Gauntlet started it, so that it can be monitored.
+    server_pid: int | None
+
+
 @contextlib.contextmanager
-def target_url(url: str | None, threads: int, console: Console) -> Iterator[str]:
+def target_url(url: str | None, threads: int, console: Console) -> Iterator[Target]:
     """The URL to load: the one given, or the built-in server started for this run."""
     if url is not None:
-        yield url
+        yield Target(url, None)
         return
     from gauntlet.servers.builtin import start_builtin
 
     with start_builtin(threads=threads) as server:
-        console.print(f"[dim]built-in server on {server.url} (pid {server.pids()[0]})[/dim]")
-        yield f"{server.url.rstrip('/')}{DEFAULT_PATH}"
+        pid = server.pids()[0]
+        console.print(f"[dim]built-in server on {server.url} (pid {pid})[/dim]")
+        yield Target(f"{server.url.rstrip('/')}{DEFAULT_PATH}", pid)
+
+
+@contextlib.contextmanager
+def monitored(server_pid: int | None) -> Iterator[Sampler | None]:
+    """Sample the server's process tree while the load runs, when Gauntlet started the server."""
+    if server_pid is None:
+        yield None
+        return
+    with Sampler(server_pid) as sampler:
+        yield sampler
 
 
 def check_json_destination(path: Path) -> None:
@@ -123,10 +142,10 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> in
     out, err = Console(), Console(stderr=True)
     results: list[dict[str, Any]] = []
     valid = True
-    with target_url(url, 2, err) as resolved:
+    with target_url(url, 2, err) as target:
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
-                outcome = engine.run(load.plan(resolved), progress.update)
+                outcome = engine.run(load.plan(target.url), progress.update)
             results.append(outcome.result)
             if json_path is not None:
                 write_json(json_path, results[0] if load.iterations == 1 else {"iterations": results})
@@ -183,9 +202,12 @@ def run_command(
     out = Console()
     err = Console(stderr=True)
     plan = build_plan(url or "", options)
-    with target_url(url, plan["threads"], err) as plan["url"]:
-        with ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
+    with target_url(url, plan["threads"], err) as target:
+        plan["url"] = target.url
+        with monitored(target.server_pid) as sampler, ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
             outcome = engine.run(plan, progress.update)
+    if sampler is not None:
+        outcome.result["server"] = per_request(sampler.totals(), outcome.result["requests"])
     print_run(out, outcome.result)
     if json_path is not None:
         write_json(json_path, outcome.result)

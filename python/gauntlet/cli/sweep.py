@@ -32,9 +32,9 @@ def run_steps(kind: str, url: str | None, plans: list[tuple[float, dict]], threa
             out.print(sweep_row(kind, step), highlight=False)
         printed = len(sweep.steps)
 
-    with target_url(url, threads, err) as resolved:
+    with target_url(url, threads, err) as target:
         for _, plan in plans:
-            plan["url"] = resolved
+            plan["url"] = target.url
         out.print(sweep_header(kind), highlight=False)
         with ProgressLine(err, None, None) as progress:
             sweep = run_sweep(kind, plans, show, progress.update)

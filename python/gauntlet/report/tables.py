@@ -103,6 +103,16 @@ def print_run(console: Console, result: dict[str, Any]) -> None:
         f"client: {client['cpu_us_per_request']:.1f} µs of CPU per request, "
         f"busiest load thread {client['busiest_thread_share']:.0%} busy"
     )
+    if "server" in result:
+        server = result["server"]
+        memory = ", ".join(
+            f"{role} {m['processes']}x {format_bytes(m['rss_bytes'])} RSS" for role, m in sorted(server["memory"].items())
+        )
+        console.print(
+            f"server: {server['cpu_us_per_request']:.1f} µs of CPU per request, "
+            f"{server['context_switches_per_request']:.2f} context switches and "
+            f"{server['page_faults_per_request']:.3f} page faults per request; {memory}"
+        )
     console.print(latency_table(result))
     line = schedule_line(result)
     if line is not None:

@@ -1,0 +1,29 @@
+"""The server's process tree, with a role for each process: the master (the process Gauntlet
+started), its workers (children running the same program) and backends (other programs:
+PHP-FPM or uWSGI pools, CGI children)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gauntlet.monitor.procfs import ProcSample
+
+
+def descendants(root_pid: int) -> list[int]:
+    """The root and every process below it, from the kernel's per-thread children lists."""
+    found, queue = [], [root_pid]
+    while queue:
+        pid = queue.pop()
+        found.append(pid)
+        for children in Path(f"/proc/{pid}/task").glob("*/children"):
+            try:
+                queue.extend(int(child) for child in children.read_text().split())
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+    return found
+
+
+def role(sample: ProcSample, root: ProcSample, has_children: bool) -> str:
+    if sample.pid == root.pid:
+        return "master" if has_children else "server"
+    return "worker" if sample.comm == root.comm else "backend"
