@@ -67,6 +67,18 @@ def test_ctrl_c_returns_a_partial_result_within_two_seconds(builtin_server: Serv
     assert "interrupted" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_ctrl_c_without_a_url_also_stops_the_builtin_server(tmp_path: Path) -> None:
+    out = tmp_path / "result.json"
+    with Running("run", "-d", "30s", "-c", "4", "--json", out) as running:
+        time.sleep(1.5)
+        done = running.interrupt_and_wait(timeout_s=10)
+    assert done.elapsed_s < 2.0
+    assert done.code == 130, done.stderr
+    assert json.loads(out.read_text())["partial"]
+    pid = int(re.search(r"\(pid (\d+)\)", done.stderr)[1])
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
 def test_threads_beyond_connections_are_lowered_to_connections(builtin_server: ServerInstance, tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     done = run_cli("run", f"{builtin_server.url}hello", "-n", "200", "-c", "2", "-t", "8", "--json", out)
