@@ -17,6 +17,9 @@ from tests.helpers.builtin_stats import server_stats
 from tests.helpers.cli_process import Finished, Running, run_cli
 
 CLOSED = "http://127.0.0.1:1/"
+#: A DNS label longer than 63 bytes: the resolver refuses it without sending a query, so the
+#: "cannot resolve" path is taken with no packet leaving the machine (nope.invalid would be asked).
+UNRESOLVABLE = f"http://{'a' * 64}.invalid/"
 
 
 def assert_one_line_error(done: Finished, expected: str) -> None:
@@ -34,7 +37,7 @@ def assert_one_line_error(done: Finished, expected: str) -> None:
         (["run", "ftp://127.0.0.1/", "-n", "5"], "Only http:// and https://"),
         (["run", "http:///", "-n", "5"], "has no valid host"),
         (["run", "http://127.0.0.1:99999/", "-n", "5"], "A port is a number from 1 to 65535"),
-        (["run", "http://nope.invalid/", "-n", "5"], "cannot resolve the host"),
+        (["run", UNRESOLVABLE, "-n", "5"], "cannot resolve the host"),
         (["run", CLOSED, "-n", "0"], "zero"),
         (["run", CLOSED, "-n", "10q"], "not a count"),
         (["run", CLOSED, "-d", "5x"], "not a duration"),
