@@ -4,6 +4,7 @@ never a traceback. Every target here is on loopback or is refused before any con
 from __future__ import annotations
 
 import json
+import os
 import resource
 import socket
 import subprocess
@@ -130,3 +131,18 @@ def test_connections_beyond_the_open_files_limit_are_refused_with_the_fix() -> N
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert "1000 connections need about 1064 open files" in done.stderr and "ulimit -n" in done.stderr
+
+
+def test_a_closed_stdout_is_not_a_write_error_or_a_traceback(tmp_path: Path) -> None:
+    """`gauntlet workload write DIR | head -0`: the files are written, the listing has nowhere to go."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "gauntlet", "workload", "write", tmp_path], stdout=write_end, stderr=subprocess.PIPE,
+            text=True, timeout=30,
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (1, "")
+    assert (tmp_path / "image_large.jpg").stat().st_size == 83_572
