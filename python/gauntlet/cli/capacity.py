@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -11,8 +11,9 @@ from rich.console import Console
 from gauntlet import engine
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.run import EXIT_INTERRUPTED, target_url, write_json
-from gauntlet.lab import capacity, loadfile, qos
-from gauntlet.report.sessions import capacity_line, probe_line
+
+if TYPE_CHECKING:
+    from gauntlet.lab.capacity import Capacity
 
 
 class Interrupted(Exception):
@@ -27,11 +28,15 @@ def capacity_command(
     json_path: Annotated[Path | None, typer.Option("--json", help="Every probe's result and the answer")] = None,
 ) -> int:
     """Grow the number of simultaneous sessions until QoS fails, then bisect."""
+    # Imported here: pydantic and PyYAML would slow every other command's start (and its CPU figure).
+    from gauntlet.lab import capacity, loadfile, qos
+    from gauntlet.report.sessions import capacity_line, probe_line
+
     load = loadfile.load(load_path)
     out, err = Console(), Console(stderr=True)
     probes: list[dict[str, Any]] = []
 
-    def save(found: capacity.Capacity | None) -> None:
+    def save(found: Capacity | None) -> None:
         if json_path is not None:
             answer = None if found is None else {"users": found.users, "first_invalid": found.first_invalid}
             write_json(json_path, {"schema": "gauntlet.capacity-result/1", "probes": probes, "capacity": answer})
