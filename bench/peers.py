@@ -3,7 +3,8 @@
     .venv/bin/python bench/peers.py [--rounds 3] [--duration 10]
 
 nginx (2 workers, access log off) serves the standard workload's webtest.html on 127.0.0.1. For each
-mode (keep-alive, a new connection per request) every round runs wrk and `gauntlet run` with the same
+mode (keep-alive, a new connection per request, and keep-alive over HTTPS with nginx's TLS 1.2/1.3
+and a self-signed certificate) every round runs wrk and `gauntlet run` with the same
 connections, threads and duration, alternating which goes first. Measured per run:
 - requests/s and completed requests, from wrk's output and gauntlet's JSON result;
 - the client's CPU (user+sys), from getrusage(RUSAGE_CHILDREN) around the subprocess;
@@ -31,7 +32,7 @@ from pathlib import Path
 
 from gauntlet.servers.nginx import start_nginx
 
-MODES = ("keep-alive", "no-keep-alive")
+MODES = ("keep-alive", "no-keep-alive", "https")
 TOOLS = ("wrk", "gauntlet")
 OUT_DIR = Path(__file__).parent / "out"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -176,10 +177,10 @@ def main() -> None:
         sys.exit("wrk is not installed: apt-get install wrk")
 
     samples: list[Sample] = []
-    with start_nginx(worker_processes=2, access_log=False) as server:
-        url = server.url + "webtest.html"
-        pids = server.pids()
-        for mode in MODES:
+    for mode in MODES:
+        with start_nginx(worker_processes=2, access_log=False, tls=mode == "https") as server:
+            url = server.url + "webtest.html"
+            pids = server.pids()
             for round_ in range(args.rounds):
                 order = TOOLS if round_ % 2 == 0 else TOOLS[::-1]
                 for tool in order:

@@ -148,6 +148,12 @@ impl Server {
     }
 }
 
+/// A fresh self-signed certificate for localhost and the loopback addresses: (cert, key) PEM.
+#[pyfunction]
+fn self_signed_certificate() -> PyResult<(String, String)> {
+    crate::conn::tls::self_signed_pem().map_err(engine_error)
+}
+
 /// The standard workload: file name -> bytes.
 #[pyfunction]
 fn workload_files(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
@@ -165,6 +171,7 @@ fn engine_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Run>()?;
     m.add_class::<Server>()?;
     m.add_function(wrap_pyfunction!(workload_files, m)?)?;
+    m.add_function(wrap_pyfunction!(self_signed_certificate, m)?)?;
     m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_percentiles, m)?)?;
     Ok(())

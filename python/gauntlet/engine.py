@@ -47,6 +47,11 @@ def workload_files() -> dict[str, bytes]:
     return _engine.workload_files()
 
 
+def self_signed_certificate() -> tuple[str, str]:
+    """A fresh self-signed certificate for localhost and the loopback addresses: (cert, key) PEM."""
+    return _engine.self_signed_certificate()
+
+
 def serve(host: str, port: int, threads: int, stall_ms: int, stall_every_ms: int, tls: bool) -> _engine.Server:
     """The built-in server in this process, listening when this returns."""
     config = {

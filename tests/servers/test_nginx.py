@@ -152,3 +152,19 @@ def test_everything_stays_in_the_workdir(nginx_server):
         if line.strip().startswith(("pid ", "access_log /", "root ")) or "_temp_path" in line:
             assert str(server.workdir) in line, line
     assert (server.workdir / "nginx.pid").read_text().strip() == str(server.pids()[0])
+
+
+def test_https_serves_the_workload_and_the_engine_counts_it(nginx_server):
+    from gauntlet import engine
+    from gauntlet.servers.process import unverified_tls
+
+    server = nginx_server(tls=True, access_log=True)
+    assert server.url.startswith("https://")
+    for name, body in workload_files().items():
+        with urllib.request.urlopen(server.url + name, timeout=TIMEOUT_S, context=unverified_tls()) as response:
+            assert response.read() == body, name
+    result = engine.run({"url": server.url + "webtest.html", "connections": 4, "threads": 2, "requests": 400,
+                         "keepalive": False}).result
+    assert (result["responses"], result["errors_total"]) == (400, 0), result["errors"]
+    assert result["tls"]["handshakes"] == 400 and result["tls"]["resumed"] > 300
+    assert len(log_lines(server.workdir / "logs" / "access.log", 404)) == 404

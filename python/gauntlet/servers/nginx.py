@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jinja2
 
-from gauntlet.engine import workload_files
+from gauntlet.engine import self_signed_certificate, workload_files
 from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance, new_workdir
 from gauntlet.servers.process import LOOPBACK, free_port, log_tail, spawn, wait_ready
@@ -68,9 +68,11 @@ def render_config(
     keepalive_requests: int,
     access_log: bool,
     user: str | None,
+    tls: bool = False,
     host: str = LOOPBACK,
 ) -> str:
     return TEMPLATES.get_template("nginx.conf.j2").render(
+        tls=tls,
         workdir=workdir,
         docroot=docroot,
         host=host,
@@ -86,6 +88,14 @@ def render_config(
     )
 
 
+def write_certificate(workdir: Path) -> None:
+    """A self-signed certificate made for this instance: workdir/tls/{cert,key}.pem."""
+    cert_pem, key_pem = self_signed_certificate()
+    (workdir / "tls").mkdir(mode=0o755)
+    (workdir / "tls" / "cert.pem").write_text(cert_pem)
+    (workdir / "tls" / "key.pem").write_text(key_pem)
+
+
 def start_nginx(
     *,
     worker_processes: int = 2,
@@ -94,6 +104,7 @@ def start_nginx(
     keepalive_timeout_s: int = 75,
     keepalive_requests: int = 1000,
     access_log: bool = False,
+    tls: bool = False,
     port: int | None = None,
     ready_timeout_s: float = 10.0,
 ) -> ServerInstance:
@@ -130,7 +141,10 @@ def start_nginx(
             keepalive_requests=keepalive_requests,
             access_log=access_log,
             user=unprivileged_user() if os.geteuid() == 0 else None,
+            tls=tls,
         )
+        if tls:
+            write_certificate(workdir)
         config_path = workdir / "nginx.conf"
         config_path.write_text(config_text)
         log_path = workdir / "logs" / "error.log"
@@ -140,7 +154,12 @@ def start_nginx(
         shutil.rmtree(workdir, ignore_errors=True)
         raise
     instance = ServerInstance(
-        kind="nginx", proc=proc, port=port, workdir=workdir, config_text=config_text
+        kind="nginx",
+        proc=proc,
+        port=port,
+        workdir=workdir,
+        config_text=config_text,
+        scheme="https" if tls else "http",
     )
     try:
         wait_ready(
@@ -151,6 +170,7 @@ def start_nginx(
             path=READY_PATH,
             deadline_s=ready_timeout_s,
             log_path=log_path,
+            tls=tls,
         )
         _wait_for_workers(instance, worker_processes, ready_timeout_s, log_path)
     except BaseException:

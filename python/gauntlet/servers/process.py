@@ -6,6 +6,7 @@ Everything here works on pids the caller started; nothing searches processes by 
 from __future__ import annotations
 
 import http.client
+import ssl
 import signal
 import socket
 import subprocess
@@ -79,9 +80,22 @@ def log_tail(path: Path, n_lines: int = 5, max_chars: int = 600) -> str:
     return tail if len(tail) <= max_chars else "..." + tail[-max_chars:]
 
 
-def answers_http(host: str, port: int, path: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
-    """True when a GET to host:port/path gets any HTTP response (any status)."""
-    conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
+def unverified_tls() -> ssl.SSLContext:
+    """The servers under test present self-signed certificates."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def answers_http(host: str, port: int, path: str, tls: bool = False, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """True when a GET to host:port/path gets any HTTP response (any status); over TLS the
+    server's self-signed certificate is not checked."""
+    conn = (
+        http.client.HTTPSConnection(host, port, timeout=timeout_s, context=unverified_tls())
+        if tls
+        else http.client.HTTPConnection(host, port, timeout=timeout_s)
+    )
     try:
         conn.request("GET", path, headers={"Connection": "close"})
         conn.getresponse().read()
@@ -101,6 +115,7 @@ def wait_ready(
     path: str,
     deadline_s: float,
     log_path: Path,
+    tls: bool = False,
 ) -> None:
     """Probe until the server answers HTTP; raise GauntletError if it exits or the deadline passes."""
     deadline = time.monotonic() + deadline_s
@@ -112,7 +127,7 @@ def wait_ready(
                 f"its log ends: {log_tail(log_path)}",
                 "fix what the log says",
             )
-        if answers_http(host, port, path):
+        if answers_http(host, port, path, tls):
             return
         if time.monotonic() >= deadline:
             raise GauntletError(
