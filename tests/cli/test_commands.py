@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 from gauntlet import _engine
 from tests.helpers.cli_process import run_cli
@@ -23,9 +26,11 @@ def test_workload_write_is_byte_exact(tmp_path: Path) -> None:
     assert sizes == {"webtest.html": 168, "image_small.gif": 7500, "image_large.jpg": 83572, "image_10k.png": 10240}
 
 
-def test_serve_announces_serves_and_stops_on_sigterm() -> None:
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_serve_announces_serves_and_stops_on_a_signal(stop_signal: signal.Signals) -> None:
+    """Without --port it binds a free port and says which on its first line."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gauntlet", "serve", "--port", "0", "--threads", "1"],
+        [sys.executable, "-m", "gauntlet", "serve", "--threads", "1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -36,9 +41,10 @@ def test_serve_announces_serves_and_stops_on_sigterm() -> None:
         assert match, line
         with urllib.request.urlopen(f"{match[1]}hello", timeout=5) as response:
             assert response.read() == b"Hello, World!"
-        proc.terminate()
+        proc.send_signal(stop_signal)
         assert proc.wait(timeout=5) == 0
-        assert "stopped after 1 requests" in (proc.stderr.read() if proc.stderr else "")
+        errors = proc.stderr.read() if proc.stderr else ""
+        assert "stopped after 1 requests" in errors and "Traceback" not in errors
     finally:
         if proc.poll() is None:
             proc.kill()

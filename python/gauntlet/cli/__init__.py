@@ -6,6 +6,7 @@ code 2, never a traceback.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -16,6 +17,7 @@ from gauntlet.errors import GauntletError
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 1
 
 app = typer.Typer(
     name="gauntlet",
@@ -51,4 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     except (typer.Abort, KeyboardInterrupt):
         print("gauntlet: interrupted", file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        # The reader of stdout went away (`gauntlet ... | head`): nothing left to say, and nowhere to say it.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(EXIT_BROKEN_PIPE)
     sys.exit(code if isinstance(code, int) else 0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from types import TracebackType
 
 from rich.console import Console
@@ -13,15 +12,26 @@ from gauntlet.engine import Progress
 from gauntlet.units import format_count, format_duration_us
 
 
+def rate_now_per_s(previous: Progress | None, current: Progress) -> float:
+    """Responses per second between two successive readings, by the engine's own clock; the first
+    reading counts from the start (zero responses at zero elapsed)."""
+    start: Progress = {"responses": 0, "elapsed_us": 0}
+    before = start if previous is None else previous
+    span_us = int(current["elapsed_us"]) - int(before["elapsed_us"])
+    if span_us <= 0:
+        return 0.0
+    return max(0, int(current["responses"]) - int(before["responses"])) * 1_000_000 / span_us
+
+
 class ProgressLine:
-    """Shows the engine's counters on stderr while a run goes; gone when it ends."""
+    """Shows the engine's counters on stderr while a run goes (on a terminal only); gone when it ends."""
 
     def __init__(self, console: Console, total_requests: int | None, duration_us: int | None) -> None:
         self._console = console
         self._total_requests = total_requests
         self._duration_us = duration_us
         self._live = Live(Text("starting..."), console=console, transient=True, refresh_per_second=8)
-        self._last: tuple[float, int] | None = None
+        self._previous: Progress | None = None
 
     def __enter__(self) -> ProgressLine:
         if self._console.is_terminal:
@@ -33,25 +43,23 @@ class ProgressLine:
             self._live.__exit__(kind, error, tb)
 
     def update(self, progress: Progress) -> None:
-        now_s = time.monotonic()
-        responses = int(progress["responses"])
-        rate_per_s = 0.0
-        if self._last is not None and now_s > self._last[0]:
-            rate_per_s = (responses - self._last[1]) / (now_s - self._last[0])
-        self._last = (now_s, responses)
+        self._live.update(self.render(progress))
+
+    def render(self, progress: Progress) -> Text:
+        """The line for this reading; the rate is the change since the previous reading."""
+        rate_per_s = rate_now_per_s(self._previous, progress)
+        self._previous = progress
         if not progress["measuring"]:
-            self._live.update(Text("warming up..."))
-            return
+            return Text("warming up...")
         elapsed = format_duration_us(int(progress["elapsed_us"]))
         if self._duration_us:
             elapsed += f" of {format_duration_us(self._duration_us)}"
         done = format_count(int(progress["requests"]))
         if self._total_requests:
             done += f" of {format_count(self._total_requests)}"
-        line = Text.assemble(
+        return Text.assemble(
             (f"{elapsed}  ", "bold"),
             f"{format_count(rate_per_s)} req/s now  ",
             f"{done} requests  ",
             (f"{format_count(int(progress['errors']))} errors", "red" if progress["errors"] else "dim"),
         )
-        self._live.update(line)

@@ -6,6 +6,7 @@ import base64
 import contextlib
 import inspect
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,6 +113,16 @@ def monitored(server_pid: int | None) -> Iterator[Sampler | None]:
         yield sampler
 
 
+def check_json_destination(path: Path) -> None:
+    """Refuse an unwritable --json path before the load, not after it."""
+    directory = path.parent
+    if path.is_dir() or not directory.is_dir() or not os.access(directory, os.W_OK | os.X_OK):
+        raise GauntletError(
+            f"cannot write the result to {str(path)!r} (not a file in a writable directory)",
+            "Create the directory or give another --json path",
+        )
+
+
 def write_json(path: Path, result: dict[str, Any]) -> None:
     """Written whole each time, so a reader never sees half a file's worth of steps."""
     try:
@@ -182,6 +193,8 @@ def run_command(
     load: Annotated[Path | None, typer.Option("--load", help="Run the sessions of this load file (YAML)")] = None,
 ) -> int:
     """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load)."""
+    if json_path is not None:
+        check_json_destination(json_path)
     if load is not None:
         return run_sessions(load, url, json_path)
     options = dict(locals())
@@ -195,9 +208,9 @@ def run_command(
             outcome = engine.run(plan, progress.update)
     if sampler is not None:
         outcome.result["server"] = per_request(sampler.totals(), outcome.result["requests"])
+    print_run(out, outcome.result)
     if json_path is not None:
         write_json(json_path, outcome.result)
-    print_run(out, outcome.result)
     if outcome.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until Ctrl-C[/yellow]")
         return EXIT_INTERRUPTED

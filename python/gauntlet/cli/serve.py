@@ -17,7 +17,7 @@ LISTENING_LINE = "gauntlet serve: listening on {scheme}://{host}:{port}/"
 
 def serve_command(
     host: Annotated[str, typer.Option("--host", help="Address to listen on")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port; 0 picks a free one")] = 8080,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port; 0 picks a free one")] = 0,
     threads: Annotated[int, typer.Option("--threads", min=1, help="Server threads")] = 2,
     stall_ms: Annotated[int, typer.Option("--stall-ms", min=0, help="Hold all responses this long...")] = 0,
     stall_every_ms: Annotated[int, typer.Option("--stall-every-ms", min=0, help="...once every this many ms")] = 0,

@@ -16,11 +16,13 @@ app = typer.Typer(help="The standard workload (ST-1..3, the 10 KB PNG).", no_arg
 @app.command("write")
 def write_command(directory: Annotated[Path, typer.Argument(help="Where to write the files")]) -> int:
     """Write the standard workload files into DIRECTORY."""
+    files = engine.workload_files()
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        for name, body in engine.workload_files().items():
+        for name, body in files.items():
             (directory / name).write_bytes(body)
-            print(f"{directory / name}  {len(body):,} bytes")
     except OSError as err:
         raise GauntletError(f"cannot write into {str(directory)!r} ({err.strerror})", "Pick a writable directory") from None
+    for name, body in files.items():
+        print(f"{directory / name}  {len(body):,} bytes")
     return 0

@@ -44,7 +44,8 @@ def throughput_table(result: dict[str, Any]) -> Table:
 
 
 def latency_table(result: dict[str, Any]) -> Table:
-    """Under a rate, latency counts from each request's due time and service time from its start."""
+    """Under a rate, latency counts from each request's due time and service time from its start.
+    Without a single response there is no latency: the cells show '-', not 0."""
     columns = (("mean", "mean"), *LATENCY_COLUMNS)
     table = Table(title="Latency", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
     rows = [("latency", result["latency_us"])]
@@ -54,7 +55,7 @@ def latency_table(result: dict[str, Any]) -> Table:
     for _, label in columns:
         table.add_column(label, justify="right")
     for name, summary in rows:
-        cells = [format_duration_us(summary[key]) for key, _ in columns]
+        cells = [format_duration_us(summary[key]) if summary["count"] else "-" for key, _ in columns]
         table.add_row(*([name] if result["schedule"] is not None else []), *cells)
     return table
 
@@ -141,7 +142,10 @@ def sweep_row(kind: str, step: Any) -> str:
         return f"{value.rjust(SWEEP_WIDTHS[0])}  refused: {step.refused}"
     result = step.result
     latency = result["latency_us"]
-    share = lambda count: f"{count / result['requests']:.1%}" if result["requests"] else "-"  # noqa: E731
+
+    def share(count: int) -> str:
+        return f"{count / result['requests']:.1%}" if result["requests"] else "-"
+
     timed_out = result["errors"]["timeout"] + result["errors"]["connect_timeout"]
     rate = format_count(result["requests_per_s"])
     if kind == "concurrency":

@@ -1,0 +1,160 @@
+"""The result schema: a valid, closed, documented JSON Schema that the engine's real output meets."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from gauntlet import _engine
+from gauntlet.servers.base import ServerInstance
+from tests.helpers.cli_process import run_cli
+
+ROOT = Path(__file__).parents[2]
+SCHEMA = json.loads((ROOT / "python/gauntlet/schema/run-result-v1.json").read_text())
+RESULTS_DOC = (ROOT / "docs/results.md").read_text()
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+OPTIONAL_FIELDS = {"server"}
+
+SESSIONS_BY_USERS = """\
+sessions:
+  - name: browse
+    think: {uniform: [10ms, 30ms]}
+    pages:
+      - {name: home, path: /webtest.html, embedded: [/image_small.gif]}
+      - {name: big, path: /image_large.jpg, download: true}
+users: 2
+if_modified_since: 0.5
+measure: 500ms
+"""
+
+SESSIONS_BY_PHASES = """\
+sessions:
+  - name: reader
+    think: {exponential: 20ms}
+    pages:
+      - {name: main, path: /webtest.html}
+phases:
+  - {users_per_s: 20, duration: 500ms}
+max_users: 10
+"""
+
+
+def object_schemas(node: Any, where: str = "#") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every subschema that lists properties, with where it is."""
+    if isinstance(node, dict):
+        if "properties" in node:
+            yield where, node
+        for key, child in node.items():
+            yield from object_schemas(child, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, child in enumerate(node):
+            yield from object_schemas(child, f"{where}/{index}")
+
+
+def result_of(*args: str | Path, out: Path) -> dict[str, Any]:
+    done = run_cli("run", *args, "--json", out)
+    assert done.code in (0, 1), done.stderr
+    return json.loads(out.read_text())
+
+
+def test_the_schema_is_draft_2020_12_and_names_the_engines_version() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert SCHEMA["properties"]["schema"]["const"] == _engine.RESULT_SCHEMA == SCHEMA["$id"]
+
+
+def test_every_object_is_closed_and_requires_all_its_fields() -> None:
+    """`server` is the one optional field: the CLI adds it when it started the server itself."""
+    for where, node in object_schemas(SCHEMA):
+        if where.endswith("/properties/properties") or where == "#/properties":
+            continue
+        optional = OPTIONAL_FIELDS if where == "#" else set()
+        assert node.get("additionalProperties") is False, where
+        assert sorted(node["required"]) == sorted(set(node["properties"]) - optional), where
+
+
+def test_every_field_has_a_description() -> None:
+    undocumented = [
+        f"{where}/{name}"
+        for where, node in object_schemas(SCHEMA)
+        for name, field in node["properties"].items()
+        if where != "#/properties/properties" and "description" not in field
+    ]
+    assert not undocumented
+
+
+def test_docs_results_names_every_field_of_the_result_and_the_plan() -> None:
+    named = set(re.findall(r"`([a-z0-9_]+)`", RESULTS_DOC))
+    fields = {
+        *SCHEMA["properties"],
+        *SCHEMA["$defs"]["plan"]["properties"],
+        *SCHEMA["properties"]["errors"]["properties"],
+        *SCHEMA["properties"]["client"]["properties"],
+        *SCHEMA["properties"]["schedule"]["oneOf"][1]["properties"],
+        *SCHEMA["properties"]["tls"]["oneOf"][1]["properties"],
+        *SCHEMA["properties"]["sessions"]["oneOf"][1]["properties"],
+        *SCHEMA["properties"]["sessions"]["oneOf"][1]["properties"]["pages"]["additionalProperties"]["properties"],
+        *SCHEMA["$defs"]["second"]["properties"],
+        *SCHEMA["$defs"]["latency_summary"]["properties"],
+    }
+    assert fields - named == set()
+
+
+def test_an_unknown_field_is_rejected(builtin_server: ServerInstance, tmp_path: Path) -> None:
+    result = result_of(f"{builtin_server.url}hello", "-n", "20", "-c", "2", out=tmp_path / "r.json")
+    VALIDATOR.validate(result)
+    for extended in ({**result, "extra": 1}, {**result, "plan": {**result["plan"], "extra": 1}}):
+        with pytest.raises(jsonschema.ValidationError, match="extra"):
+            VALIDATOR.validate(extended)
+
+
+def test_every_plan_option_is_in_a_valid_result(builtin_server: ServerInstance, tmp_path: Path) -> None:
+    body = tmp_path / "body.txt"
+    body.write_bytes(b"a=1&b=2")
+    result = result_of(
+        f"{builtin_server.url}hello", "-n", "50", "-c", "3", "-t", "1", "-m", "post", "-H", "X-Test: 1",
+        "--body", body, "--http1.0", "--calls-per-connection", "5", "--warmup", "200ms", "--timeout", "3s",
+        out=tmp_path / "r.json",
+    )
+    VALIDATOR.validate(result)
+    plan = result["plan"]
+    assert (plan["method"], plan["headers"], plan["body_base64"]) == ("POST", [["X-Test", "1"]], "YT0xJmI9Mg==")
+    assert (plan["http_version"], plan["calls_per_connection"], plan["warmup_us"], plan["timeout_us"]) == (
+        "1.0", 5, 200_000, 3_000_000,
+    )
+
+
+def test_errors_only_and_no_keepalive_results_are_valid(builtin_server: ServerInstance, tmp_path: Path) -> None:
+    refused = result_of("http://127.0.0.1:1/", "-n", "5", "-c", "1", out=tmp_path / "refused.json")
+    VALIDATOR.validate(refused)
+    assert refused["errors"]["connect_refused"] == 5 and refused["latency_us"]["count"] == 0
+    closing = result_of(f"{builtin_server.url}hello", "-d", "300ms", "-c", "2", "--no-keepalive", out=tmp_path / "c.json")
+    VALIDATOR.validate(closing)
+    assert closing["stop_reason"] == "duration" and closing["timeline"]
+
+
+def test_a_rate_result_is_valid(builtin_server: ServerInstance, tmp_path: Path) -> None:
+    result = result_of(f"{builtin_server.url}hello", "-R", "200", "-d", "500ms", "-c", "4", out=tmp_path / "r.json")
+    VALIDATOR.validate(result)
+    assert result["schedule"]["offered_rate_per_s"] == 200
+
+
+def test_a_run_on_the_builtin_server_it_started_has_valid_server_figures(tmp_path: Path) -> None:
+    result = result_of("-n", "2000", "-c", "4", out=tmp_path / "r.json")
+    VALIDATOR.validate(result)
+    assert result["server"]["samples"] >= 1 and result["server"]["memory"]
+
+
+@pytest.mark.parametrize("load_text", [SESSIONS_BY_USERS, SESSIONS_BY_PHASES], ids=["users", "phases"])
+def test_session_results_are_valid(builtin_server: ServerInstance, tmp_path: Path, load_text: str) -> None:
+    load = tmp_path / "load.yaml"
+    load.write_text(load_text)
+    result = result_of("--load", load, builtin_server.url, out=tmp_path / "r.json")
+    VALIDATOR.validate(result)
+    assert result["sessions"]["users_started"] > 0 and result["plan"]["sessions"]["types"]
