@@ -14,6 +14,7 @@ import pytest
 
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.builtin import start_builtin
+from gauntlet.servers.lighttpd import lighttpd_binary, start_lighttpd
 from gauntlet.servers.nginx import nginx_binary, start_nginx
 from gauntlet.servers.process import leftovers
 
@@ -64,6 +65,19 @@ def nginx_server() -> Iterator[Callable[..., ServerInstance]]:
 
     def start(**params: Any) -> ServerInstance:
         return started.add(start_nginx(**params))
+
+    yield start
+    started.stop_all_and_check()
+
+
+@pytest.fixture
+def lighttpd_server() -> Iterator[Callable[..., ServerInstance]]:
+    """A factory: `lighttpd_server(**params)` starts lighttpd with the driver's parameters."""
+    require_installed("lighttpd", lighttpd_binary() is not None, "apt-get install lighttpd")
+    started = Started()
+
+    def start(**params: Any) -> ServerInstance:
+        return started.add(start_lighttpd(**params))
 
     yield start
     started.stop_all_and_check()

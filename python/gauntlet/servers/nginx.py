@@ -6,54 +6,30 @@ workers drop to `nobody`. Config, pid file, logs, temp paths and the docroot all
 
 from __future__ import annotations
 
-import grp
 import os
-import pwd
 import shutil
-import time
-from collections.abc import Mapping
 from pathlib import Path
 
-import jinja2
-
-from gauntlet.engine import self_signed_certificate, workload_files
+from gauntlet.engine import workload_files
 from gauntlet.errors import GauntletError
-from gauntlet.servers.base import ServerInstance, new_workdir
-from gauntlet.servers.process import LOOPBACK, free_port, log_tail, spawn, wait_ready
-
-NGINX_CANDIDATES = ("/usr/sbin/nginx",)
-READY_PATH = "/__gauntlet/ready"
-TEMPLATES = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    keep_trailing_newline=True,
-    autoescape=False,
+from gauntlet.servers.base import (
+    TEMPLATES,
+    ServerInstance,
+    new_workdir,
+    unprivileged_user,
+    find_binary,
+    wait_for_workers,
+    write_certificate,
+    write_docroot,
 )
+from gauntlet.servers.process import LOOPBACK, free_port, spawn, wait_ready
+
+READY_PATH = "/__gauntlet/ready"
 
 
 def nginx_binary() -> str | None:
-    """The nginx executable (PATH first, then /usr/sbin, which is not on a user's PATH), or None."""
-    found = shutil.which("nginx")
-    if found:
-        return found
-    return next((path for path in NGINX_CANDIDATES if os.access(path, os.X_OK)), None)
-
-
-def unprivileged_user() -> str:
-    """`nobody` and its primary group (Debian calls it `nogroup`), for the `user` directive as root."""
-    group = grp.getgrgid(pwd.getpwnam("nobody").pw_gid).gr_name
-    return f"nobody {group}"
-
-
-def write_docroot(docroot: Path, files: Mapping[str, bytes]) -> None:
-    """Write the files, readable by everyone (the workers may run as `nobody`)."""
-    docroot.mkdir(mode=0o755, parents=True, exist_ok=True)
-    for name, body in files.items():
-        path = docroot / name
-        path.write_bytes(body)
-        path.chmod(0o644)
+    """The nginx executable, or None."""
+    return find_binary("nginx")
 
 
 def render_config(
@@ -86,14 +62,6 @@ def render_config(
         user=user,
         ready_path=READY_PATH,
     )
-
-
-def write_certificate(workdir: Path) -> None:
-    """A self-signed certificate made for this instance: workdir/tls/{cert,key}.pem."""
-    cert_pem, key_pem = self_signed_certificate()
-    (workdir / "tls").mkdir(mode=0o755)
-    (workdir / "tls" / "cert.pem").write_text(cert_pem)
-    (workdir / "tls" / "key.pem").write_text(key_pem)
 
 
 def start_nginx(
@@ -172,23 +140,8 @@ def start_nginx(
             log_path=log_path,
             tls=tls,
         )
-        _wait_for_workers(instance, worker_processes, ready_timeout_s, log_path)
+        wait_for_workers(instance, worker_processes, ready_timeout_s, log_path)
     except BaseException:
         instance.stop()
         raise
     return instance
-
-
-def _wait_for_workers(
-    instance: ServerInstance, worker_processes: int, timeout_s: float, log_path: Path
-) -> None:
-    """The first worker may answer before the master has forked the last one; wait for all."""
-    deadline = time.monotonic() + timeout_s
-    while len(instance.pids()) < 1 + worker_processes:
-        if time.monotonic() >= deadline:
-            raise GauntletError(
-                f"nginx answered but has {len(instance.pids()) - 1} of {worker_processes} "
-                f"workers after {timeout_s:g} s; its log ends: {log_tail(log_path)}",
-                "fix what the log says (too many workers for this machine's limits?)",
-            )
-        time.sleep(0.01)
