@@ -14,6 +14,7 @@ import pytest
 
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.builtin import start_builtin
+from gauntlet.servers.apache import apache_binary, start_apache
 from gauntlet.servers.lighttpd import lighttpd_binary, start_lighttpd
 from gauntlet.servers.nginx import nginx_binary, start_nginx
 from gauntlet.servers.process import leftovers
@@ -78,6 +79,19 @@ def lighttpd_server() -> Iterator[Callable[..., ServerInstance]]:
 
     def start(**params: Any) -> ServerInstance:
         return started.add(start_lighttpd(**params))
+
+    yield start
+    started.stop_all_and_check()
+
+
+@pytest.fixture
+def apache_server() -> Iterator[Callable[..., ServerInstance]]:
+    """A factory: `apache_server(mpm=..., **params)` starts Apache with that MPM."""
+    require_installed("apache2", apache_binary() is not None, "apt-get install apache2")
+    started = Started()
+
+    def start(**params: Any) -> ServerInstance:
+        return started.add(start_apache(**params))
 
     yield start
     started.stop_all_and_check()

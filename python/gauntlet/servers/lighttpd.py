@@ -78,7 +78,10 @@ def start_lighttpd(
         config_path = workdir / "lighttpd.conf"
         config_path.write_text(config_text)
         log_path = workdir / "logs" / "error.log"
-        proc = spawn([binary, "-D", "-f", str(config_path)], cwd=workdir, log_path=workdir / "logs" / "stderr.log")
+        # lighttpd opens its error log after dropping to `nobody`; its stderr goes there too.
+        log_path.touch(mode=0o666)
+        log_path.chmod(0o666)
+        proc = spawn([binary, "-D", "-f", str(config_path)], cwd=workdir, log_path=log_path)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
