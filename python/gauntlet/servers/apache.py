@@ -5,27 +5,14 @@ configuration and apache2ctl are never used."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
-from gauntlet.engine import workload_files
 from gauntlet.errors import GauntletError
-from gauntlet.servers.base import (
-    TEMPLATES,
-    ServerInstance,
-    find_binary,
-    new_workdir,
-    unprivileged_user,
-    wait_for_workers,
-    write_certificate,
-    write_docroot,
-)
-from gauntlet.servers.process import LOOPBACK, free_port, spawn, wait_ready
+from gauntlet.servers.base import ServerInstance, find_binary
+from gauntlet.servers.launch import Launch, launch
 
 MPMS = ("prefork", "worker", "event")
 MODULES = Path("/usr/lib/apache2/modules")
-READY_PATH = "/__gauntlet/ready"
 
 
 def apache_binary() -> str | None:
@@ -64,51 +51,27 @@ def start_apache(
     binary = apache_binary()
     if binary is None or not (MODULES / f"mod_mpm_{mpm}.so").exists():
         raise GauntletError("apache2 is not installed", "install it: apt-get install apache2")
-    workdir = new_workdir(f"apache-{mpm}")
-    try:
-        docroot = workdir / "docroot"
-        write_docroot(docroot, workload_files())
-        for sub in ("logs", "run"):
-            (workdir / sub).mkdir()
-        if tls:
-            write_certificate(workdir)
-        port = free_port() if port is None else port
-        config_text = TEMPLATES.get_template("apache2.conf.j2").render(
-            workdir=workdir,
-            docroot=docroot,
-            modules=MODULES,
-            host=LOOPBACK,
-            port=port,
-            user=unprivileged_user() if os.geteuid() == 0 else None,
-            mpm=mpm,
-            processes=processes,
-            threads_per_child=threads_per_child,
-            max_request_workers=max_request_workers,
-            keepalive=keepalive,
-            keepalive_timeout_s=keepalive_timeout_s,
-            keepalive_requests=keepalive_requests,
-            access_log=access_log,
+    settings = {
+        "modules": MODULES,
+        "mpm": mpm,
+        "processes": processes,
+        "threads_per_child": threads_per_child,
+        "max_request_workers": max_request_workers,
+        "keepalive": keepalive,
+        "keepalive_timeout_s": keepalive_timeout_s,
+        "keepalive_requests": keepalive_requests,
+        "access_log": access_log,
+    }
+    return launch(
+        Launch(
+            kind=f"apache-{mpm}",
+            template="apache2.conf.j2",
+            argv=lambda config: [binary, "-f", str(config), "-DFOREGROUND"],
+            settings=settings,
+            workers=processes,
             tls=tls,
-            ready_path=READY_PATH,
+            port=port,
+            ready_timeout_s=ready_timeout_s,
+            subdirs=("logs", "run"),
         )
-        config_path = workdir / "apache2.conf"
-        config_path.write_text(config_text)
-        log_path = workdir / "logs" / "error.log"
-        proc = spawn([binary, "-f", str(config_path), "-DFOREGROUND"], cwd=workdir, log_path=log_path)
-    except BaseException:
-        shutil.rmtree(workdir, ignore_errors=True)
-        raise
-    instance = ServerInstance(
-        kind=f"apache-{mpm}", proc=proc, port=port, workdir=workdir, config_text=config_text,
-        scheme="https" if tls else "http",
     )
-    try:
-        wait_ready(
-            proc, name=f"apache-{mpm}", host=LOOPBACK, port=port, path=READY_PATH, deadline_s=ready_timeout_s,
-            log_path=log_path, tls=tls,
-        )
-        wait_for_workers(instance, processes, ready_timeout_s, log_path)
-    except BaseException:
-        instance.stop()
-        raise
-    return instance

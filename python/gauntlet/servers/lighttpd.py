@@ -4,24 +4,11 @@ work dir, run in the foreground (`-D`), `server.max-worker` worker processes whe
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 
-from gauntlet.engine import workload_files
 from gauntlet.errors import GauntletError
-from gauntlet.servers.base import (
-    TEMPLATES,
-    ServerInstance,
-    find_binary,
-    new_workdir,
-    unprivileged_user,
-    wait_for_workers,
-    write_certificate,
-    write_docroot,
-)
-from gauntlet.servers.process import LOOPBACK, free_port, spawn, wait_ready
-
-READY_PATH = "/__gauntlet/ready"
+from gauntlet.servers.base import ServerInstance, find_binary
+from gauntlet.servers.launch import Launch, launch
 
 
 def lighttpd_binary() -> str | None:
@@ -51,54 +38,27 @@ def start_lighttpd(
     binary = lighttpd_binary()
     if binary is None:
         raise GauntletError("lighttpd is not installed", "install it: apt-get install lighttpd")
-    workdir = new_workdir("lighttpd")
-    try:
-        docroot = workdir / "docroot"
-        write_docroot(docroot, workload_files())
-        (workdir / "logs").mkdir()
-        if tls:
-            write_certificate(workdir)
-        port = free_port() if port is None else port
-        config_text = TEMPLATES.get_template("lighttpd.conf.j2").render(
-            workdir=workdir,
-            docroot=docroot,
-            host=LOOPBACK,
-            port=port,
-            user=unprivileged_user() if os.geteuid() == 0 else None,
-            workers=workers,
-            max_fds=max_fds,
-            keepalive=keepalive,
-            keepalive_timeout_s=keepalive_timeout_s,
-            keepalive_requests=keepalive_requests,
-            access_log=access_log,
+    settings = {
+        "workers": workers,
+        "max_fds": max_fds,
+        "keepalive": keepalive,
+        "keepalive_timeout_s": keepalive_timeout_s,
+        "keepalive_requests": keepalive_requests,
+        "access_log": access_log,
+    }
+    return launch(
+        Launch(
+            kind="lighttpd",
+            template="lighttpd.conf.j2",
+            argv=lambda config: [binary, "-D", "-f", str(config)],
+            settings=settings,
+            workers=workers if workers > 1 else 0,
             tls=tls,
-            ready_path=READY_PATH,
+            port=port,
+            ready_timeout_s=ready_timeout_s,
+            shared_error_log=True,
         )
-        (workdir / "logs").chmod(0o777)
-        config_path = workdir / "lighttpd.conf"
-        config_path.write_text(config_text)
-        log_path = workdir / "logs" / "error.log"
-        # lighttpd opens its error log after dropping to `nobody`; its stderr goes there too.
-        log_path.touch(mode=0o666)
-        log_path.chmod(0o666)
-        proc = spawn([binary, "-D", "-f", str(config_path)], cwd=workdir, log_path=log_path)
-    except BaseException:
-        shutil.rmtree(workdir, ignore_errors=True)
-        raise
-    instance = ServerInstance(
-        kind="lighttpd", proc=proc, port=port, workdir=workdir, config_text=config_text, scheme="https" if tls else "http"
     )
-    try:
-        wait_ready(
-            proc, name="lighttpd", host=LOOPBACK, port=port, path=READY_PATH, deadline_s=ready_timeout_s,
-            log_path=log_path, tls=tls,
-        )
-        if workers > 1:
-            wait_for_workers(instance, workers, ready_timeout_s, log_path)
-    except BaseException:
-        instance.stop()
-        raise
-    return instance
 
 
 def flush_access_log(instance: ServerInstance) -> None:
