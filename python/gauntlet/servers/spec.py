@@ -1,0 +1,45 @@
+"""What a case says about its server: the kind and its settings, in the same words for every driver.
+
+A driver reads the fields that apply to its kind; `None` means the driver's default. The same
+names are the suite file's server parameters, the store's case parameters and the report's labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    kind: str
+    #: nginx worker_processes, lighttpd server.max-worker, Apache StartServers, built-in threads.
+    workers: int | None = None
+    #: Apache worker/event: threads in each child process.
+    threads_per_child: int | None = None
+    keepalive: bool = True
+    keepalive_timeout_s: int | None = None
+    #: Requests a connection may carry before the server closes it (0: unlimited where allowed).
+    keepalive_requests: int | None = None
+    access_log: bool = False
+    tls: bool = False
+    #: "1.2" or "1.3": the only TLS version the server accepts (None: both).
+    tls_version: str | None = None
+    #: One cipher suite, by its IANA name (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256).
+    cipher: str | None = None
+    #: How dynamic pages are made: None (static only), php-fpm, mod_php, php-cgi, uwsgi, python-cgi, ...
+    backend: str | None = None
+    #: php-fpm: "unix" (a unix socket) or "tcp" (loopback).
+    backend_socket: str = "unix"
+    #: FastCGI pool size, uWSGI processes.
+    backend_workers: int | None = None
+    #: uWSGI threads per process.
+    backend_threads: int | None = None
+
+    def with_(self, **changes: Any) -> ServerSpec:
+        return replace(self, **changes)
+
+    def params(self) -> dict[str, Any]:
+        """The settings that differ from the defaults, for stores and labels (kind included)."""
+        defaults = ServerSpec(self.kind)
+        return {name: value for name, value in asdict(self).items() if name == "kind" or value != getattr(defaults, name)}
