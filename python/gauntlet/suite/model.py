@@ -7,7 +7,7 @@ short variant's overrides, group by group.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -65,10 +65,9 @@ def _count(value: Any) -> int:
         raise ValueError(err.cause) from None
 
 
-def _axis(item: Any) -> Any:
-    return Annotated[list[item], BeforeValidator(_range_or_list), Field(min_length=1)]
-
-
+Item = TypeVar("Item")
+#: A grid axis: one value, a list of values, or a range of numbers.
+Axis = Annotated[list[Item], BeforeValidator(_range_or_list), Field(min_length=1)]
 DurationUs = Annotated[int, BeforeValidator(_duration), Field(ge=0)]
 Count = Annotated[int, BeforeValidator(_count), Field(gt=0)]
 Positive = Annotated[int, Field(gt=0)]
@@ -113,19 +112,19 @@ class Group(_Strict):
     servers: list[str] | None = None
     model: Literal["closed", "rate", "sessions"] = "closed"
     # Server axes.
-    workers: _axis(Positive) | None = None
-    keepalive: _axis(bool) = [True]
-    protocol: _axis(Literal["http", "https"]) = ["http"]
-    backend: _axis(str) | None = None
-    backend_socket: _axis(Literal["unix", "tcp"]) | None = None
-    backend_workers: _axis(Positive) | None = None
+    workers: Axis[Positive] | None = None
+    keepalive: Axis[bool] = [True]
+    protocol: Axis[Literal["http", "https"]] = ["http"]
+    backend: Axis[str] | None = None
+    backend_socket: Axis[Literal["unix", "tcp"]] | None = None
+    backend_workers: Axis[Positive] | None = None
     # Load axes.
-    workload: _axis(str) | None = None
-    path: _axis(Annotated[str, Field(pattern=r"^/")]) | None = None
-    connections: _axis(Positive) | None = None
-    rate_per_s: _axis(Annotated[float, Field(gt=0)]) | None = None
-    calls_per_connection: _axis(Positive) | None = None
-    http_version: _axis(Literal["1.1", "1.0"]) = ["1.1"]
+    workload: Axis[str] | None = None
+    path: Axis[Annotated[str, Field(pattern=r"^/")]] | None = None
+    connections: Axis[Positive] | None = None
+    rate_per_s: Axis[Annotated[float, Field(gt=0)]] | None = None
+    calls_per_connection: Axis[Positive] | None = None
+    http_version: Axis[Literal["1.1", "1.0"]] = ["1.1"]
     # One value for every case of the group.
     requests: Count | None = None
     duration: DurationUs | None = None
@@ -136,7 +135,7 @@ class Group(_Strict):
     load: str | None = None
     #: Sessions: fields of the load file replaced for this group (measure: 5s, ...).
     load_overrides: dict[str, Any] = {}
-    users: _axis(Positive) | None = None
+    users: Axis[Positive] | None = None
     capacity: Capacity | None = None
 
     @field_validator("workload")
