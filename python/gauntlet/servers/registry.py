@@ -57,7 +57,7 @@ class Kind:
 
 
 def _start_builtin(spec: ServerSpec) -> ServerInstance:
-    return start_builtin(threads=spec.workers or 2, tls=spec.tls)
+    return start_builtin(threads=spec.workers or 2, tls=spec.tls, tls_version=spec.tls_version, cipher=spec.cipher)
 
 
 def _keepalive(spec: ServerSpec) -> dict[str, object]:
