@@ -5,6 +5,7 @@ connections against the client ports in the server's access log, TLS pins, a tak
 from __future__ import annotations
 
 import socket
+import subprocess
 import time
 import urllib.request
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from gauntlet.engine import workload_files
 from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.process import unverified_tls
+from gauntlet.servers.registry import availability
 
 CONTENT_TYPES = {"html": "text/html", "gif": "image/gif", "jpg": "image/jpeg", "png": "image/png"}
 TIMEOUT_S = 5.0
@@ -45,7 +47,8 @@ def get(sock: socket.socket, path: str = "/webtest.html") -> str:
         data += chunk
     head, body = data.split(b"\r\n\r\n", 1)
     text = head.decode("latin-1")
-    length = next(int(line.split(":", 1)[1]) for line in text.split("\r\n") if line.lower().startswith("content-length:"))
+    fields = dict(line.split(":", 1) for line in text.split("\r\n")[1:])
+    length = int(next(value for name, value in fields.items() if name.lower() == "content-length"))
     while len(body) < length:
         chunk = sock.recv(65536)
         assert chunk, "closed inside the response body"
@@ -128,6 +131,16 @@ def tls_outcomes(server: ServerInstance, client_pins: list[dict[str, Any]]) -> l
         assert result["responses"] + result["errors_total"] == 3, result["errors"]
         outcomes.append(result["responses"])
     return outcomes
+
+
+def check_registry_version(kind: str, package: str) -> None:
+    """The registry reports the upstream version of the Debian package that is installed."""
+    version = availability(kind).version
+    query = ["dpkg-query", "--show", "--showformat", "${Version}", package]
+    installed = subprocess.run(query, capture_output=True, text=True, check=True, timeout=10).stdout
+    upstream = installed.split(":")[-1]
+    assert version is not None and upstream.startswith(version), (version, installed)
+    assert not upstream[len(version) :][:1].isdigit(), "the whole version, not a prefix of it"
 
 
 def check_taken_port(start: Callable[..., ServerInstance], *causes: str, **params: Any) -> None:

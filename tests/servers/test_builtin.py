@@ -51,7 +51,8 @@ def test_stop_leaves_nothing_also_when_the_body_raises():
 
 
 def test_the_registry_pins_tls_version_and_cipher():
-    spec = ServerSpec("builtin", workers=1, tls=True, tls_version="1.2", cipher="TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384")
+    pins = {"tls_version": "1.2", "cipher": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}
+    spec = ServerSpec("builtin", workers=1, tls=True, **pins)
     with start_server(spec) as server:
         outcomes = [
             engine.run({"url": server.url + "webtest.html", "connections": 1, "requests": 5, "tls": tls}).result

@@ -12,6 +12,7 @@ import pytest
 from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.server_checks import (
+    check_registry_version,
     check_serves_the_workload,
     check_taken_port,
     engine_connections,
@@ -22,7 +23,11 @@ from tests.helpers.server_checks import (
 
 Start = Callable[..., ServerInstance]
 TLS13 = [{"version": "1.3"}, {"cipher": "TLS13_AES_128_GCM_SHA256"}, {"cipher": "TLS13_CHACHA20_POLY1305_SHA256"}]
-TLS12 = [{"version": "1.2"}, {"cipher": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}, {"cipher": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}]
+TLS12 = [
+    {"version": "1.2"},
+    {"cipher": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
+    {"cipher": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"},
+]
 
 
 def client_port(line: str) -> int:
@@ -94,3 +99,7 @@ def test_what_h2o_cannot_do_is_refused_before_it_starts(h2o_server: Start, field
 
 def test_a_taken_port_is_one_line_with_the_log(h2o_server: Start) -> None:
     check_taken_port(h2o_server, "Address already in use", ready_timeout_s=3)
+
+
+def test_the_registry_reports_the_installed_version(h2o_server: Start) -> None:
+    check_registry_version("h2o", "h2o")

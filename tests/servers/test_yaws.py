@@ -12,6 +12,7 @@ import pytest
 from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.server_checks import (
+    check_registry_version,
     check_serves_the_workload,
     check_taken_port,
     engine_connections,
@@ -89,3 +90,7 @@ def test_dynamic_backends_are_refused(yaws_server: Start) -> None:
 
 def test_a_taken_port_is_one_line_with_the_log(yaws_server: Start) -> None:
     check_taken_port(yaws_server, "eaddrinuse")
+
+
+def test_the_registry_reports_the_installed_version(yaws_server: Start) -> None:
+    check_registry_version("yaws", "yaws")

@@ -36,21 +36,23 @@ def start_caddy(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
     (`request.remote_port` is the client port); the readiness probe is not logged.
     """
     check_backend(spec, BACKENDS)
-    keepalive_timeout_s = setting("caddy", "keepalive_timeout_s", spec.keepalive_timeout_s, DEFAULT_KEEPALIVE_TIMEOUT_S)
     if spec.keepalive_requests:
-        raise unsupported("caddy", "keepalive_requests", "Go's HTTP server has no limit on the requests of a connection")
+        raise unsupported("caddy", "keepalive_requests", "Go's HTTP server has no limit on a connection's requests")
     pin = tls_pin(spec)
     if pin.suite is not None and pin.suite.version == "1.3":
         raise unsupported("caddy", f"the cipher suite {pin.suite.iana}", "Go's TLS picks the TLS 1.3 suite itself")
-    gomaxprocs = setting("caddy", "workers", spec.workers, 0)  # 0: Go's own choice, one per CPU
+    gomaxprocs = setting(spec, "workers", 0)  # 0: Go's own choice, one per CPU
+    keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
     binary = caddy_binary()
     if binary is None:
         raise GauntletError("caddy is not installed", "install it: apt-get install caddy")
 
     def environment(workdir: Path) -> dict[str, str]:
         # Caddy keeps its state (autosave.json, certificates) under HOME and the XDG directories.
-        env = {"HOME": str(workdir), "XDG_CONFIG_HOME": str(workdir / "config"), "XDG_DATA_HOME": str(workdir / "data")}
-        return env | ({"GOMAXPROCS": str(gomaxprocs)} if gomaxprocs else {})
+        env = {"HOME": str(workdir), "XDG_CONFIG_HOME": f"{workdir}/config", "XDG_DATA_HOME": f"{workdir}/data"}
+        if gomaxprocs:
+            env["GOMAXPROCS"] = str(gomaxprocs)
+        return env
 
     return launch(
         Launch(

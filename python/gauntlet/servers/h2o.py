@@ -36,12 +36,12 @@ def start_h2o(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: flo
     `workdir/logs/access.log`; the readiness probe is not logged.
     """
     check_backend(spec, BACKENDS)
-    keepalive_timeout_s = setting("h2o", "keepalive_timeout_s", spec.keepalive_timeout_s, DEFAULT_KEEPALIVE_TIMEOUT_S)
     if not spec.keepalive:
         raise unsupported("h2o", "keep-alive off", "h2o 2.2 closes a connection only when the client asks")
     if spec.keepalive_requests:
         raise unsupported("h2o", "keepalive_requests", "h2o 2.2 has no limit on the requests of a connection")
-    threads = setting("h2o", "workers", spec.workers, DEFAULT_THREADS)
+    threads = setting(spec, "workers", DEFAULT_THREADS)
+    keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
     pin = tls_pin(spec)
     binary = h2o_binary()
     if binary is None:

@@ -21,10 +21,11 @@ def check_backend(spec: ServerSpec, backends: tuple[str, ...]) -> None:
         )
 
 
-def setting(kind: str, name: str, value: int | None, default: int) -> int:
-    """The spec's value, which must be 1 or more, or the driver's default when the spec leaves it unset."""
+def setting(spec: ServerSpec, name: str, default: int) -> int:
+    """The spec's `name` (a count or seconds, 1 or more), or the driver's default when it is unset."""
+    value = getattr(spec, name)
     if value is None:
         return default
     if value < 1:
-        raise GauntletError(f"{kind} needs {name} of 1 or more, got {value}", f"set {name} to 1 or more")
-    return value
+        raise GauntletError(f"{spec.kind} needs {name} of 1 or more, got {value}", f"set {name} to 1 or more")
+    return int(value)

@@ -1,9 +1,10 @@
 """The TLS version and cipher suite a case pins, in the words of each server's TLS library.
 
-A ServerSpec names a suite by its IANA name, which Go (Caddy), Java (Tomcat) and the engine take
-as they are; OpenSSL (h2o) and Erlang's ssl (Yaws) call the same suites otherwise. The servers
-present the ECDSA P-256 certificate the engine makes, so only the TLS 1.3 suites and the
-ECDHE_ECDSA suites of TLS 1.2 can be agreed on: any other name is refused before a server starts.
+A ServerSpec names a suite by its IANA name (or by rustls's, which differs for TLS 1.3 only), which
+Go (Caddy), Java (Tomcat) and the engine take as they are; OpenSSL (h2o) and Erlang's ssl (Yaws)
+call the same suites otherwise. The servers present the ECDSA P-256 certificate the engine makes,
+so only the TLS 1.3 suites and the ECDHE_ECDSA suites of TLS 1.2 can be agreed on: any other name
+is refused before a server starts.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ SUITES = {
     for suite in (
         Suite("TLS_AES_128_GCM_SHA256", "1.3", "TLS_AES_128_GCM_SHA256", "{any,aes_128_gcm,aead,sha256}"),
         Suite("TLS_AES_256_GCM_SHA384", "1.3", "TLS_AES_256_GCM_SHA384", "{any,aes_256_gcm,aead,sha384}"),
-        Suite("TLS_CHACHA20_POLY1305_SHA256", "1.3", "TLS_CHACHA20_POLY1305_SHA256", "{any,chacha20_poly1305,aead,sha256}"),
+        Suite(
+            "TLS_CHACHA20_POLY1305_SHA256", "1.3", "TLS_CHACHA20_POLY1305_SHA256", "{any,chacha20_poly1305,aead,sha256}"
+        ),
         Suite(
             "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
             "1.2",
@@ -85,7 +88,8 @@ def tls_pin(spec: ServerSpec) -> TlsPin:
         raise GauntletError(f"TLS version '{version}' is not supported", "use 1.2 or 1.3")
     if cipher is None:
         return TlsPin((version,) if version else VERSIONS, None)
-    suite = SUITES.get(cipher)
+    # rustls (the engine) calls the TLS 1.3 suites TLS13_*: the same suites.
+    suite = SUITES.get(cipher.replace("TLS13_", "TLS_", 1))
     if suite is None:
         raise GauntletError(
             f"the cipher suite '{cipher}' cannot serve the ECDSA certificate Gauntlet makes",

@@ -40,7 +40,9 @@ def tomcat_binary() -> str | None:
     return str(catalina) if os.access(catalina, os.X_OK) else None
 
 
-def start_tomcat(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = READY_TIMEOUT_S) -> ServerInstance:
+def start_tomcat(
+    spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = READY_TIMEOUT_S
+) -> ServerInstance:
     """Start Tomcat on 127.0.0.1 and return once it answers HTTP.
 
     `spec.workers` sets the request threads (maxThreads = minSpareThreads, all started at once);
@@ -49,9 +51,9 @@ def start_tomcat(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: 
     `workdir/logs/access.log`; the readiness probe is not logged.
     """
     check_backend(spec, BACKENDS)
-    keepalive_timeout_s = setting("tomcat", "keepalive_timeout_s", spec.keepalive_timeout_s, DEFAULT_KEEPALIVE_TIMEOUT_S)
-    max_threads = setting("tomcat", "workers", spec.workers, DEFAULT_MAX_THREADS)
+    max_threads = setting(spec, "workers", DEFAULT_MAX_THREADS)
     min_spare_threads = DEFAULT_MIN_SPARE_THREADS if spec.workers is None else max_threads
+    keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
     requests = DEFAULT_KEEPALIVE_REQUESTS if spec.keepalive_requests is None else spec.keepalive_requests
     pin = tls_pin(spec)
     catalina = tomcat_binary()

@@ -39,22 +39,24 @@ def start_yaws(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: fl
     `workdir/logs/access.log`; the readiness probe is not logged.
     """
     check_backend(spec, BACKENDS)
-    keepalive_timeout_s = setting("yaws", "keepalive_timeout_s", spec.keepalive_timeout_s, DEFAULT_KEEPALIVE_TIMEOUT_S)
-    schedulers = setting("yaws", "workers", spec.workers, 0)  # 0: the VM's own choice, one per CPU
+    schedulers = setting(spec, "workers", 0)  # 0: the VM's own choice, one per CPU
+    keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
     requests = DEFAULT_KEEPALIVE_REQUESTS if spec.keepalive_requests is None else spec.keepalive_requests
     pin = tls_pin(spec)
     erl = find_binary("erl")
     if yaws_binary() is None or erl is None or not EBIN.is_dir():
         raise GauntletError("yaws is not installed", "install it: apt-get install yaws")
-    emulator_flags = ["+S", f"{schedulers}:{schedulers}"] if schedulers else []
+    schedulers_flag = ["+S", f"{schedulers}:{schedulers}"] if schedulers else []
+
+    def argv(config: Path) -> list[str]:
+        vm = [erl, "-noinput", *schedulers_flag, "-config", str(config.parent / "sys")]
+        return [*vm, "-pa", str(EBIN), "-run", "yaws", "-conf", str(config)]
+
     return launch(
         Launch(
             kind="yaws",
             template="yaws.conf.j2",
-            argv=lambda config: [
-                *[erl, "-noinput", *emulator_flags, "-config", str(config.parent / "sys")],
-                *["-pa", str(EBIN), "-run", "yaws", "-conf", str(config)],
-            ],
+            argv=argv,
             settings={
                 "ebin": EBIN,
                 "keepalive_timeout_s": keepalive_timeout_s,
