@@ -21,6 +21,15 @@ from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.process import unverified_tls
 from gauntlet.servers.registry import availability
 
+#: Engine clients offering one TLS version or one suite: TLS 1.3 first, then TLS 1.2.
+CLIENT_PINS = [
+    {"version": "1.3"},
+    {"cipher": "TLS13_AES_128_GCM_SHA256"},
+    {"cipher": "TLS13_AES_256_GCM_SHA384"},
+    {"version": "1.2"},
+    {"cipher": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
+    {"cipher": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"},
+]
 CONTENT_TYPES = {"html": "text/html", "gif": "image/gif", "jpg": "image/jpeg", "png": "image/png"}
 TIMEOUT_S = 5.0
 #: Servers write a request's access-log line after its response has left.
@@ -113,7 +122,7 @@ def engine_connections(
     assert (result["responses"], result["errors_total"]) == (requests, 0), result["errors"]
     log = server.workdir / "logs" / "access.log"
     deadline = time.monotonic() + LOG_WAIT_S
-    while len(lines := [line for line in log.read_text().splitlines() if marker in line]) < requests:
+    while len(lines := [line for line in log_text(log).splitlines() if marker in line]) < requests:
         if time.monotonic() >= deadline:
             break
         time.sleep(0.01)
@@ -123,10 +132,19 @@ def engine_connections(
     return len(ports)
 
 
-def tls_outcomes(server: ServerInstance, client_pins: list[dict[str, Any]]) -> list[int]:
-    """Responses to 3 requests from an engine client pinned to each of `client_pins` (0: refused)."""
+def log_text(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
+def first_field_port(line: str) -> int:
+    """The client port of an access-log line that starts with it."""
+    return int(line.split()[0])
+
+
+def tls_outcomes(server: ServerInstance) -> list[int]:
+    """Responses to 3 requests from an engine client pinned to each of CLIENT_PINS (0: refused)."""
     outcomes = []
-    for tls in client_pins:
+    for tls in CLIENT_PINS:
         result = engine.run({"url": server.url + "webtest.html", "connections": 1, "requests": 3, "tls": tls}).result
         assert result["responses"] + result["errors_total"] == 3, result["errors"]
         outcomes.append(result["responses"])

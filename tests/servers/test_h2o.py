@@ -16,22 +16,13 @@ from tests.helpers.server_checks import (
     check_serves_the_workload,
     check_taken_port,
     engine_connections,
+    first_field_port,
     idle_close_s,
     requests_before_close,
     tls_outcomes,
 )
 
 Start = Callable[..., ServerInstance]
-TLS13 = [{"version": "1.3"}, {"cipher": "TLS13_AES_128_GCM_SHA256"}, {"cipher": "TLS13_CHACHA20_POLY1305_SHA256"}]
-TLS12 = [
-    {"version": "1.2"},
-    {"cipher": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
-    {"cipher": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"},
-]
-
-
-def client_port(line: str) -> int:
-    return int(line.split()[0])
 
 
 @pytest.mark.parametrize("tls", [False, True])
@@ -58,13 +49,13 @@ def test_keeps_connections_open_and_closes_idle_ones(h2o_server: Start) -> None:
 
 def test_engine_connections_equal_the_access_log(h2o_server: Start) -> None:
     server = h2o_server(access_log=True)
-    assert engine_connections(server, client_port) == 4
-    assert engine_connections(server, client_port, keepalive=False) == 300, "h2o closes when the client asks"
+    assert engine_connections(server, first_field_port) == 4
+    assert engine_connections(server, first_field_port, keepalive=False) == 300, "h2o closes when the client asks"
 
 
 def test_https_access_log_and_engine_agree(h2o_server: Start) -> None:
     server = h2o_server(tls=True, access_log=True)
-    assert engine_connections(server, client_port, requests=200, keepalive=False) == 200
+    assert engine_connections(server, first_field_port, requests=200, keepalive=False) == 200
 
 
 @pytest.mark.parametrize(
@@ -72,13 +63,13 @@ def test_https_access_log_and_engine_agree(h2o_server: Start) -> None:
     [
         ({"tls_version": "1.2"}, [0, 0, 0, 3, 3, 3]),
         ({"tls_version": "1.3"}, [3, 3, 3, 0, 0, 0]),
-        ({"cipher": "TLS_CHACHA20_POLY1305_SHA256"}, [3, 0, 3, 0, 0, 0]),
+        ({"cipher": "TLS_AES_256_GCM_SHA384"}, [3, 0, 3, 0, 0, 0]),
         ({"tls_version": "1.2", "cipher": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}, [0, 0, 0, 3, 0, 3]),
     ],
 )
 def test_tls_version_and_cipher_are_pinned(h2o_server: Start, pins: dict, accepted: list[int]) -> None:
     server = h2o_server(tls=True, **pins)
-    assert tls_outcomes(server, TLS13 + TLS12) == accepted
+    assert tls_outcomes(server) == accepted
 
 
 @pytest.mark.parametrize(
