@@ -6,11 +6,11 @@ import pytest
 
 from gauntlet.errors import GauntletError
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.tls_pin import SUITES, VERSIONS, tls_pin
+from gauntlet.servers.tls_pin import SUITES, VERSIONS, TlsPin, tls_pin
 
 
-def pin_of(**fields: object):
-    return tls_pin(ServerSpec("h2o", tls=True, **fields))
+def pin_of(tls_version: str | None = None, cipher: str | None = None) -> TlsPin:
+    return tls_pin(ServerSpec("h2o", tls=True, tls_version=tls_version, cipher=cipher))
 
 
 def test_nothing_pinned_is_both_versions_and_the_servers_suites() -> None:
