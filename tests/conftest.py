@@ -18,6 +18,11 @@ from gauntlet.servers.apache import apache_binary, start_apache
 from gauntlet.servers.lighttpd import lighttpd_binary, start_lighttpd
 from gauntlet.servers.nginx import nginx_binary, start_nginx
 from gauntlet.servers.process import leftovers
+from gauntlet.servers.caddy import caddy_binary, start_caddy
+from gauntlet.servers.h2o import h2o_binary, start_h2o
+from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.tomcat import start_tomcat, tomcat_binary
+from gauntlet.servers.yaws import start_yaws, yaws_binary
 
 IN_CI = os.environ.get("CI") == "true"
 
@@ -95,3 +100,38 @@ def apache_server() -> Iterator[Callable[..., ServerInstance]]:
 
     yield start
     started.stop_all_and_check()
+
+
+def spec_server_factory(
+    kind: str, start: Callable[..., ServerInstance], binary: Callable[[], str | None], package: str
+) -> Iterator[Callable[..., ServerInstance]]:
+    """For drivers that take a ServerSpec: `factory(port=..., ready_timeout_s=..., **spec_fields)`."""
+    require_installed(kind, binary() is not None, f"apt-get install {package}")
+    started = Started()
+
+    def start_with(**params: Any) -> ServerInstance:
+        options = {name: params.pop(name) for name in ("port", "ready_timeout_s") if name in params}
+        return started.add(start(ServerSpec(kind, **params), **options))
+
+    yield start_with
+    started.stop_all_and_check()
+
+
+@pytest.fixture
+def h2o_server() -> Iterator[Callable[..., ServerInstance]]:
+    yield from spec_server_factory("h2o", start_h2o, h2o_binary, "h2o")
+
+
+@pytest.fixture
+def caddy_server() -> Iterator[Callable[..., ServerInstance]]:
+    yield from spec_server_factory("caddy", start_caddy, caddy_binary, "caddy")
+
+
+@pytest.fixture
+def tomcat_server() -> Iterator[Callable[..., ServerInstance]]:
+    yield from spec_server_factory("tomcat", start_tomcat, tomcat_binary, "tomcat10")
+
+
+@pytest.fixture
+def yaws_server() -> Iterator[Callable[..., ServerInstance]]:
+    yield from spec_server_factory("yaws", start_yaws, yaws_binary, "yaws")

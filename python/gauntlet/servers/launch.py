@@ -43,6 +43,10 @@ class Launch:
     subdirs: tuple[str, ...] = ("logs",)
     #: The server opens its error log after dropping privileges, so it must be writable by all.
     shared_error_log: bool = False
+    #: Environment variables the server needs besides ours, given the work dir (HOME, CATALINA_BASE, ...).
+    env: Callable[[Path], dict[str, str]] | None = None
+    #: More files rendered with the same parameters: template name -> path inside the work dir.
+    extra_templates: dict[str, str] = field(default_factory=dict)
 
 
 def launch(spec: Launch) -> ServerInstance:
@@ -56,24 +60,30 @@ def launch(spec: Launch) -> ServerInstance:
         if spec.tls:
             write_certificate(workdir)
         port = free_port() if spec.port is None else spec.port
-        config_text = TEMPLATES.get_template(spec.template).render(
-            workdir=workdir,
-            docroot=docroot,
-            host=LOOPBACK,
-            port=port,
-            user=unprivileged_user() if os.geteuid() == 0 else None,
-            tls=spec.tls,
-            ready_path=READY_PATH,
+        params = {
+            "workdir": workdir,
+            "docroot": docroot,
+            "host": LOOPBACK,
+            "port": port,
+            "user": unprivileged_user() if os.geteuid() == 0 else None,
+            "tls": spec.tls,
+            "ready_path": READY_PATH,
             **spec.settings,
-        )
+        }
+        config_text = TEMPLATES.get_template(spec.template).render(params)
         config_path = workdir / spec.template.removesuffix(".j2")
         config_path.write_text(config_text)
+        for template, relative_path in spec.extra_templates.items():
+            path = workdir / relative_path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(TEMPLATES.get_template(template).render(params))
         log_path = workdir / "logs" / "error.log"
         if spec.shared_error_log:
             (workdir / "logs").chmod(0o777)
             log_path.touch()
             log_path.chmod(0o666)
-        proc = spawn(spec.argv(config_path), cwd=workdir, log_path=log_path)
+        env = spec.env(workdir) if spec.env else None
+        proc = spawn(spec.argv(config_path), cwd=workdir, log_path=log_path, env=env)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise

@@ -14,9 +14,13 @@ from gauntlet.errors import GauntletError
 from gauntlet.servers.apache import apache_binary, start_apache
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.builtin import start_builtin
+from gauntlet.servers.caddy import caddy_binary, start_caddy
+from gauntlet.servers.h2o import h2o_binary, start_h2o
 from gauntlet.servers.lighttpd import lighttpd_binary, start_lighttpd
 from gauntlet.servers.nginx import nginx_binary, start_nginx
 from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.tomcat import start_tomcat, tomcat_binary
+from gauntlet.servers.yaws import start_yaws, yaws_binary
 
 VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
 
@@ -57,7 +61,7 @@ class Kind:
 
 
 def _start_builtin(spec: ServerSpec) -> ServerInstance:
-    return start_builtin(threads=spec.workers or 2, tls=spec.tls)
+    return start_builtin(threads=spec.workers or 2, tls=spec.tls, tls_version=spec.tls_version, cipher=spec.cipher)
 
 
 def _keepalive(spec: ServerSpec) -> dict[str, object]:
@@ -97,6 +101,10 @@ KINDS: dict[str, Kind] = {
         Kind("apache-worker", "apache2", apache_binary, "-v", _apache("worker")),
         Kind("apache-event", "apache2", apache_binary, "-v", _apache("event")),
         Kind("lighttpd", "lighttpd", lighttpd_binary, "-v", _start_lighttpd),
+        Kind("h2o", "h2o", h2o_binary, "--version", start_h2o),
+        Kind("caddy", "caddy", caddy_binary, "version", start_caddy),
+        Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat),
+        Kind("yaws", "yaws", yaws_binary, "--version", start_yaws),
     )
 }
 

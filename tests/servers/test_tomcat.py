@@ -1,0 +1,76 @@
+"""The Tomcat driver against Debian's Tomcat 10: workload, request threads, keep-alive limits, the
+access log against the engine, HTTPS with pinned versions and suites, a taken port. Each start
+costs a JVM (several seconds on 2 cores), so each test checks all it can on one instance."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from gauntlet.errors import GauntletError
+from gauntlet.servers.base import ServerInstance
+from tests.helpers.server_checks import (
+    check_registry_version,
+    check_serves_the_workload,
+    check_taken_port,
+    engine_connections,
+    first_field_port,
+    idle_close_s,
+    requests_before_close,
+    thread_names,
+    tls_outcomes,
+)
+
+Start = Callable[..., ServerInstance]
+
+
+def request_threads(server: ServerInstance) -> list[str]:
+    """Names of the JVM's request threads (the Executor's, `worker-N`)."""
+    (pid,) = server.pids()
+    return sorted(name for name in thread_names(pid) if name.startswith("worker-"))
+
+
+def test_workload_threads_keep_alive_limits_and_access_log(tomcat_server: Start) -> None:
+    server = tomcat_server(workers=3, keepalive_requests=3, keepalive_timeout_s=1, access_log=True)
+    check_serves_the_workload(server)
+    assert request_threads(server) == ["worker-1", "worker-2", "worker-3"]
+    assert requests_before_close(server) == 3
+    closed_after_s = idle_close_s(server, wait_s=4)
+    assert closed_after_s is not None and 0.5 <= closed_after_s <= 3.0
+    # 300 requests at 3 per connection; the last connections of the run may carry fewer.
+    assert 100 <= engine_connections(server, first_field_port) <= 103
+
+
+def test_keep_alive_off(tomcat_server: Start) -> None:
+    server = tomcat_server(keepalive=False, access_log=True)
+    assert 'maxKeepAliveRequests="1"' in server.config_text
+    assert requests_before_close(server) == 1
+    assert engine_connections(server, first_field_port) == 300
+
+
+@pytest.mark.parametrize(
+    ("pins", "accepted"),
+    [
+        ({"tls_version": "1.2", "cipher": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}, [0, 0, 0, 3, 0, 3]),
+        ({"cipher": "TLS_AES_256_GCM_SHA384"}, [3, 0, 3, 0, 0, 0]),
+    ],
+)
+def test_https_with_pinned_version_and_cipher(tomcat_server: Start, pins: dict, accepted: list[int]) -> None:
+    server = tomcat_server(tls=True, access_log=True, **pins)
+    check_serves_the_workload(server)
+    assert tls_outcomes(server) == accepted
+    assert engine_connections(server, first_field_port, requests=100, keepalive=False) == 100
+
+
+def test_dynamic_backends_are_refused(tomcat_server: Start) -> None:
+    with pytest.raises(GauntletError, match="static files only"):
+        tomcat_server(backend="php-cgi")
+
+
+def test_a_taken_port_is_one_line_with_the_log(tomcat_server: Start) -> None:
+    check_taken_port(tomcat_server, "Address already in use")
+
+
+def test_the_registry_reports_the_installed_version(tomcat_server: Start) -> None:
+    check_registry_version("tomcat", "tomcat10")
