@@ -1,0 +1,71 @@
+"""Real cases for the store and report tests: short engine runs against the built-in server, with
+the server's process tree monitored, recorded as the suite records them (gauntlet.lab.record)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gauntlet import __version__, engine
+from gauntlet.cli.run import build_plan, plan_options
+from gauntlet.lab import loadfile
+from gauntlet.lab.record import CaseRecord
+from gauntlet.monitor.per_request import per_request
+from gauntlet.monitor.sampler import Sampler
+from gauntlet.servers.base import ServerInstance
+
+MEASURE_S = 0.3
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _monitored_run(server: ServerInstance, plan: engine.Plan) -> dict[str, Any]:
+    with Sampler(server.pids()[0], interval_s=0.1) as sampler:
+        result = engine.run(plan).result
+    result["server"] = per_request(sampler.totals(), result["requests"])
+    return result
+
+
+def load_case(
+    server: ServerInstance, params: dict[str, Any], *, repeat: int = 0, query: str = "", measure_s: float = MEASURE_S
+) -> CaseRecord:
+    """One case of the closed loop (or of a constant rate with `rate_per_s`): `params` name the
+    path, connections, keep-alive; `query` adds an injected fault (?delay_ms=5) the key does not show."""
+    url = f"{server.url.rstrip('/')}{params.get('path', '/webtest.html')}{query}"
+    options = plan_options(
+        connections=params.get("connections", 4), threads=2, duration=f"{measure_s}s",
+        no_keepalive=not params.get("keepalive", True), rate=params.get("rate_per_s"),
+    )
+    started = _now_ms()
+    result = _monitored_run(server, build_plan(url, options))
+    return CaseRecord(
+        params={"server": "builtin", "protocol": server.scheme, **params}, repeat=repeat,
+        server_version=f"gauntlet {__version__}", config_text=server.config_text, result=result,
+        started_unix_ms=started, ended_unix_ms=_now_ms(),
+    )
+
+
+SLOW_PAGE_LOAD = """\
+sessions:
+  - name: wait
+    pages: [{name: slow, path: '/hello?delay_per_connection_ms=10'}]
+users: 1
+warm_up: 200ms
+measure: 1s
+qos: {good: 200ms, tolerable: 10s}
+"""
+
+
+def sessions_case(server: ServerInstance, load_path: Any, users: int, params: dict[str, Any]) -> CaseRecord:
+    """Sessions of the load file at `users`; with SLOW_PAGE_LOAD, pages take about 10 ms per user,
+    so up to 19 users are QoS-valid and 20 or more are not (as tests/cli/test_sessions.py shows)."""
+    load = loadfile.load(load_path).with_users(users)
+    started = _now_ms()
+    result = _monitored_run(server, load.plan(server.url))
+    return CaseRecord(
+        params={"server": "builtin", "protocol": server.scheme, "model": "sessions", "users": users, **params},
+        server_version=f"gauntlet {__version__}", config_text=server.config_text, result=result,
+        started_unix_ms=started, ended_unix_ms=_now_ms(),
+    )
