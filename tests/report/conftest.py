@@ -17,7 +17,7 @@ from tests.conftest import Started
 from tests.helpers.measured import SLOW_PAGE_LOAD, load_case, sessions_case
 
 #: Strings a server or a suite could hand over; nothing in the report may run or render them as markup.
-HOSTILE_SERVER = "<img src=x onerror=window.__pwned=1>"
+HOSTILE_SERVER = "<img src=x onerror=window.__pwned=1><b>nginx</b>"
 HOSTILE_SCRIPT = "</pre></details><script>window.__pwned=2</script>[red]rich markup[/red]"
 
 

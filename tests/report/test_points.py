@@ -40,6 +40,7 @@ def test_relative_range(value: Spread, relative_range: float) -> None:
         ({"keepalive": False, "protocol": "https", "tls_version": "1.2"}, None, "https, TLS 1.2, no keep-alive"),
         ({"model": "rate", "rate_per_s": 2500.0, "path": "/hello.php"}, None, "/hello.php, rate, 2500/s"),
         ({"server": "h2o", "color": "blue", "workers": None}, None, "h2o, color=blue"),
+        ({"rate_per_s": "fast", "duration_s": 0.5}, None, "fast/s, 0.5 s"),
         ({"server": "nginx", "workers": 4, "connections": 10}, ["connections"], "10 conns"),
     ],
 )

@@ -224,7 +224,7 @@ def timelines(points: list[GridPoint]) -> list[Chart]:
     labels = [_text(name if repeated[name] == 1 else f"{name}, repeat {case.repeat}") for name, case in cases]
     traces = []
     for index, (label, (_, case)) in enumerate(zip(labels, cases, strict=True)):
-        seconds = case.result["timeline"] if case.result else []
+        seconds = [s for s in (case.result["timeline"] if case.result else []) if s["span_us"] > 0]
         rate = lttb([(s["second"], s["responses"] * 1e6 / s["span_us"]) for s in seconds], MAX_TIMELINE_POINTS)
         p99 = lttb([(s["second"], s["p99_us"] / 1000) for s in seconds], MAX_TIMELINE_POINTS)
         for name, line, axis in ((f"{label}: requests/s", rate, "y"), (f"{label}: p99 (ms)", p99, "y2")):
@@ -244,7 +244,8 @@ def timelines(points: list[GridPoint]) -> list[Chart]:
         }]
         layout["margin"]["t"] = 60
     layout["margin"]["r"] = 70
-    note = f"Requests/s and p99 latency second by second, {len(cases)} cases (pick one in the menu)"
+    note = "Requests/s and p99 latency second by second"
+    note += f", {len(cases)} cases (pick one in the menu)" if len(cases) > 1 else ""
     note += f"; long runs shown with at most {MAX_TIMELINE_POINTS} points (LTTB)."
     return [Chart("timeline-1", "Per-second timeline", note, {"data": traces, "layout": layout})]
 

@@ -15,6 +15,11 @@ def _counted(count: Any, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
+def _number(value: Any) -> str:
+    """2500.0 as 2500, 0.5 as 0.5; whatever else as it is."""
+    return f"{value:g}" if isinstance(value, int | float) else str(value)
+
+
 #: The order in which parameters describe a case, most telling first; others follow by name.
 PARAM_ORDER = (
     "run", "group", "server", "workers", "threads_per_child", "backend", "backend_workers", "protocol", "tls_version",
@@ -30,10 +35,10 @@ PARAM_WORDS: dict[str, Callable[[Any], str]] = {
     "tls_version": lambda v: f"TLS {v}",
     "calls_per_connection": lambda v: f"{v} calls/conn",
     "connections": lambda v: _counted(v, "conn"),
-    "rate_per_s": lambda v: f"{v:g}/s",
+    "rate_per_s": lambda v: f"{_number(v)}/s",
     "users": lambda v: _counted(v, "user"),
     "requests": lambda v: _counted(v, "request"),
-    "duration_s": lambda v: f"{v:g} s",
+    "duration_s": lambda v: f"{_number(v)} s",
 }
 #: Parameters whose value says itself (nginx, https, /webtest.html, ST-1, rate, static).
 PLAIN_PARAMS = ("group", "server", "backend", "protocol", "cipher", "workload", "path", "model")
@@ -62,7 +67,7 @@ def spread(values: Iterable[float | None]) -> Spread | None:
     return Spread(sum(present) / len(present), min(present), max(present), len(present))
 
 
-@dataclass
+@dataclass(eq=False)
 class GridPoint:
     key: str
     params: dict[str, Any]
