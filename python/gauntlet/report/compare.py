@@ -3,7 +3,7 @@
 A change counts as a regression only when it goes the bad way by more than the runs' own spread:
 the larger relative range (max - min) / mean of the two runs' repeats of that case, or, when
 neither run repeated it, DEFAULT_NOISE (rounds of the same command differ by up to 30 % on this
-kind of shared 2-core machine: ../docs/results-store.md).
+kind of shared 2-core machine: docs/reports.md).
 """
 
 from __future__ import annotations

@@ -53,6 +53,11 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn, path)
+    except sqlite3.OperationalError as err:
+        conn.close()
+        raise GauntletError(
+            f"cannot open {str(path)!r} ({err})", "Check the disk, the permissions and that no other program holds the file"
+        ) from None
     except sqlite3.DatabaseError as err:
         conn.close()
         raise GauntletError(
