@@ -9,10 +9,13 @@ from typing import Any
 from gauntlet import __version__, engine
 from gauntlet.cli.run import build_plan, plan_options
 from gauntlet.lab import loadfile
+from gauntlet.lab.case import Case, Sessions
 from gauntlet.lab.record import CaseRecord
+from gauntlet.lab.suite import qos_summary
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
 from gauntlet.servers.base import ServerInstance
+from gauntlet.servers.spec import ServerSpec
 
 MEASURE_S = 0.3
 
@@ -59,13 +62,17 @@ qos: {good: 200ms, tolerable: 10s}
 
 
 def sessions_case(server: ServerInstance, load_path: Any, users: int, params: dict[str, Any]) -> CaseRecord:
-    """Sessions of the load file at `users`; with SLOW_PAGE_LOAD, pages take about 10 ms per user,
-    so up to 19 users are QoS-valid and 20 or more are not (as tests/cli/test_sessions.py shows)."""
+    """Sessions of the load file at `users`, with the QoS verdict the suite stores beside them; with
+    SLOW_PAGE_LOAD, pages take about 10 ms per user, so up to 19 users are QoS-valid and 20 or more
+    are not (as tests/cli/test_sessions.py shows)."""
     load = loadfile.load(load_path).with_users(users)
+    params = {"server": "builtin", "protocol": server.scheme, "model": "sessions", "users": users, **params}
     started = _now_ms()
     result = _monitored_run(server, load.plan(server.url))
+    case = Case(params.get("group", ""), ServerSpec("builtin"), "/", params, sessions=Sessions(load, users))
+    result["qos"] = qos_summary(case, result)
     return CaseRecord(
-        params={"server": "builtin", "protocol": server.scheme, "model": "sessions", "users": users, **params},
+        params=params,
         server_version=f"gauntlet {__version__}", config_text=server.config_text, result=result,
         started_unix_ms=started, ended_unix_ms=_now_ms(),
     )

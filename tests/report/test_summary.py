@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.console import Console
 
 from gauntlet.report.points import grid_points
-from gauntlet.report.summary import print_summary
+from gauntlet.report.tables import print_summary
 from gauntlet.store import Store
 from gauntlet.units import format_count
 from tests.helpers.cli_process import run_cli
@@ -17,7 +17,7 @@ from tests.report.conftest import HOSTILE_SCRIPT
 def summary_text(path: Path, run_ids: list[int]) -> str:
     console = Console(record=True, width=300, color_system=None)
     with Store.open(path, create=False) as store:
-        print_summary(console, store, run_ids)
+        print_summary(console, store, *run_ids)
     return console.export_text()
 
 

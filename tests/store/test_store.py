@@ -59,6 +59,7 @@ def test_the_flat_figures_are_read_from_each_part_of_the_result(measured_cases: 
     assert figures_of(rate)["achieved_rate_per_s"] == rate["schedule"]["achieved_rate_per_s"]
     assert figures_of(tls)["tls_handshakes"] == tls["tls"]["handshakes"] == 2
     assert figures_of(sessions)["sessions_users_completed"] == sessions["sessions"]["users_completed"]
+    assert figures_of(sessions)["qos_valid"] is True and figures_of(closed)["qos_valid"] is None
 
 
 def test_schema_and_figures_agree(db_path: Path) -> None:
@@ -100,13 +101,16 @@ def test_runs_end_resume_and_know_their_done_cases(
     with Store.open(db_path) as store:
         run = store.resume_run(run_id)
         assert (run.status, run.ended_unix_ms, run.suite_text) == ("running", None, "servers: [builtin]\n")
-        assert run.options == {"quick": True}
+        assert run.options == run["options"] == {"quick": True}
         assert run.environment == ENVIRONMENT and run.planned_cases == 3 and run.stored_cases == 3
         # The partial case is measured again by a resume, and replaces the first attempt.
-        assert store.done_keys(run_id) == {(measured_cases[0].key, 0), ('{"server":"nginx"}', 0)}
+        assert store.done(run_id) == {(measured_cases[0].key, 0): None, ('{"server":"nginx"}', 0): None}
         again = CaseRecord(params={"server": "builtin", "connections": 4}, repeat=1, result=measured_cases[0].result)
         store.add_case(run_id, again)
         assert len(store.done_keys(run_id)) == 3 and len(store.cases([run_id])) == 3
+        sessions = measured_cases[-1]
+        store.add_case(run_id, sessions)
+        assert store.done(run_id)[(sessions.key, 0)] is True, "the stored QoS verdict, for a capacity search to resume"
         store.end_run(run_id, "complete")
         assert [(r.run_id, r.status) for r in store.runs()] == [(run_id, "complete")]
         with pytest.raises(ValueError, match="not one of"):

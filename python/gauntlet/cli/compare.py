@@ -22,8 +22,8 @@ def compare_command(
     db: DbOption = DEFAULT_DB_PATH,
 ) -> int:
     """Compare requests/s, p99 and CPU per request; regressions count only beyond the runs' own spread."""
-    from gauntlet.report.compare import compare, comparison_table, failing, regression_lines
-    from gauntlet.report.summary import rich_table
+    from gauntlet.report.compare import compare, comparison_table, failing
+    from gauntlet.report.tables import rich_table
     from gauntlet.store import Store
 
     out, err = Console(), Console(stderr=True)
@@ -40,8 +40,6 @@ def compare_command(
     for points, which in ((comparison.only_before, f"run {run_a}"), (comparison.only_after, f"run {run_b}")):
         if points:
             out.print(Text(f"{len(points)} cases only in {which}: not compared"), soft_wrap=True)
-    for line in regression_lines(comparison):
-        out.print(Text(line), soft_wrap=True)
     regressions = comparison.regressions()
     over = failing(comparison, threshold)
     out.print(Text(

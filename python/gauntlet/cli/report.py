@@ -22,7 +22,7 @@ def report_command(
 ) -> int:
     """Summarise runs from the results database and write their HTML report (opens offline)."""
     from gauntlet.report.html import write_report
-    from gauntlet.report.summary import print_summary
+    from gauntlet.report.tables import print_summary
     from gauntlet.report.views import run_line
     from gauntlet.store import Store
 
@@ -33,7 +33,7 @@ def report_command(
                 out.print(Text(run_line(run)))
             return 0
         run_ids = runs or [store.latest_run_id()]
-        print_summary(out, store, run_ids)
+        print_summary(out, store, *run_ids)
         write_report(store, run_ids, output)
     Console(stderr=True).print(Text(f"report: {output}"))
     return 0

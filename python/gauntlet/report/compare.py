@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from gauntlet.report.points import GridPoint, Spread, grid_points, point_names
+from gauntlet.report.points import GridPoint, Spread, grid_points
 from gauntlet.report.views import Column, Table, case_cells, flatten, format_per_request
 from gauntlet.store import CaseRow
 from gauntlet.units import format_count, format_duration_us
@@ -115,30 +115,20 @@ def failing(comparison: Comparison, threshold_pct: float) -> list[tuple[CaseChan
 
 
 def comparison_table(comparison: Comparison) -> Table:
-    """Before -> after and the relative change of each compared figure, case by case."""
+    """One row per case and compared figure: baseline, new, the change, the spread it had to exceed,
+    and REGRESSION when it did (so CI logs can be searched for it)."""
     leading, named = case_cells([case.after for case in comparison.cases])
     rows = []
     for case, cells in zip(comparison.cases, named, strict=True):
-        by_figure = {c.figure: c for c in case.changes}
-        shown = []
-        for figure, compared in COMPARED.items():
-            c = by_figure.get(figure)
-            show = compared.show
-            shown.append("-" if c is None else f"{show(c.before.mean)} -> {show(c.after.mean)} ({c.change:+.0%})")
-        rows.append([*cells, *shown])
-    columns = (*leading, *(Column(c.heading) for c in COMPARED.values()))
-    note = "Means over each run's repeats."
+        for c in case.changes:
+            compared = COMPARED[c.figure]
+            rows.append([
+                *cells, compared.heading, compared.show(c.before.mean), compared.show(c.after.mean), f"{c.change:+.0%}",
+                f"{c.noise:.0%}", "REGRESSION" if c.regression else "",
+            ])
+    columns = (
+        *leading, Column("figure", False), Column("baseline"), Column("new"), Column("change"), Column("spread"),
+        Column("", False),
+    )
+    note = "Means over each run's repeats; spread: the change a regression must exceed."
     return Table("comparison", "Comparison", note, columns, rows)
-
-
-def regression_lines(comparison: Comparison) -> list[str]:
-    """One line per regression: the case, the figure, the change and the spread it exceeded."""
-    names = dict(zip(
-        (id(case) for case in comparison.cases),
-        point_names([case.after for case in comparison.cases]),
-        strict=True,
-    ))
-    return [
-        f"regression: {names[id(case)]}: {COMPARED[c.figure].heading} {c.change:+.0%} (beyond {c.noise:.0%})"
-        for case, c in comparison.regressions()
-    ]

@@ -150,8 +150,11 @@ def describe(params: dict[str, Any], names: Iterable[str]) -> str:
 
 
 def point_names(points: list[GridPoint], exclude: Iterable[str] = ()) -> list[str]:
-    """A short name for each point: the parameters that tell it apart from the others."""
+    """A short name for each point: the parameters that tell it apart from the others (a workload,
+    ST-1, names its file: its path is left out)."""
     names = varying(points, exclude)
+    if "workload" in names and "path" in names:
+        names.remove("path")
     if not names:
         names = [n for n in ("server", "path") if any(n in p.params for p in points)]
     return [describe(point.params, names) or "all cases" for point in points]

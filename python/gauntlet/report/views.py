@@ -55,22 +55,34 @@ def _failed_share(point: GridPoint) -> str:
 
 def case_cells(points: list[GridPoint]) -> tuple[tuple[Column, ...], list[list[str]]]:
     """The leading columns that name each point: its group (the part of the study) when the cases
-    have one, then the parameters that tell it apart from the others."""
+    come from several, then the parameters that tell it apart from the others."""
     names = point_names(points, ["group"])
-    if not any("group" in p.params for p in points):
+    if len({p.params.get("group") for p in points}) < 2:
         return (Column("case", False),), [[name] for name in names]
     cells = [[str(p.params.get("group", "")), name] for p, name in zip(points, names, strict=True)]
     return (Column("group", False), Column("case", False)), cells
 
 
+def _without_empty(
+    columns: tuple[Column, ...], rows: list[list[str]], optional: set[str]
+) -> tuple[tuple[Column, ...], list[list[str]]]:
+    """The table without those of the `optional` columns that are empty in every row."""
+    keep = [i for i, c in enumerate(columns) if c.name not in optional or any(row[i] for row in rows)]
+    return tuple(columns[i] for i in keep), [[row[i] for i in keep] for row in rows]
+
+
 def cases_table(points: list[GridPoint]) -> Table:
-    """The headline: one row per grid point, its repeats together."""
+    """The headline: one row per grid point, its repeats together. The repeats, their spread and
+    the bottleneck labels show only when some case has them."""
     leading, named = case_cells(points)
+    repeated = any(len(p.measured) + len(p.failed) > 1 for p in points)
     rows = []
     for point, cells in zip(points, named, strict=True):
         rate = point.figure("requests_per_s")
         p50, p99 = point.latency_percentiles_us([0.5, 0.99]) or (None, None)
-        repeats = str(len(point.measured)) + (f" (+{len(point.failed)} failed)" if point.failed else "")
+        repeats = ""
+        if repeated:
+            repeats = f"{len(point.measured)}" + (f" (+{len(point.failed)} failed)" if point.failed else "")
         rows.append([
             *cells, repeats, _or_dash(rate, format_count), _spread_text(rate),
             "-" if p50 is None else format_duration_us(p50), "-" if p99 is None else format_duration_us(p99),
@@ -79,13 +91,17 @@ def cases_table(points: list[GridPoint]) -> Table:
             _or_dash(point.figure("server_cpu_us_per_request"), format_per_request),
             ", ".join(point.labels),
         ])
-    columns = (
-        *leading, Column("repeats"), Column("requests/s"), Column("spread"), Column("p50"), Column("p99"),
-        Column("failed"), Column("client µs/req"), Column("server µs/req"), Column("bottleneck", False),
+    columns, rows = _without_empty(
+        (
+            *leading, Column("repeats"), Column("req/s"), Column("spread"), Column("p50"), Column("p99"),
+            Column("failed"), Column("client µs"), Column("server µs"), Column("bottleneck", False),
+        ),
+        rows,
+        {"repeats", "spread", "bottleneck"},
     )
     note = (
         "Means over the repeats; spread is (max - min) / mean of requests/s; p50 and p99 from the repeats' "
-        "histograms merged; CPU in µs per request."
+        "histograms merged; failed: the share of requests that ended in an error; CPU in µs per request."
     )
     return Table("cases", "Cases", note, columns, rows)
 
@@ -134,14 +150,26 @@ def memory_table(points: list[GridPoint]) -> Table:
     return Table("memory", "Memory footprint", note, columns, rows)
 
 
+def _sessions_results(point: GridPoint) -> list[dict[str, Any]]:
+    return [c.result for c in point.measured if c.result and c.result.get("sessions")]
+
+
+def qos_valid(result: dict[str, Any]) -> bool:
+    """The verdict the suite stored with a sessions result (its load file's shares), else SPECweb's
+    rule: >= 95 % GOOD and >= 99 % GOOD + TOLERABLE for every page type."""
+    if "qos" in result:
+        return bool(result["qos"]["valid"])
+    return verdict(result["sessions"]).valid
+
+
 def qos_table(points: list[GridPoint]) -> Table:
-    """SPECweb2005 QoS per page type: the classes' shares over every repeat, and the verdict (valid
-    when every repeat is: >= 95 % GOOD and >= 99 % GOOD + TOLERABLE for each page type)."""
-    sessions = [p for p in points if any(c.result and c.result.get("sessions") for c in p.measured)]
+    """SPECweb2005 QoS per page type: the classes' shares over every repeat, and the case's verdict
+    (valid when every repeat is)."""
+    sessions = [p for p in points if _sessions_results(p)]
     rows = []
     for point, name in zip(sessions, point_names(sessions), strict=True):
-        results = [c.result["sessions"] for c in point.measured if c.result and c.result.get("sessions")]
-        valid = all(verdict(s).valid for s in results)
+        valid = all(qos_valid(r) for r in _sessions_results(point))
+        results = [r["sessions"] for r in _sessions_results(point)]
         for page in sorted({page for s in results for page in s["pages"]}):
             counts = {k: sum(s["pages"].get(page, {}).get(k, 0) for s in results) for k in ("count", "good", "tolerable", "fail")}
             views = counts["count"]
@@ -158,11 +186,9 @@ def qos_table(points: list[GridPoint]) -> Table:
 def capacity_table(points: list[GridPoint]) -> Table:
     """The most simultaneous sessions that stayed valid, per series of user levels."""
     levels: dict[str, list[tuple[int, bool]]] = defaultdict(list)
-    sessions = [p for p in points if isinstance(p.params.get("users"), int) and any(
-        c.result and c.result.get("sessions") for c in p.measured)]
+    sessions = [p for p in points if isinstance(p.params.get("users"), int) and _sessions_results(p)]
     for point, name in zip(sessions, point_names(sessions, ["users"]), strict=True):
-        results = [c.result["sessions"] for c in point.measured if c.result and c.result.get("sessions")]
-        levels[name].append((point.params["users"], all(verdict(s).valid for s in results)))
+        levels[name].append((point.params["users"], all(qos_valid(r) for r in _sessions_results(point))))
     rows = []
     for name, probes in levels.items():
         if len(probes) < 2:

@@ -67,9 +67,14 @@ class Store:
         self.end_run(run_id, "running")
         return read.run(self._conn, self.path, run_id)
 
+    def done(self, run_id: int) -> dict[tuple[str, int], bool | None]:
+        """The run's stored cases except partial ones (a resume measures those again), by (key, repeat),
+        with the QoS verdict the suite stored in a sessions result (`result["qos"]["valid"]`), else None."""
+        return read.done(self._conn, run_id)
+
     def done_keys(self, run_id: int) -> set[tuple[str, int]]:
-        """(key, repeat) of the run's stored cases, except partial ones (a resume measures those again)."""
-        return read.done_keys(self._conn, run_id)
+        """(key, repeat) of `done`."""
+        return set(self.done(run_id))
 
     # The report's side.
 

@@ -79,6 +79,7 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
     "server_max_processes": _field("server", "max_processes"),
     "sessions_users_completed": _field("sessions", "users_completed"),
     "sessions_users_dropped": _field("sessions", "users_dropped"),
+    "qos_valid": _field("qos", "valid"),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,12 @@ class RunRow:
     status: str
     #: Cases stored so far, whatever their status.
     stored_cases: int
+
+    def __getitem__(self, name: str) -> Any:
+        """The fields read as a mapping too: row["suite_text"] is row.suite_text."""
+        if name not in {f.name for f in fields(self)}:
+            raise KeyError(name)
+        return getattr(self, name)
 
 
 @dataclass(frozen=True)
@@ -94,10 +100,15 @@ def latest_run_id(conn: sqlite3.Connection, path: Path) -> int:
     return int(row[0])
 
 
-def done_keys(conn: sqlite3.Connection, run_id: int) -> set[tuple[str, int]]:
-    """(key, repeat) of the cases a resume need not measure again: all but the partial ones."""
-    rows = conn.execute("SELECT key, repeat FROM cases WHERE run_id = ? AND status != 'partial'", (run_id,))
-    return {(row["key"], row["repeat"]) for row in rows}
+def done(conn: sqlite3.Connection, run_id: int) -> dict[tuple[str, int], bool | None]:
+    """The cases a resume need not measure again (all but the partial ones), by (key, repeat), with
+    their QoS verdict when the suite gave one (sessions), else None."""
+    rows = conn.execute(
+        "SELECT key, repeat, qos_valid FROM cases LEFT JOIN measurements USING (case_id)"
+        " WHERE run_id = ? AND status != 'partial'",
+        (run_id,),
+    )
+    return {(row["key"], row["repeat"]): None if row["qos_valid"] is None else bool(row["qos_valid"]) for row in rows}
 
 
 def cases(conn: sqlite3.Connection, run_ids: list[int]) -> list[CaseRow]:

@@ -64,6 +64,8 @@ CREATE TABLE measurements (
     server_max_processes INTEGER,
     sessions_users_completed INTEGER,
     sessions_users_dropped INTEGER,
+    -- The suite's QoS verdict on a sessions case (result["qos"]["valid"]): 1 valid, 0 not.
+    qos_valid INTEGER,
     result_json TEXT NOT NULL
 );
 
