@@ -1,34 +1,21 @@
-"""Real cases for the store and report tests: short engine runs against the built-in server, with
-the server's process tree monitored, recorded as the suite records them (gauntlet.lab.record)."""
+"""Real cases for the store and report tests: short engine runs against the built-in server,
+measured and recorded by the suite's own `lab.case.measure` (the server's tree monitored)."""
 
 from __future__ import annotations
 
-import time
+from pathlib import Path
 from typing import Any
 
-from gauntlet import __version__, engine
+from gauntlet import __version__
 from gauntlet.cli.run import build_plan, plan_options
 from gauntlet.lab import loadfile
-from gauntlet.lab.case import Case, Sessions
+from gauntlet.lab.case import Case, Sessions, measure
 from gauntlet.lab.record import CaseRecord
 from gauntlet.lab.suite import qos_summary
-from gauntlet.monitor.per_request import per_request
-from gauntlet.monitor.sampler import Sampler
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.spec import ServerSpec
 
 MEASURE_S = 0.3
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def _monitored_run(server: ServerInstance, plan: engine.Plan) -> dict[str, Any]:
-    with Sampler(server.pids()[0], interval_s=0.1) as sampler:
-        result = engine.run(plan).result
-    result["server"] = per_request(sampler.totals(), result["requests"])
-    return result
 
 
 def load_case(
@@ -41,13 +28,8 @@ def load_case(
         connections=params.get("connections", 4), threads=2, duration=f"{measure_s}s",
         no_keepalive=not params.get("keepalive", True), rate=params.get("rate_per_s"),
     )
-    started = _now_ms()
-    result = _monitored_run(server, build_plan(url, options))
-    return CaseRecord(
-        params={"server": "builtin", "protocol": server.scheme, **params}, repeat=repeat,
-        server_version=f"gauntlet {__version__}", config_text=server.config_text, result=result,
-        started_unix_ms=started, ended_unix_ms=_now_ms(),
-    )
+    params = {"server": "builtin", "protocol": server.scheme, **params}
+    return measure(build_plan(url, options), server, params, server_version=__version__, repeat=repeat).record
 
 
 SLOW_PAGE_LOAD = """\
@@ -61,18 +43,14 @@ qos: {good: 200ms, tolerable: 10s}
 """
 
 
-def sessions_case(server: ServerInstance, load_path: Any, users: int, params: dict[str, Any]) -> CaseRecord:
+def sessions_case(server: ServerInstance, load_path: Path, users: int, params: dict[str, Any]) -> CaseRecord:
     """Sessions of the load file at `users`, with the QoS verdict the suite stores beside them; with
     SLOW_PAGE_LOAD, pages take about 10 ms per user, so up to 19 users are QoS-valid and 20 or more
     are not (as tests/cli/test_sessions.py shows)."""
     load = loadfile.load(load_path).with_users(users)
     params = {"server": "builtin", "protocol": server.scheme, "model": "sessions", "users": users, **params}
-    started = _now_ms()
-    result = _monitored_run(server, load.plan(server.url))
+    record = measure(load.plan(server.url), server, params, server_version=__version__).record
+    assert record.result is not None, record.error
     case = Case(params.get("group", ""), ServerSpec("builtin"), "/", params, sessions=Sessions(load, users))
-    result["qos"] = qos_summary(case, result)
-    return CaseRecord(
-        params=params,
-        server_version=f"gauntlet {__version__}", config_text=server.config_text, result=result,
-        started_unix_ms=started, ended_unix_ms=_now_ms(),
-    )
+    record.result["qos"] = qos_summary(case, record.result)
+    return record
