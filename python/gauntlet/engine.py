@@ -73,3 +73,19 @@ def serve(
         return _engine.Server(json.dumps(config))
     except _engine.EngineError as err:
         raise GauntletError.from_engine(str(err)) from None
+
+
+def merge_histograms(encoded: list[str]) -> str:
+    """Encoded latency histograms (a result's `histogram`) merged losslessly into one, encoded alike."""
+    try:
+        return _engine.merge_histograms(encoded)
+    except _engine.EngineError as err:
+        raise GauntletError.from_engine(str(err)) from None
+
+
+def histogram_percentiles(encoded: str, quantiles: list[float]) -> list[int]:
+    """The latencies (µs) at `quantiles` (0..1) of an encoded histogram; 0 for an empty one."""
+    try:
+        return _engine.histogram_percentiles(encoded, quantiles)
+    except _engine.EngineError as err:
+        raise GauntletError.from_engine(str(err)) from None

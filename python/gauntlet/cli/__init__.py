@@ -12,7 +12,7 @@ import sys
 import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
-from gauntlet.cli import capacity, run, serve, sweep, workload
+from gauntlet.cli import capacity, compare, export, report, run, serve, sweep, workload
 from gauntlet.errors import GauntletError
 
 EXIT_USER_ERROR = 2
@@ -29,6 +29,9 @@ app = typer.Typer(
 app.command("run", no_args_is_help=False)(run.run_command)
 app.command("serve")(serve.serve_command)
 app.command("capacity")(capacity.capacity_command)
+app.command("report")(report.report_command)
+app.command("compare")(compare.compare_command)
+app.command("export")(export.export_command)
 app.add_typer(sweep.app, name="sweep")
 app.add_typer(workload.app, name="workload")
 

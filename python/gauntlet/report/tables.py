@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from gauntlet.lab.record import CaseRecord
 from gauntlet.report.labels import case_label
 from gauntlet.units import format_bytes, format_count, format_duration_us
+
+if TYPE_CHECKING:
+    from gauntlet.report import views
+    from gauntlet.store import Store
 
 LATENCY_COLUMNS = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9"), ("max", "max"))
 
@@ -176,3 +181,43 @@ def case_line(record: CaseRecord) -> str:
     if record.labels:
         figures += f"  [yellow]{', '.join(record.labels)}[/yellow]"
     return f"{label}  {figures}" + ("  [yellow](partial)[/yellow]" if result["partial"] else "")
+
+
+#: Text columns (case names) give way to figures on a narrow terminal, down to this width.
+TEXT_MIN_WIDTH = 16
+
+
+def _widest(table: views.Table, column: views.Column) -> int:
+    index = table.columns.index(column)
+    return max([len(column.name), *(len(row[index]) for row in table.rows)])
+
+
+def rich_table(table: views.Table) -> Table:
+    """One of the report's tables for the terminal; cells as Text, so no stored string is read as markup."""
+    shown = Table(
+        title=table.title, title_justify="left", box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, collapse_padding=True
+    )
+    for column in table.columns:
+        if column.numeric:
+            shown.add_column(column.name, justify="right", no_wrap=True)
+        else:
+            shown.add_column(column.name, overflow="fold", ratio=1, min_width=min(TEXT_MIN_WIDTH, _widest(table, column)))
+    for row in table.rows:
+        shown.add_row(*(Text(cell) for cell in row))
+    return shown
+
+
+def print_summary(console: Console, store: Store, *run_ids: int) -> None:
+    """Stored runs as the HTML report's headline shows them (`gauntlet suite run` prints it at the end)."""
+    # Imported here: `gauntlet run` prints the tables above without the store or the report's views.
+    from gauntlet.report.points import grid_points
+    from gauntlet.report.views import SUMMARY_TABLES, run_line, tables
+
+    for run_id in run_ids:
+        console.print(Text(run_line(store.run(run_id))))
+    points = grid_points(store.cases(list(run_ids)), by_run=len(run_ids) > 1)
+    if not points:
+        console.print("no case stored yet")
+        return
+    for table in tables(points, SUMMARY_TABLES):
+        console.print(rich_table(table))
