@@ -11,7 +11,8 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from gauntlet.agents.cluster import AgentRunner, cluster
+from gauntlet import agents
+from gauntlet.agents.runner import AgentRunner
 
 WORKERS = 3
 
@@ -34,7 +35,8 @@ def listening_ports(pids: set[int]) -> set[int]:
 def agents3() -> Iterator[AgentRunner]:
     """A runner on three local worker processes; `AgentRunner(agents3.client, 2)` uses two of them."""
     before = cluster_processes()
-    with cluster(agents=WORKERS) as runner:
+    with agents.cluster(agents=WORKERS) as runner:
+        assert isinstance(runner, AgentRunner)
         started = cluster_processes() - before
         assert len(started) >= WORKERS
         ports = listening_ports({os.getpid(), *started})
@@ -44,3 +46,4 @@ def agents3() -> Iterator[AgentRunner]:
     left = cluster_processes() - before
     assert not left, f"cluster processes left behind: {left}"
     assert not ports & listening_ports({os.getpid()}), "the cluster's ports are still listened on"
+    assert callable(agents.cluster), "importing the runner module leaves the package's cluster() in place"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from gauntlet import engine
-from gauntlet.agents.cluster import AgentRunner
+from gauntlet.agents.runner import AgentRunner
 from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance
 from tests.agents.merging import VALIDATOR, merged_independently, recorded

@@ -21,7 +21,7 @@ def cluster(agents: int | None = None, scheduler: str | None = None) -> Iterator
     """A runner for `agents` local workers or the workers of `scheduler`; fails with one line
     saying how to install the extra when Dask distributed is missing."""
     try:
-        from gauntlet.agents.cluster import cluster as dask_cluster
+        from gauntlet.agents.runner import cluster as dask_cluster
     except ImportError as err:
         raise GauntletError(f"--agents and --scheduler need Dask distributed, which cannot be imported ({err})", INSTALL_HINT) from None
     with dask_cluster(agents, scheduler) as runner:

@@ -5,6 +5,7 @@ the agents, loss of an agent noticed, Ctrl-C passed on, and the results merged."
 from __future__ import annotations
 
 import queue
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -19,8 +20,9 @@ from gauntlet.errors import GauntletError
 
 #: Every agent must be ready (target probed, engine loaded) within this long.
 READY_TIMEOUT_S = 30.0
-#: The start instant lies this far ahead of the moment it is published, plus two round trips.
-START_LEAD_US = 300_000
+#: The start instant lies this far ahead of the moment it is published, plus four round trips:
+#: time for every waiting agent to hear it and start its threads.
+START_LEAD_US = 100_000
 #: How often progress is summed and the workers' presence checked.
 WATCH_INTERVAL_S = 0.25
 #: After a plan bounded in time should have ended, how long its agents may take to hand back results.
@@ -38,8 +40,8 @@ def run_deadline_us(plan: engine.Plan, start_at_us: int) -> int | None:
     duration_us = plan.get("duration_us") or phases_us
     if not duration_us:
         return None
-    load_us = plan.get("warmup_us", 0) + duration_us + sessions.get("rampdown_us", 0)
-    return start_at_us + load_us + plan.get("timeout_us", 0) + int(RESULT_GRACE_S * 1e6)
+    load_us = int(plan.get("warmup_us", 0)) + int(duration_us) + int(sessions.get("rampdown_us", 0))
+    return start_at_us + load_us + int(plan.get("timeout_us", 0)) + int(RESULT_GRACE_S * 1e6)
 
 
 def summed_progress(latest: dict[int, dict[str, Any]]) -> engine.Progress:
@@ -58,8 +60,10 @@ class AgentsRun:
         self.run_id = uuid.uuid4().hex
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
         self.start = Variable(actor.start_variable_name(self.run_id), client=client)
-        self.futures: dict[int, Future] = {}
+        self.futures: dict[int, Future[dict[str, Any]]] = {}
         self.start_at_us = 0
+        #: Set whenever a slice task ends, so that its result is taken at once.
+        self.task_ended = threading.Event()
 
     def execute(self, plan: engine.Plan, on_progress: Callable[[engine.Progress], None] | None) -> engine.RunOutcome:
         topic = actor.topic(self.run_id)
@@ -71,8 +75,9 @@ class AgentsRun:
                     key=f"gauntlet-agent-{self.run_id}-{agent.index}", workers=[agent.address],
                     allow_other_workers=False, pure=False,
                 )
+                self.futures[agent.index].add_done_callback(lambda _: self.task_ended.set())
             self.wait_until_ready()
-            self.start_at_us = unix_now_us() + START_LEAD_US + 2 * self.round_trip_us
+            self.start_at_us = unix_now_us() + START_LEAD_US + 4 * self.round_trip_us
             self.start.set({"start_at_unix_us": self.start_at_us})
             interrupted = self.watch(plan, on_progress)
         finally:
@@ -132,8 +137,9 @@ class AgentsRun:
         interrupted = False
         while pending:
             try:
+                self.task_ended.wait(WATCH_INTERVAL_S)
+                self.task_ended.clear()
                 self.collect(pending, deadline_us)
-                time.sleep(WATCH_INTERVAL_S)
                 while not self.events.empty():
                     event = self.events.get_nowait()
                     if event["kind"] == "progress":

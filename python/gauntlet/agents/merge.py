@@ -98,7 +98,7 @@ def merge_timelines(results: list[Result], starts_us: list[int]) -> list[dict[st
 
 def sent_requests(result: Result) -> int:
     """Requests the agent started under a rate, from its achieved rate over its interval."""
-    return round(result["schedule"]["achieved_rate_per_s"] * result["elapsed_us"] / 1_000_000)
+    return round(float(result["schedule"]["achieved_rate_per_s"]) * int(result["elapsed_us"]) / 1_000_000)
 
 
 def merge_schedule(results: list[Result], offered_rate_per_s: float, per_s: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from gauntlet.engine import Plan
 from gauntlet.errors import GauntletError
@@ -86,7 +87,7 @@ def split_plan(plan: Plan, agents: int) -> list[Plan]:
     return slices
 
 
-def _split_sessions(sessions: dict, parts: list[dict], connections: list[int]) -> None:
+def _split_sessions(sessions: dict[str, Any], parts: list[dict[str, Any]], connections: list[int]) -> None:
     if sessions.get("users") is not None:
         for part, users in zip(parts, split_even(sessions["users"], len(parts))):
             part["users"] = users

@@ -25,7 +25,7 @@ from gauntlet.agents.split import split_plan
 from gauntlet.errors import GauntletError
 
 #: How long to wait for the scheduler, and for the workers asked for to join it.
-CONNECT_TIMEOUT_S = 10.0
+CONNECT_TIMEOUT_S = 5.0
 WORKERS_TIMEOUT_S = 30.0
 #: Clock readings per run; the one with the shortest round trip counts.
 CLOCK_ROUNDS = 3
