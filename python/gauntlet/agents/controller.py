@@ -81,14 +81,12 @@ class AgentsRun:
             self.start.set({"start_at_unix_us": self.start_at_us})
             interrupted = self.watch(plan, on_progress)
         finally:
+            if not self.start_at_us:  # refused, failed or interrupted before the start: free the agents
+                self.start.set({"abort": "the controller stopped before the start"})
             self.client.unsubscribe_topic(topic)
             self.client.cancel([f for f in self.futures.values() if not f.done()])
             self.start.delete()
         return engine.RunOutcome(merge_results(plan, self.start_at_us, self.agents), interrupted)
-
-    def abort(self, reason: str, fix: str) -> GauntletError:
-        self.start.set({"abort": reason})
-        return GauntletError(reason, fix)
 
     def wait_until_ready(self) -> None:
         """The barrier: return once every agent has said it is ready; refuse the run (nothing was
@@ -107,10 +105,10 @@ class AgentsRun:
             for agent in self.agents:
                 why = self.failure(agent) or self.absence(agent, present)
                 if why is not None:
-                    raise self.abort(f"agent {agent.address} cannot run its slice: {why}", "Fix that agent or leave it out")
+                    raise GauntletError(f"agent {agent.address} cannot run its slice: {why}", "Fix that agent or leave it out")
             if time.monotonic() > deadline:
                 silent = ", ".join(a.address for a in self.agents if a.index not in ready)
-                raise self.abort(f"the agents {silent} were not ready within {READY_TIMEOUT_S:g} s", "Check their logs")
+                raise GauntletError(f"the agents {silent} were not ready within {READY_TIMEOUT_S:g} s", "Check their logs")
 
     def failure(self, agent: AgentRun) -> str | None:
         future = self.futures[agent.index]
@@ -121,7 +119,7 @@ class AgentsRun:
         return None
 
     def present_workers(self) -> set[str]:
-        return set(self.client.scheduler_info()["workers"])
+        return set(self.client.nthreads())
 
     @staticmethod
     def absence(agent: AgentRun, present: set[str]) -> str | None:

@@ -67,7 +67,7 @@ class AgentRunner:
         wanted = self.agents or 1
         deadline = time.monotonic() + WORKERS_TIMEOUT_S
         while True:
-            present = sorted(self.client.scheduler_info()["workers"])
+            present = sorted(self.client.nthreads())
             if len(present) >= wanted:
                 return present[: self.agents] if self.agents else present
             if time.monotonic() > deadline:
