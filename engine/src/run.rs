@@ -59,6 +59,7 @@ fn check_start_at(start_at_unix_us: Option<u64>) -> Result<(), PlanError> {
 const NOT_STARTED: u64 = u64::MAX;
 /// The longest sleep while waiting for the agreed start, so that a cancel is seen.
 const MAX_START_STEP_US: u64 = 50_000;
+
 /// Sleep until the wall clock reads `start_at_us` (at once if it already has).
 fn wait_for_start(start_at_us: u64, cancel: &AtomicBool) {
     loop {

@@ -101,11 +101,12 @@ def test_sessions_with_agents_split_the_users(builtin_server: ServerInstance, tm
 
 @pytest.fixture
 def dask_cluster(tmp_path: Path) -> Iterator[str]:
-    """`dask scheduler` and `dask worker` (2 worker processes) as docs/distributed.md starts them,
-    on 127.0.0.1 without dashboards; stopped by pid with their whole trees."""
+    """`dask scheduler` and `dask worker` (2 worker processes) as docs/distributed.md starts them, on
+    127.0.0.1 (their HTTP endpoints too); stopped by pid with their whole trees."""
     address_file = tmp_path / "scheduler.json"
     scheduler = spawn(
-        [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(address_file)],
+        [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", "127.0.0.1:0",
+         "--scheduler-file", str(address_file)],
         cwd=tmp_path, log_path=tmp_path / "scheduler.log",
     )
     workers = None
@@ -115,10 +116,14 @@ def dask_cluster(tmp_path: Path) -> Iterator[str]:
             time.sleep(0.1)
         address = json.loads(address_file.read_text())["address"]
         workers = spawn(
-            [str(DASK), "worker", address, "--host", "127.0.0.1", "--nworkers", "2", "--nthreads", "1", "--no-dashboard"],
+            [str(DASK), "worker", address, "--host", "127.0.0.1", "--nworkers", "2", "--nthreads", "1", "--no-dashboard",
+             "--dashboard-address", "127.0.0.1:0"],
             cwd=tmp_path, log_path=tmp_path / "workers.log",
         )
         yield address
+        pids = {p.pid for proc in (workers, scheduler) for p in [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]}
+        listeners = {c.laddr.ip for c in psutil.net_connections("tcp") if c.status == psutil.CONN_LISTEN and c.pid in pids}
+        assert listeners == {"127.0.0.1"}, f"the scheduler and workers listen on {listeners}"
     finally:
         known = [p for proc in (workers, scheduler) if proc is not None for p in psutil.Process(proc.pid).children(recursive=True)]
         for proc in (workers, scheduler):

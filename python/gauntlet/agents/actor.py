@@ -40,8 +40,8 @@ def start_variable_name(run_id: str) -> str:
 
 
 def agent_facts() -> dict[str, Any]:
-    """This worker's Gauntlet version, host and wall clock (read as late as possible)."""
-    return {"version": gauntlet.__version__, "host": socket.gethostname(), "unix_time_s": time.time()}
+    """This worker's Gauntlet version and wall clock (read last)."""
+    return {"version": gauntlet.__version__, "unix_time_s": time.time()}
 
 
 def cancel_run(run_id: str) -> bool:
