@@ -65,6 +65,8 @@ pub struct ScheduleResult {
     pub achieved_rate_per_s: f64,
     /// How long after its due time each measured request was started.
     pub send_lag_us: LatencySummary,
+    /// Every send lag, encoded as the latency histogram is.
+    pub send_lag_histogram: String,
     /// Requests started more than 1 ms after they were due.
     pub late_sends: u64,
 }
@@ -182,11 +184,15 @@ pub fn merge(
             count as f64 * 1e6 / elapsed_us as f64
         }
     };
-    let schedule = plan.rate_per_s.map(|offered_rate_per_s| ScheduleResult {
-        offered_rate_per_s,
-        achieved_rate_per_s: per_s(sum(|r| r.sent)),
-        send_lag_us: LatencySummary::of(&latency::merge(recorders.iter().map(|r| &r.send_lag))),
-        late_sends: sum(|r| r.late_sends),
+    let schedule = plan.rate_per_s.map(|offered_rate_per_s| {
+        let send_lag = latency::merge(recorders.iter().map(|r| &r.send_lag));
+        ScheduleResult {
+            offered_rate_per_s,
+            achieved_rate_per_s: per_s(sum(|r| r.sent)),
+            send_lag_us: LatencySummary::of(&send_lag),
+            send_lag_histogram: latency::encode(&send_lag),
+            late_sends: sum(|r| r.late_sends),
+        }
     });
     RunResult {
         schema: RESULT_SCHEMA.to_string(),

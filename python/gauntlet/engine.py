@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +23,15 @@ class RunOutcome:
     interrupted: bool
 
 
-def run(plan: Plan, on_progress: Callable[[Progress], None] | None = None) -> RunOutcome:
-    """Run a plan with the GIL released; Ctrl-C cancels it and returns what was measured."""
+#: What runs a plan: `run` below, or a cluster of agents (gauntlet.agents.cluster) that runs it split.
+Runner = Callable[[Plan, Callable[[Progress], None] | None], RunOutcome]
+
+
+def run(
+    plan: Plan, on_progress: Callable[[Progress], None] | None = None, stop: threading.Event | None = None
+) -> RunOutcome:
+    """Run a plan with the GIL released; Ctrl-C (or `stop` being set) cancels it and returns what
+    was measured."""
     try:
         handle = _engine.Run(json.dumps(plan))
         handle.start()
@@ -35,11 +43,25 @@ def run(plan: Plan, on_progress: Callable[[Progress], None] | None = None) -> Ru
             result_json = handle.wait(PROGRESS_INTERVAL_S)
             if result_json is not None:
                 return RunOutcome(json.loads(result_json), interrupted)
+            if stop is not None and stop.is_set() and not interrupted:
+                handle.cancel()
+                interrupted = True
             if on_progress is not None and not interrupted:
                 on_progress(handle.progress())
         except KeyboardInterrupt:
             handle.cancel()
             interrupted = True
+
+
+def merge_histograms(encoded: list[str]) -> str:
+    """One encoded histogram holding every sample of the given ones (at the first one's precision)."""
+    return _engine.merge_histograms(encoded)
+
+
+def histogram_summary(encoded: str) -> dict[str, Any]:
+    """count, min, mean, stdev, p50, p90, p99, p99_9, max (µs) of an encoded histogram, as results give them."""
+    summary: dict[str, Any] = json.loads(_engine.histogram_summary(encoded))
+    return summary
 
 
 def workload_files() -> dict[str, bytes]:

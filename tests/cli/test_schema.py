@@ -19,7 +19,7 @@ ROOT = Path(__file__).parents[2]
 SCHEMA = json.loads((ROOT / "python/gauntlet/schema/run-result-v1.json").read_text())
 RESULTS_DOC = (ROOT / "docs/results.md").read_text()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
-OPTIONAL_FIELDS = {"server"}
+OPTIONAL_FIELDS = {"server", "agents"}
 
 SESSIONS_BY_USERS = """\
 sessions:
@@ -70,7 +70,8 @@ def test_the_schema_is_draft_2020_12_and_names_the_engines_version() -> None:
 
 
 def test_every_object_is_closed_and_requires_all_its_fields() -> None:
-    """`server` is the one optional field: the CLI adds it when it started the server itself."""
+    """`server` and `agents` are the optional fields: the CLI adds them when it started the server
+    itself, and when agents ran the plan."""
     for where, node in object_schemas(SCHEMA):
         if where.endswith("/properties/properties") or where == "#/properties":
             continue

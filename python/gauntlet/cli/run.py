@@ -16,10 +16,12 @@ import typer
 from rich.console import Console
 
 from gauntlet import engine
+from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
 from gauntlet.lab.case import monitored
 from gauntlet.monitor.per_request import per_request
+from gauntlet.report.agents import print_agents
 from gauntlet.report.tables import print_run
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import parse_count, parse_duration_us
@@ -128,7 +130,7 @@ def write_json(path: Path, result: dict[str, Any]) -> None:
         raise GauntletError(f"cannot write {str(path)!r} ({err.strerror})", "Check the directory and its permissions") from None
 
 
-def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> int:
+def run_sessions(load_path: Path, url: str | None, json_path: Path | None, run_plan: engine.Runner) -> int:
     """Each iteration of the load file's sessions, with its pages and QoS verdict."""
     from gauntlet.lab import loadfile, qos
     from gauntlet.report.sessions import print_sessions
@@ -140,7 +142,7 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> in
     with target_url(url, 2, err) as target:
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
-                outcome = engine.run(load.plan(target.url), progress.update)
+                outcome = run_plan(load.plan(target.url), progress.update)
             results.append(outcome.result)
             if json_path is not None:
                 write_json(json_path, results[0] if load.iterations == 1 else {"iterations": results})
@@ -149,6 +151,7 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> in
             if load.iterations > 1:
                 out.print(f"[bold]iteration {iteration + 1} of {load.iterations}[/bold]")
             print_run(out, outcome.result)
+            print_agents(out, outcome.result)
             print_sessions(out, outcome.result, verdict)
             if outcome.interrupted:
                 return EXIT_INTERRUPTED
@@ -216,25 +219,29 @@ def run_command(
         int | None, typer.Option("--backend-workers", min=1, help="--server: the backend's pool size")
     ] = None,
     https: Annotated[bool, typer.Option("--https", help="--server: serve HTTPS (self-signed certificate)")] = False,
+    agents: Agents = None,
+    scheduler: Scheduler = None,
 ) -> int:
     """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load)."""
     if json_path is not None:
         check_json_destination(json_path)
     if load is not None:
-        return run_sessions(load, url, json_path)
+        with load_runner(agents, scheduler) as run_plan:
+            return run_sessions(load, url, json_path, run_plan)
     options = dict(locals())
     options["header"] = header or []
     out = Console()
     err = Console(stderr=True)
     plan = build_plan(url or "", options)
     spec = server_spec(url, options)
-    with target_url(url, plan["threads"], err, spec, path) as target:
+    with load_runner(agents, scheduler) as run_plan, target_url(url, plan["threads"], err, spec, path) as target:
         plan["url"] = target.url
         with monitored(target.server_pid) as sampler, ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
-            outcome = engine.run(plan, progress.update)
+            outcome = run_plan(plan, progress.update)
     if sampler is not None:
         outcome.result["server"] = per_request(sampler.totals(), outcome.result["requests"])
     print_run(out, outcome.result)
+    print_agents(out, outcome.result)
     if json_path is not None:
         write_json(json_path, outcome.result)
     if outcome.interrupted:

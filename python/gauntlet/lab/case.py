@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from gauntlet.lab.loadfile import LoadFile
 
 #: engine.run, or a runner with its signature (Dask agents).
-Runner = Callable[[engine.Plan, Callable[[engine.Progress], None] | None], engine.RunOutcome]
+Runner = engine.Runner
 
 
 @dataclass(frozen=True)

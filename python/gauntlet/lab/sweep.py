@@ -45,12 +45,13 @@ def run_sweep(
     plans: Iterable[tuple[float, engine.Plan]],
     on_step: Callable[[Sweep], None],
     on_progress: Callable[[engine.Progress], None] | None = None,
+    runner: engine.Runner = engine.run,
 ) -> Sweep:
-    """Run each (value, plan) in turn; `on_step` sees the sweep after every step."""
+    """Run each (value, plan) in turn with `runner`; `on_step` sees the sweep after every step."""
     sweep = Sweep(kind)
     for value, plan in plans:
         try:
-            outcome = engine.run(plan, on_progress)
+            outcome = runner(plan, on_progress)
         except GauntletError as err:
             sweep.steps.append(Step(value, refused=str(err)))
         else:
