@@ -53,11 +53,6 @@ def run(
             interrupted = True
 
 
-def merge_histograms(encoded: list[str]) -> str:
-    """One encoded histogram holding every sample of the given ones (at the first one's precision)."""
-    return _engine.merge_histograms(encoded)
-
-
 def histogram_summary(encoded: str) -> dict[str, Any]:
     """count, min, mean, stdev, p50, p90, p99, p99_9, max (µs) of an encoded histogram, as results give them."""
     summary: dict[str, Any] = json.loads(_engine.histogram_summary(encoded))
@@ -98,7 +93,8 @@ def serve(
 
 
 def merge_histograms(encoded: list[str]) -> str:
-    """Encoded latency histograms (a result's `histogram`) merged losslessly into one, encoded alike."""
+    """Encoded latency histograms (a result's `histogram`) merged losslessly into one, encoded alike
+    (at the first one's precision)."""
     try:
         return _engine.merge_histograms(encoded)
     except _engine.EngineError as err:
