@@ -10,23 +10,28 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from gauntlet import engine
+from gauntlet import engine, host
+from gauntlet.cli import measuring
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
-from gauntlet.monitor.per_request import per_request
-from gauntlet.monitor.sampler import Sampler
-from gauntlet.report.tables import print_run
+from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE
+from gauntlet.lab.measure import Repeats, Target, measure_case
+from gauntlet.report.tables import print_run, repeat_line, spread_table
 from gauntlet.units import parse_count, parse_duration_us
+
+if TYPE_CHECKING:
+    from gauntlet.servers.base import ServerInstance
 
 DEFAULT_DURATION = "10s"
 DEFAULT_PATH = "/webtest.html"
 EXIT_NO_SUCCESS = 1
 EXIT_INTERRUPTED = 130
+REPEAT_SCHEMA = "gauntlet.repeat-result/1"
 
 
 def parse_header(text: str) -> tuple[str, str]:
@@ -83,34 +88,22 @@ def plan_options(**given: Any) -> dict[str, Any]:
     return {**defaults, "header": [], **given}
 
 
-class Target(NamedTuple):
-    url: str
-    #: The server's main process when Gauntlet started it, so that it can be monitored.
-    server_pid: int | None
-
-
 @contextlib.contextmanager
 def target_url(url: str | None, threads: int, console: Console) -> Iterator[Target]:
     """The URL to load: the one given, or the built-in server started for this run."""
     if url is not None:
-        yield Target(url, None)
+        with Target(url) as target:
+            yield target
         return
     from gauntlet.servers.builtin import start_builtin
 
-    with start_builtin(threads=threads) as server:
-        pid = server.pids()[0]
-        console.print(f"[dim]built-in server on {server.url} (pid {pid})[/dim]")
-        yield Target(f"{server.url.rstrip('/')}{DEFAULT_PATH}", pid)
+    def start() -> ServerInstance:
+        server = start_builtin(threads=threads)
+        console.print(f"[dim]built-in server on {server.url} (pid {server.pids()[0]})[/dim]")
+        return server
 
-
-@contextlib.contextmanager
-def monitored(server_pid: int | None) -> Iterator[Sampler | None]:
-    """Sample the server's process tree while the load runs, when Gauntlet started the server."""
-    if server_pid is None:
-        yield None
-        return
-    with Sampler(server_pid) as sampler:
-        yield sampler
+    with Target(start=start, path=DEFAULT_PATH) as target:
+        yield target
 
 
 def check_json_destination(path: Path) -> None:
@@ -191,6 +184,11 @@ def run_command(
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the full result here")] = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target off this machine")] = False,
     load: Annotated[Path | None, typer.Option("--load", help="Run the sessions of this load file (YAML)")] = None,
+    repeat: measuring.Repeat = 1,
+    restart_between: measuring.RestartBetween = False,
+    warmup_requests: measuring.WarmupRequests = None,
+    link: measuring.Link = None,
+    error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
 ) -> int:
     """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load)."""
     if json_path is not None:
@@ -202,19 +200,35 @@ def run_command(
     out = Console()
     err = Console(stderr=True)
     plan = build_plan(url or "", options)
+    settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
+    environment = host.snapshot() if json_path is not None else None
+
+    def measured(case: Repeats) -> None:
+        if json_path is not None:
+            write_json(json_path, run_json(case, environment))
+        if repeat > 1:
+            out.print(repeat_line(len(case.measurements) - 1, repeat, case.results[-1]), highlight=False)
+
     with target_url(url, plan["threads"], err) as target:
-        plan["url"] = target.url
-        with monitored(target.server_pid) as sampler, ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
-            outcome = engine.run(plan, progress.update)
-    if sampler is not None:
-        outcome.result["server"] = per_request(sampler.totals(), outcome.result["requests"])
-    print_run(out, outcome.result)
-    if json_path is not None:
-        write_json(json_path, outcome.result)
-    if outcome.interrupted:
+        with ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
+            case = measure_case(plan, target, settings, progress.update, measured)
+    if case.measurements:
+        print_run(out, case.median().result)
+    if len(case.measurements) > 1:
+        out.print("[dim]the repeat shown is the median by requests/s[/dim]")
+        out.print(spread_table(case.to_json()["spread"]))
+    if case.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until Ctrl-C[/yellow]")
         return EXIT_INTERRUPTED
-    if not succeeded(outcome.result):
+    if not any(succeeded(result) for result in case.results):
         print("gauntlet: no request succeeded (no 2xx or 3xx response); see the errors above", file=sys.stderr)
         return EXIT_NO_SUCCESS
     return 0
+
+
+def run_json(case: Repeats, environment: dict[str, Any] | None) -> dict[str, Any]:
+    """One repeat: its result as is; several: every repeat and their spread (gauntlet.repeat-result/1)."""
+    extra = {} if environment is None else {"environment": environment}
+    if len(case.measurements) == 1:
+        return {**case.results[0], **extra}
+    return {"schema": REPEAT_SCHEMA, **extra, **case.to_json()}
