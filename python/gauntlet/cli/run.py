@@ -20,7 +20,7 @@ from gauntlet.cli import measuring
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
 from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE
-from gauntlet.lab.measure import Repeats, Target, measure_case
+from gauntlet.lab.measure import Repeats, Settings, Target, measure, measure_case
 from gauntlet.report.tables import print_run, repeat_line, spread_table
 from gauntlet.units import parse_count, parse_duration_us
 
@@ -138,7 +138,7 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> in
     with target_url(url, 2, err) as target:
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
-                outcome = engine.run(load.plan(target.url), progress.update)
+                outcome = measure(load.plan(target.url), target.server, Settings(), progress.update)
             results.append(outcome.result)
             if json_path is not None:
                 write_json(json_path, results[0] if load.iterations == 1 else {"iterations": results})

@@ -36,7 +36,7 @@ def run_steps(
         if json_path is not None:
             write_json(json_path, {**sweep.to_json(), "environment": environment})
         for step in sweep.steps[printed:]:
-            out.print(sweep_row(kind, step), highlight=False)
+            out.print(sweep_row(kind, step), highlight=False, soft_wrap=True)
         printed = len(sweep.steps)
 
     with target_url(url, threads, err) as target:

@@ -136,9 +136,13 @@ def measure_case(
     """Warm up, then measure `settings.repeats` times; `on_measured` sees the case after each repeat."""
     if settings.repeats < 1:
         raise GauntletError(f"--repeat {settings.repeats} measures nothing", "Give --repeat 1 or more")
+    if settings.restart_between and target.server is None:
+        raise GauntletError(
+            "--restart-between restarts a server Gauntlet started, and this target is a URL", "Leave out the URL or the option"
+        )
     case = Repeats()
     for index in range(settings.repeats):
-        restarted = index > 0 and settings.restart_between and target.server is not None
+        restarted = index > 0 and settings.restart_between
         if restarted:
             target.restart()
         if (index == 0 or restarted) and settings.warmup_requests and warm_up(plan, target.url, settings.warmup_requests):

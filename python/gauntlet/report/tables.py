@@ -207,7 +207,7 @@ def sweep_row(kind: str, step: Any) -> str:
     suffix = "  (partial)" if result["partial"] else ""
     if step.case is not None and len(step.case.measurements) > 1:
         cv = spreads(step.case.results)["requests_per_s"]["cv"]
-        suffix += f"  {len(step.case.measurements)} repeats, req/s varied {cv:.1%}"
+        suffix += f"  {len(step.case.measurements)} repeats, req/s cv {cv:.1%}"
     if "bottleneck" in result and result["bottleneck"]["labels"]:
         suffix += "  " + ", ".join(result["bottleneck"]["labels"])
     return _fixed(cells) + suffix
