@@ -79,32 +79,28 @@ def open_files(soft: int | None, hard: int | None, connections: int) -> Finding:
 
 
 def accept_queue(value: str | None, connections: int) -> Finding:
-    check = "accept queue"
-    if value is None:
-        return Finding(check, "absent", "n/a", "the kernel does not say")
-    shown = f"somaxconn {value}"
-    if int(value) < connections:
-        return Finding(
-            check, shown, "fail",
-            f"caps every server's listen backlog below {connections}: connections opened at once beyond it wait for a "
-            "SYN retransmit (1 s, then 3 s), which shows as latency",
-            f"sysctl -w net.core.somaxconn={_at_least(connections)}",
-        )
-    return Finding(check, shown, "ok", f"holds {connections} connections arriving at once")
+    return _holds_connections(
+        "accept queue", "net.core.somaxconn", value, connections, "fail",
+        f"caps every server's listen backlog below {connections}: connections opened at once beyond it wait for a "
+        "SYN retransmit (1 s, then 3 s), which shows as latency",
+    )
 
 
 def syn_queue(value: str | None, connections: int) -> Finding:
-    check = "SYN queue"
+    return _holds_connections(
+        "SYN queue", "net.ipv4.tcp_max_syn_backlog", value, connections, "warn",
+        f"half-open connections beyond it fall back to SYN cookies (or are dropped without them) when {connections} "
+        "connect at once",
+    )
+
+
+def _holds_connections(check: str, sysctl: str, value: str | None, connections: int, status: str, short: str) -> Finding:
+    """A kernel queue that must hold every connection opened at once; `short` says what happens when it cannot."""
     if value is None:
         return Finding(check, "absent", "n/a", "the kernel does not say")
-    shown = f"tcp_max_syn_backlog {value}"
+    shown = f"{sysctl.rsplit('.', 1)[1]} {value}"
     if int(value) < connections:
-        return Finding(
-            check, shown, "warn",
-            f"half-open connections beyond it fall back to SYN cookies (or are dropped without them) when {connections} "
-            "connect at once",
-            f"sysctl -w net.ipv4.tcp_max_syn_backlog={_at_least(connections)}",
-        )
+        return Finding(check, shown, status, short, f"sysctl -w {sysctl}={_at_least(connections)}")
     return Finding(check, shown, "ok", f"holds {connections} connections arriving at once")
 
 

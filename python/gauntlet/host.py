@@ -13,6 +13,8 @@ import resource
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +44,9 @@ GOVERNOR = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
 HUGE_PAGES = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 
 
-def snapshot() -> dict[str, Any]:
-    """The facts a result depends on, as JSON-able values (None where the machine does not say)."""
+def snapshot(load_average: tuple[float, float, float] | None = None) -> dict[str, Any]:
+    """The facts a result depends on, as JSON-able values (None where the machine does not say);
+    `load_average` as read before the load, when the snapshot is taken after it."""
     from gauntlet.servers.registry import KINDS, availability
 
     soft_hard = {name: list(resource.getrlimit(limit)) for name, limit in ULIMITS.items()}
@@ -63,10 +66,17 @@ def snapshot() -> dict[str, Any]:
         "transparent_hugepages": _bracketed(_read(HUGE_PAGES)),
         "sysctls": {name: _read(Path("/proc/sys") / name.replace(".", "/")) for name in SYSCTLS},
         "ulimits": {name: [None if v == resource.RLIM_INFINITY else v for v in pair] for name, pair in soft_hard.items()},
-        "load_average": [round(load, 2) for load in os.getloadavg()],
+        "load_average": [round(load, 2) for load in load_average or os.getloadavg()],
         "tools": {tool: _tool_version(tool, flag) for tool, flag in TOOLS.items()},
         "servers": {kind: availability(kind).version for kind in KINDS},
     }
+
+
+def snapshot_after_load() -> Callable[[], dict[str, Any]]:
+    """The load average now, before the load; the rest of the snapshot (versions take a few
+    subprocesses) on the first call, after the first measurement, so nothing delays the load."""
+    before = os.getloadavg()
+    return cache(lambda: snapshot(before))
 
 
 def busy_now(interval_s: float = 0.5, top: int = 3) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import pytest
 
 from gauntlet.cli.run import build_plan, plan_options
 from gauntlet.lab.bottleneck import BANDWIDTH_BOUND, CLIENT_BOUND, ERROR_BOUND, RATE_NOT_HELD, SERVER_CPU_BOUND
-from gauntlet.lab.measure import Settings, measure
+from gauntlet.lab.measure import Settings, measure_run
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.cgroups import cpu_quota
 from tests.helpers.cli_process import GAUNTLET, run_cli
@@ -33,7 +33,7 @@ def test_a_server_held_to_a_tenth_of_a_core_is_server_cpu_bound(builtin_server: 
         for task in Path(f"/proc/{builtin_server.pids()[0]}/task").iterdir():
             os.sched_setaffinity(int(task.name), {0})
         plan = build_plan(f"{builtin_server.url}webtest.html", plan_options(connections=8, threads=1, duration="1500ms"))
-        measured = measure(plan, builtin_server, Settings())
+        measured = measure_run(plan, builtin_server, Settings())
         builtin_server.stop()
     bottleneck = measured.result["bottleneck"]
     assert SERVER_CPU_BOUND in measured.labels, bottleneck

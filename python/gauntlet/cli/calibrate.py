@@ -41,7 +41,7 @@ def calibrate_command(
         )
     duration_s = max(1, round(parse_duration_us(duration, "--duration") / 1_000_000))
     out, err = Console(), Console(stderr=True)
-    environment = host.snapshot() if json_path is not None else None
+    environment = host.snapshot_after_load()
     with _target(url, threads, err) as (target_url, server_pids):
         load = calibrate.Load(target_url, connections, min(threads, connections), duration_s)
 
@@ -60,7 +60,7 @@ def calibrate_command(
     out.print(_table(found, peers, load, rounds))
     if json_path is not None:
         write_json(json_path, {"schema": CALIBRATION_SCHEMA, "load": load.__dict__, "rounds": rounds,
-                               **found, "environment": environment})
+                               **found, "environment": environment()})
     return 0
 
 

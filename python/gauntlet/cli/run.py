@@ -20,8 +20,9 @@ from gauntlet.cli import measuring
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
 from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE
-from gauntlet.lab.measure import Repeats, Settings, Target, measure, measure_case
+from gauntlet.lab.measure import Repeats, Settings, Target, measure_case, measure_run
 from gauntlet.report.tables import print_run, repeat_line, spread_table
+from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import parse_count, parse_duration_us
 
 if TYPE_CHECKING:
@@ -89,20 +90,25 @@ def plan_options(**given: Any) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def target_url(url: str | None, threads: int, console: Console) -> Iterator[Target]:
-    """The URL to load: the one given, or the built-in server started for this run."""
+def target_url(
+    url: str | None, threads: int, console: Console, server: ServerSpec | None = None, path: str = DEFAULT_PATH
+) -> Iterator[Target]:
+    """The URL to load: the one given, or `path` on the server Gauntlet starts for this run (`server`,
+    by default the built-in one with `threads` threads)."""
     if url is not None:
         with Target(url) as target:
             yield target
         return
-    from gauntlet.servers.builtin import start_builtin
+    from gauntlet.servers.registry import start_server
+
+    spec = server or ServerSpec("builtin", workers=threads)
 
     def start() -> ServerInstance:
-        server = start_builtin(threads=threads)
-        console.print(f"[dim]built-in server on {server.url} (pid {server.pids()[0]})[/dim]")
-        return server
+        instance = start_server(spec)
+        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {instance.pids()[0]})[/dim]")
+        return instance
 
-    with Target(start=start, path=DEFAULT_PATH) as target:
+    with Target(start=start, path=path) as target:
         yield target
 
 
@@ -138,7 +144,7 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> in
     with target_url(url, 2, err) as target:
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
-                outcome = measure(load.plan(target.url), target.server, Settings(), progress.update)
+                outcome = measure_run(load.plan(target.url), target.server, Settings(), progress.update)
             results.append(outcome.result)
             if json_path is not None:
                 write_json(json_path, results[0] if load.iterations == 1 else {"iterations": results})
@@ -151,6 +157,26 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> in
             if outcome.interrupted:
                 return EXIT_INTERRUPTED
     return 0 if valid else EXIT_NO_SUCCESS
+
+
+def server_spec(url: str | None, options: dict[str, Any]) -> ServerSpec | None:
+    """The server `--server` and its settings name; None when a URL is given (settings then refused)."""
+    settings = {
+        "workers": options["workers"], "backend": options["backend"], "backend_workers": options["backend_workers"],
+    }
+    given = [f"--{name.replace('_', '-')}" for name, value in settings.items() if value is not None]
+    if url is not None:
+        if options["server"] is not None or given or options["https"] or options["path"] != DEFAULT_PATH:
+            raise GauntletError(
+                "--server, --path, --https and the server's settings are for a server Gauntlet starts, not for a URL",
+                "Give either a URL or --server KIND",
+            )
+        return None
+    kind = options["server"] or "builtin"
+    defined = {name: value for name, value in settings.items() if value is not None}
+    if kind == "builtin" and "workers" not in defined:
+        defined["workers"] = min(options["threads"], options["connections"])
+    return ServerSpec(kind, keepalive=not options["no_keepalive"], tls=options["https"], **defined)
 
 
 def succeeded(result: dict[str, Any]) -> bool:
@@ -184,6 +210,16 @@ def run_command(
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the full result here")] = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target off this machine")] = False,
     load: Annotated[Path | None, typer.Option("--load", help="Run the sessions of this load file (YAML)")] = None,
+    server: Annotated[
+        str | None, typer.Option("--server", help="Without a URL: start this server kind (`gauntlet servers`)")
+    ] = None,
+    path: Annotated[str, typer.Option("--path", help="Without a URL: the path to load")] = DEFAULT_PATH,
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="--server: its worker processes")] = None,
+    backend: Annotated[str | None, typer.Option("--backend", help="--server: php-fpm, mod_php, uwsgi, ...")] = None,
+    backend_workers: Annotated[
+        int | None, typer.Option("--backend-workers", min=1, help="--server: the backend's pool size")
+    ] = None,
+    https: Annotated[bool, typer.Option("--https", help="--server: serve HTTPS (self-signed certificate)")] = False,
     repeat: measuring.Repeat = 1,
     restart_between: measuring.RestartBetween = False,
     warmup_requests: measuring.WarmupRequests = None,
@@ -201,15 +237,16 @@ def run_command(
     err = Console(stderr=True)
     plan = build_plan(url or "", options)
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
-    environment = host.snapshot() if json_path is not None else None
+    environment = host.snapshot_after_load()
 
     def measured(case: Repeats) -> None:
         if json_path is not None:
-            write_json(json_path, run_json(case, environment))
+            write_json(json_path, run_json(case, environment()))
         if repeat > 1:
             out.print(repeat_line(len(case.measurements) - 1, repeat, case.results[-1]), highlight=False)
 
-    with target_url(url, plan["threads"], err) as target:
+    spec = server_spec(url, options)
+    with target_url(url, plan["threads"], err, spec, path) as target:
         with ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
             case = measure_case(plan, target, settings, progress.update, measured)
     if case.measurements:
@@ -226,9 +263,8 @@ def run_command(
     return 0
 
 
-def run_json(case: Repeats, environment: dict[str, Any] | None) -> dict[str, Any]:
+def run_json(case: Repeats, environment: dict[str, Any]) -> dict[str, Any]:
     """One repeat: its result as is; several: every repeat and their spread (gauntlet.repeat-result/1)."""
-    extra = {} if environment is None else {"environment": environment}
     if len(case.measurements) == 1:
-        return {**case.results[0], **extra}
-    return {"schema": REPEAT_SCHEMA, **extra, **case.to_json()}
+        return {**case.results[0], "environment": environment}
+    return {"schema": REPEAT_SCHEMA, "environment": environment, **case.to_json()}

@@ -29,12 +29,12 @@ def run_steps(
 ) -> int:
     out, err = Console(), Console(stderr=True)
     printed = 0
-    environment = host.snapshot() if json_path is not None else None
+    environment = host.snapshot_after_load()
 
     def show(sweep: Sweep) -> None:
         nonlocal printed
         if json_path is not None:
-            write_json(json_path, {**sweep.to_json(), "environment": environment})
+            write_json(json_path, {**sweep.to_json(), "environment": environment()})
         for step in sweep.steps[printed:]:
             out.print(sweep_row(kind, step), highlight=False, soft_wrap=True)
         printed = len(sweep.steps)

@@ -2,7 +2,8 @@
 (the server restarted between them when asked, as Deathmatch did), each with the server's
 monitor, the CPU window and the bottleneck labels in its result.
 
-`measure_case` is the one call for `gauntlet run`, `sweep` and suites.
+`measure_run` is one engine run with its labels (suites call it through `lab.case.measure` for
+every case); `measure_case` adds the warm-up and the repeats for `gauntlet run` and `sweep`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from gauntlet.monitor.sampler import Sampler
 
 if TYPE_CHECKING:
     from gauntlet.servers.base import ServerInstance
+
+#: engine.run, or a runner with its signature (Dask agents).
+Runner = Callable[[engine.Plan, Callable[[engine.Progress], None] | None], engine.RunOutcome]
 
 
 @dataclass(frozen=True)
@@ -102,15 +106,17 @@ class Target:
             self.server.stop()
 
 
-def measure(
+def measure_run(
     plan: engine.Plan,
     server: ServerInstance | None,
     settings: Settings,
     on_progress: Callable[[engine.Progress], None] | None = None,
+    run_plan: Runner = engine.run,
 ) -> Measurement:
-    """One engine run of `plan`; `server` (when Gauntlet started it) is monitored."""
-    with CpuWindow(server.pids if server else None) as window, _monitored(server) as sampler:
-        outcome = engine.run(plan, on_progress)
+    """One run of `plan`; `server` (when Gauntlet started it) is monitored. Its result gains
+    `server` (then) and `bottleneck` (always)."""
+    with CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
+        outcome = run_plan(plan, on_progress)
     result = outcome.result
     if sampler is not None:
         result["server"] = per_request(sampler.totals(), result["requests"])
@@ -148,7 +154,7 @@ def measure_case(
         if (index == 0 or restarted) and settings.warmup_requests and warm_up(plan, target.url, settings.warmup_requests):
             case.interrupted = True
             break
-        measured = measure({**plan, "url": target.url}, target.server, settings, on_progress)
+        measured = measure_run({**plan, "url": target.url}, target.server, settings, on_progress)
         case.measurements.append(measured)
         case.interrupted = measured.interrupted
         if on_measured is not None:
@@ -167,7 +173,7 @@ def warm_up(plan: engine.Plan, url: str, requests: int) -> bool:
 
 
 @contextlib.contextmanager
-def _monitored(server: ServerInstance | None) -> Iterator[Sampler | None]:
+def monitored(server: ServerInstance | None) -> Iterator[Sampler | None]:
     """Sample the server's process tree while the load runs, when Gauntlet started the server."""
     if server is None:
         yield None
