@@ -20,7 +20,7 @@ SWEEP = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "sweep-result-v1.j
 
 
 def server_pids(stderr: str) -> list[int]:
-    return [int(pid) for pid in re.findall(r"built-in server on \S+ \(pid (\d+)\)", stderr)]
+    return [int(pid) for pid in re.findall(r"server on \S+ \(pid (\d+)\)", stderr)]
 
 
 def test_three_repeats_with_restarts_keep_every_repeat_and_show_the_spread(tmp_path: Path) -> None:

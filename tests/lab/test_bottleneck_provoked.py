@@ -14,6 +14,7 @@ import pytest
 
 from gauntlet.cli.run import build_plan, plan_options
 from gauntlet.lab.bottleneck import BANDWIDTH_BOUND, CLIENT_BOUND, ERROR_BOUND, RATE_NOT_HELD, SERVER_CPU_BOUND
+from gauntlet.lab.case import measure as measure_case_record
 from gauntlet.lab.measure import Settings, measure_run
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.cgroups import cpu_quota
@@ -115,3 +116,11 @@ def test_a_low_rate_against_the_builtin_server_gets_no_label(tmp_path: Path) -> 
 def test_the_label_and_its_figures_reach_the_terminal(builtin_server: ServerInstance, tmp_path: Path) -> None:
     bottleneck = bottleneck_of(f"{builtin_server.url}webtest.html?status=503", "-n", "100", "-c", "1", tmp_path=tmp_path, expect_code=1)
     assert f"{ERROR_BOUND}: {bottleneck['reasons'][ERROR_BOUND]}" in " ".join(bottleneck["stdout"].split())
+
+
+def test_a_suite_case_record_carries_its_labels(builtin_server: ServerInstance) -> None:
+    """lab.case.measure, which the suite runner calls for every case, hands the labels to the store."""
+    plan = build_plan(f"{builtin_server.url}webtest.html?status=500", plan_options(connections=2, threads=1, requests="200"))
+    record = measure_case_record(plan, builtin_server, {"server": "builtin"}).record
+    assert record.labels == record.result["bottleneck"]["labels"] and ERROR_BOUND in record.labels
+    assert record.result["server"]["cpu_us_per_request"] > 0
