@@ -34,8 +34,9 @@ def checks(snapshot: dict[str, Any], connections: int, busy: dict[str, Any] | No
     """Every check, in the order shown. `busy` is what other processes used just now
     (`{"cpu_cores": float, "top": [{"pid", "name", "cpu_cores"}...]}`), None when not measured."""
     sysctls = snapshot["sysctls"]
+    soft, hard = snapshot["ulimits"]["nofile"]
     found = [
-        open_files(*snapshot["ulimits"]["nofile"], connections),
+        open_files(soft, hard, connections),
         accept_queue(sysctls.get("net.core.somaxconn"), connections),
         syn_queue(sysctls.get("net.ipv4.tcp_max_syn_backlog"), connections),
         local_ports(sysctls.get("net.ipv4.ip_local_port_range"), connections),
@@ -148,7 +149,7 @@ def governor(value: str | None) -> Finding:
         return Finding(
             check, value, "warn",
             "the clock follows the load: the first seconds of a run are slower and repeats vary",
-            "cpupower frequency-set -g performance  (or write performance to /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor)",
+            "cpupower frequency-set -g performance",
         )
     return Finding(check, value, "ok", "the CPUs run at full clock")
 

@@ -84,10 +84,10 @@ def busy_now(interval_s: float = 0.5, top: int = 3) -> dict[str, Any]:
     process, and the busiest few (`{"cpu_cores": 0.8, "top": [{"pid", "name", "cpu_cores"}]}`)."""
     own = os.getpid()
     procs = [p for p in psutil.process_iter(["name"]) if p.pid != own]
-    before = {p.pid: _cpu_s(p) for p in procs}
-    total_before, own_before = psutil.cpu_times(), _cpu_s(psutil.Process(own))
+    before = {p.pid: cpu_s for p in procs if (cpu_s := _cpu_s(p)) is not None}
+    total_before, own_before = psutil.cpu_times(), time.process_time()
     time.sleep(interval_s)
-    total_after, own_after = psutil.cpu_times(), _cpu_s(psutil.Process(own))
+    total_after, own_after = psutil.cpu_times(), time.process_time()
     idle_s = sum(getattr(total_after, f) - getattr(total_before, f) for f in ("idle", "iowait") if hasattr(total_after, f))
     wall_s = sum(total_after) - sum(total_before)
     cores = os.cpu_count() or 1
@@ -95,7 +95,7 @@ def busy_now(interval_s: float = 0.5, top: int = 3) -> dict[str, Any]:
     used = [
         {"pid": p.pid, "name": p.info["name"], "cpu_cores": round((after - before[p.pid]) / interval_s, 3)}
         for p in procs
-        if before.get(p.pid) is not None and (after := _cpu_s(p)) is not None
+        if p.pid in before and (after := _cpu_s(p)) is not None
     ]
     busiest = sorted((u for u in used if u["cpu_cores"] >= 0.01), key=lambda u: -u["cpu_cores"])[:top]
     return {"cpu_cores": round(busy_cores, 3), "top": busiest}

@@ -67,9 +67,15 @@ def test_open_files(nofile: list[int | None], connections: int, status: str, fix
         ({"net.core.somaxconn": "128"}, 1000, "accept queue", "fail", "sysctl -w net.core.somaxconn=65535"),
         ({"net.core.somaxconn": "128"}, 100, "accept queue", "ok", ""),
         ({"net.ipv4.tcp_max_syn_backlog": "512"}, 1000, "SYN queue", "warn", "sysctl -w net.ipv4.tcp_max_syn_backlog=65535"),
-        ({"net.ipv4.ip_local_port_range": "60000 60999"}, 4000, "local ports", "fail", 'sysctl -w net.ipv4.ip_local_port_range="1024 65535"'),
+        (
+            {"net.ipv4.ip_local_port_range": "60000 60999"}, 4000, "local ports", "fail",
+            'sysctl -w net.ipv4.ip_local_port_range="1024 65535"',
+        ),
         ({"net.ipv4.tcp_tw_reuse": "0"}, 100, "TIME_WAIT reuse", "warn", "sysctl -w net.ipv4.tcp_tw_reuse=1"),
-        ({"net.ipv4.tcp_tw_reuse": "1", "net.ipv4.tcp_timestamps": "0"}, 100, "TIME_WAIT reuse", "warn", "sysctl -w net.ipv4.tcp_timestamps=1"),
+        (
+            {"net.ipv4.tcp_tw_reuse": "1", "net.ipv4.tcp_timestamps": "0"}, 100, "TIME_WAIT reuse", "warn",
+            "sysctl -w net.ipv4.tcp_timestamps=1",
+        ),
         ({"net.ipv4.tcp_tw_reuse": "1"}, 100, "TIME_WAIT reuse", "ok", ""),
         ({"net.core.somaxconn": "200000"}, 150_000, "accept queue", "ok", ""),
         ({"net.core.somaxconn": "100"}, 150_000, "accept queue", "fail", "sysctl -w net.core.somaxconn=300000"),

@@ -197,6 +197,8 @@ def test_several_labels_come_in_a_fixed_order() -> None:
     assert labels(found, busy) == [CLIENT_BOUND, BANDWIDTH_BOUND, ERROR_BOUND, RATE_NOT_HELD]
 
 
-@pytest.mark.parametrize(("bits_per_s", "shown"), [(1e9, "1 Gbit/s"), (10e6, "10 Mbit/s"), (940e6, "940 Mbit/s"), (500, "500 bit/s")])
+@pytest.mark.parametrize(
+    ("bits_per_s", "shown"), [(1e9, "1 Gbit/s"), (10e6, "10 Mbit/s"), (940e6, "940 Mbit/s"), (500, "500 bit/s")]
+)
 def test_format_link(bits_per_s: float, shown: str) -> None:
     assert format_link(bits_per_s) == shown

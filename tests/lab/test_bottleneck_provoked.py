@@ -63,7 +63,8 @@ def test_a_client_held_to_a_fifth_of_a_core_is_client_bound(builtin_server: Serv
 
 @pytest.mark.parametrize("fault", ["status=500", "reset=1"])
 def test_a_server_that_fails_requests_is_error_bound(builtin_server: ServerInstance, tmp_path: Path, fault: str) -> None:
-    bottleneck = bottleneck_of(f"{builtin_server.url}webtest.html?{fault}", "-n", "300", "-c", "2", tmp_path=tmp_path, expect_code=1)
+    url = f"{builtin_server.url}webtest.html?{fault}"
+    bottleneck = bottleneck_of(url, "-n", "300", "-c", "2", tmp_path=tmp_path, expect_code=1)
     assert ERROR_BOUND in bottleneck["labels"]
     assert bottleneck["failed_share"] == 1.0 and bottleneck["error_share_limit"] == 0.01
     assert "100.0% of the requests failed" in bottleneck["reasons"][ERROR_BOUND]
@@ -114,7 +115,8 @@ def test_a_low_rate_against_the_builtin_server_gets_no_label(tmp_path: Path) -> 
 
 
 def test_the_label_and_its_figures_reach_the_terminal(builtin_server: ServerInstance, tmp_path: Path) -> None:
-    bottleneck = bottleneck_of(f"{builtin_server.url}webtest.html?status=503", "-n", "100", "-c", "1", tmp_path=tmp_path, expect_code=1)
+    url = f"{builtin_server.url}webtest.html?status=503"
+    bottleneck = bottleneck_of(url, "-n", "100", "-c", "1", tmp_path=tmp_path, expect_code=1)
     assert f"{ERROR_BOUND}: {bottleneck['reasons'][ERROR_BOUND]}" in " ".join(bottleneck["stdout"].split())
 
 

@@ -22,7 +22,7 @@ def doctor_command(
     connections: Annotated[int, typer.Option("-c", "--connections", min=1, help="The concurrency to check for")] = 1000,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the findings and the host snapshot here")] = None,
 ) -> int:
-    """Check the limits the studies learned to tune (ulimit -n, somaxconn, ports, TIME_WAIT, governor, THP, busy processes)."""
+    """Check the limits the studies learned to tune: ulimit -n, somaxconn, ports, TIME_WAIT, governor, busy processes."""
     if json_path is not None:
         check_json_destination(json_path)
     out = Console()

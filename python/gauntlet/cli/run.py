@@ -20,7 +20,7 @@ from gauntlet.cli import measuring
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
 from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE
-from gauntlet.lab.measure import Repeats, Settings, Target, measure_case, measure_run
+from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_case, measure_run
 from gauntlet.report.tables import print_run, repeat_line, spread_table
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import parse_count, parse_duration_us
@@ -144,7 +144,7 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> in
     with target_url(url, 2, err) as target:
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
-                outcome = measure_run(load.plan(target.url), target.server, Settings(), progress.update)
+                outcome = measure_run(load.plan(target.url), target.server, DEFAULT_SETTINGS, progress.update)
             results.append(outcome.result)
             if json_path is not None:
                 write_json(json_path, results[0] if load.iterations == 1 else {"iterations": results})
@@ -246,9 +246,10 @@ def run_command(
             out.print(repeat_line(len(case.measurements) - 1, repeat, case.results[-1]), highlight=False)
 
     spec = server_spec(url, options)
-    with target_url(url, plan["threads"], err, spec, path) as target:
-        with ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
-            case = measure_case(plan, target, settings, progress.update, measured)
+    with target_url(url, plan["threads"], err, spec, path) as target, ProgressLine(
+        err, plan["requests"], plan["duration_us"]
+    ) as progress:
+        case = measure_case(plan, target, settings, progress.update, measured)
     if case.measurements:
         print_run(out, case.median().result)
     if len(case.measurements) > 1:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -25,7 +26,7 @@ JsonPath = Annotated[Path | None, typer.Option("--json", help="Every step's resu
 
 
 def run_steps(
-    kind: str, url: str | None, plans: list[tuple[float, dict]], threads: int, json_path: Path | None, settings: Settings
+    kind: str, url: str | None, plans: Sequence[tuple[float, dict]], threads: int, json_path: Path | None, settings: Settings
 ) -> int:
     out, err = Console(), Console(stderr=True)
     printed = 0

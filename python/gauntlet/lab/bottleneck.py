@@ -149,10 +149,9 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
         )
     schedule = result["schedule"]
     if schedule is not None and not rate_held(schedule):
-        reasons[RATE_NOT_HELD] = (
-            f"sent {format_count(schedule['achieved_rate_per_s'])}/s of the {format_count(schedule['offered_rate_per_s'])}/s "
-            f"offered, send lag p99 {format_duration_us(schedule['send_lag_us']['p99'])}"
-        )
+        sent, offered = format_count(schedule["achieved_rate_per_s"]), format_count(schedule["offered_rate_per_s"])
+        lag = format_duration_us(schedule["send_lag_us"]["p99"])
+        reasons[RATE_NOT_HELD] = f"sent {sent}/s of the {offered}/s offered, send lag p99 {lag}"
     order = (CLIENT_BOUND, SERVER_CPU_BOUND, BANDWIDTH_BOUND, ERROR_BOUND, RATE_NOT_HELD)
     return {
         "labels": [label for label in order if label in reasons],

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from gauntlet import engine
 from gauntlet.errors import GauntletError
-from gauntlet.lab.measure import Runner, Settings, measure_run
+from gauntlet.lab.measure import DEFAULT_SETTINGS, Runner, Settings, measure_run
 from gauntlet.lab.record import CaseRecord
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.spec import ServerSpec
@@ -62,7 +62,7 @@ def measure(
     repeat: int = 0,
     run_plan: Runner = engine.run,
     on_progress: Callable[[engine.Progress], None] | None = None,
-    settings: Settings = Settings(),
+    settings: Settings = DEFAULT_SETTINGS,
 ) -> Measured:
     """Run `plan` (its URL filled in) and record it; a plan the engine refuses becomes a record
     with the reason, so a suite goes on."""

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import psutil
 
@@ -66,7 +66,7 @@ class CpuWindow:
         self.window_s = 0.0
         self.idle_s_by_cpu: dict[int, float] = {}
 
-    def __enter__(self) -> CpuWindow:
+    def __enter__(self) -> Self:
         if self._server_pids is not None:
             pids = self._server_pids()
             self._cpus = cpus_of_threads(pids)
@@ -76,10 +76,12 @@ class CpuWindow:
         self._began_s = time.monotonic()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.window_s = time.monotonic() - self._began_s
         idle_after = idle_s_by_cpu()
-        self.idle_s_by_cpu = {cpu: idle_after[cpu] - before for cpu, before in self._idle_before.items() if cpu in idle_after}
+        self.idle_s_by_cpu = {
+            cpu: idle_after[cpu] - before for cpu, before in self._idle_before.items() if cpu in idle_after
+        }
         if self._server_pids is not None:
             self._after = thread_times(self._server_pids())
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from gauntlet import engine
 from gauntlet.errors import GauntletError
@@ -39,6 +39,9 @@ class Settings:
     #: The declared link speed (--link), for the bandwidth ceiling.
     link_bits_per_s: float | None = None
     error_share_limit: float = DEFAULT_ERROR_SHARE
+
+
+DEFAULT_SETTINGS = Settings()
 
 
 @dataclass
@@ -97,7 +100,7 @@ class Target:
             self.server = None
         self.server = self._start()
 
-    def __enter__(self) -> Target:
+    def __enter__(self) -> Self:
         self.restart()
         return self
 
@@ -144,7 +147,8 @@ def measure_case(
         raise GauntletError(f"--repeat {settings.repeats} measures nothing", "Give --repeat 1 or more")
     if settings.restart_between and target.server is None:
         raise GauntletError(
-            "--restart-between restarts a server Gauntlet started, and this target is a URL", "Leave out the URL or the option"
+            "--restart-between restarts a server Gauntlet started, and this target is a URL",
+            "Leave out the URL or the option",
         )
     case = Repeats()
     for index in range(settings.repeats):

@@ -135,9 +135,8 @@ def bottleneck_lines(bottleneck: dict[str, Any]) -> list[str]:
     if ceiling is None:
         lines.append("[dim]bandwidth ceiling: not applicable (loopback; declare a link with --link 1gbit)[/dim]")
     elif "bandwidth-bound" not in bottleneck["labels"]:
-        lines.append(
-            f"[dim]bandwidth ceiling: {format_count(ceiling)} requests/s on the {format_link(bottleneck['link_bits_per_s'])} link[/dim]"
-        )
+        link = format_link(bottleneck["link_bits_per_s"])
+        lines.append(f"[dim]bandwidth ceiling: {format_count(ceiling)} requests/s on the {link} link[/dim]")
     return lines
 
 
