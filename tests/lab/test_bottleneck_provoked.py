@@ -125,4 +125,4 @@ def test_a_suite_case_record_carries_its_labels(builtin_server: ServerInstance) 
     plan = build_plan(f"{builtin_server.url}webtest.html?status=500", plan_options(connections=2, threads=1, requests="200"))
     record = measure_case_record(plan, builtin_server, {"server": "builtin"}).record
     assert record.labels == record.result["bottleneck"]["labels"] and ERROR_BOUND in record.labels
-    assert record.result["server"]["cpu_us_per_request"] > 0
+    assert record.result["server"]["samples"] >= 1 and record.result["bottleneck"]["server"]["threads"] >= 1
