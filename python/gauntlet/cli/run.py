@@ -103,12 +103,10 @@ def target_url(
 
     spec = server or ServerSpec("builtin", workers=threads)
 
-    def start() -> ServerInstance:
-        instance = start_server(spec)
+    def announce(instance: ServerInstance) -> None:
         console.print(f"[dim]{spec.kind} server on {instance.url} (pid {instance.pids()[0]})[/dim]")
-        return instance
 
-    with Target(start=start, path=path) as target:
+    with Target(start=lambda: start_server(spec), path=path, announce=announce) as target:
         yield target
 
 

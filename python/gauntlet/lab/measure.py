@@ -77,12 +77,19 @@ class Repeats:
 
 class Target:
     """Where the load goes: a URL given by the user, or a path on a server Gauntlet started
-    (monitored, and restartable between repeats)."""
+    (monitored, and restartable between repeats); `announce` is told of each server started."""
 
-    def __init__(self, url: str | None = None, start: Callable[[], ServerInstance] | None = None, path: str = "/") -> None:
+    def __init__(
+        self,
+        url: str | None = None,
+        start: Callable[[], ServerInstance] | None = None,
+        path: str = "/",
+        announce: Callable[[ServerInstance], None] | None = None,
+    ) -> None:
         self._fixed_url = url
         self._start = start
         self._path = path
+        self._announce = announce
         self.server: ServerInstance | None = None
 
     @property
@@ -95,18 +102,26 @@ class Target:
         """Stop the server and start a fresh one (a new process, maybe a new port)."""
         if self._start is None:
             return
+        self.stop()
+        self.server = self._start()
+        if self._announce is not None:
+            self._announce(self.server)
+
+    def stop(self) -> None:
         if self.server is not None:
             self.server.stop()
             self.server = None
-        self.server = self._start()
 
     def __enter__(self) -> Self:
-        self.restart()
+        try:
+            self.restart()
+        except BaseException:
+            self.stop()  # a Ctrl-C while announcing: no __exit__ will run
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.server is not None:
-            self.server.stop()
+        self.stop()
 
 
 def measure_run(
