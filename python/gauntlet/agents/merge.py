@@ -130,6 +130,8 @@ def merge_client(results: list[Result], requests: int) -> dict[str, Any]:
         "cpu_us": sum(r["client"]["cpu_us"] for r in results),
         "cpu_us_per_request": cpu_us_measured / requests if requests else 0.0,
         "busiest_thread_share": max(r["client"]["busiest_thread_share"] for r in results),
+        "cpu_wait_us": sum(r["client"]["cpu_wait_us"] for r in results),
+        "busiest_thread_runnable_share": max(r["client"]["busiest_thread_runnable_share"] for r in results),
     }
 
 

@@ -10,26 +10,31 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from gauntlet import engine
+from gauntlet import engine, host
+from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
-from gauntlet.lab.case import monitored
-from gauntlet.monitor.per_request import per_request
+from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE
+from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_case, measure_run
 from gauntlet.report.agents import print_agents
-from gauntlet.report.tables import print_run
+from gauntlet.report.tables import print_run, repeat_line, spread_table
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import parse_count, parse_duration_us
+
+if TYPE_CHECKING:
+    from gauntlet.servers.base import ServerInstance
 
 DEFAULT_DURATION = "10s"
 DEFAULT_PATH = "/webtest.html"
 EXIT_NO_SUCCESS = 1
 EXIT_INTERRUPTED = 130
+REPEAT_SCHEMA = "gauntlet.repeat-result/1"
 
 
 def parse_header(text: str) -> tuple[str, str]:
@@ -86,12 +91,6 @@ def plan_options(**given: Any) -> dict[str, Any]:
     return {**defaults, "header": [], **given}
 
 
-class Target(NamedTuple):
-    url: str
-    #: The server's main process when Gauntlet started it, so that it can be monitored.
-    server_pid: int | None
-
-
 @contextlib.contextmanager
 def target_url(
     url: str | None, threads: int, console: Console, server: ServerSpec | None = None, path: str = DEFAULT_PATH
@@ -99,15 +98,18 @@ def target_url(
     """The URL to load: the one given, or `path` on the server Gauntlet starts for this run (`server`,
     by default the built-in one with `threads` threads)."""
     if url is not None:
-        yield Target(url, None)
+        with Target(url) as target:
+            yield target
         return
     from gauntlet.servers.registry import start_server
 
     spec = server or ServerSpec("builtin", workers=threads)
-    with start_server(spec) as instance:
-        pid = instance.pids()[0]
-        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {pid})[/dim]")
-        yield Target(f"{instance.url.rstrip('/')}{path}", pid)
+
+    def announce(instance: ServerInstance) -> None:
+        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {instance.pids()[0]})[/dim]")
+
+    with Target(start=lambda: start_server(spec), path=path, announce=announce) as target:
+        yield target
 
 
 def check_json_destination(path: Path) -> None:
@@ -142,7 +144,7 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None, run_p
     with target_url(url, 2, err) as target:
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
-                outcome = run_plan(load.plan(target.url), progress.update)
+                outcome = measure_run(load.plan(target.url), target.server, DEFAULT_SETTINGS, progress.update, run_plan)
             results.append(outcome.result)
             if json_path is not None:
                 write_json(json_path, results[0] if load.iterations == 1 else {"iterations": results})
@@ -219,6 +221,11 @@ def run_command(
         int | None, typer.Option("--backend-workers", min=1, help="--server: the backend's pool size")
     ] = None,
     https: Annotated[bool, typer.Option("--https", help="--server: serve HTTPS (self-signed certificate)")] = False,
+    repeat: measuring.Repeat = 1,
+    restart_between: measuring.RestartBetween = False,
+    warmup_requests: measuring.WarmupRequests = None,
+    link: measuring.Link = None,
+    error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
     agents: Agents = None,
     scheduler: Scheduler = None,
 ) -> int:
@@ -233,21 +240,37 @@ def run_command(
     out = Console()
     err = Console(stderr=True)
     plan = build_plan(url or "", options)
+    settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
+    environment = host.snapshot_after_load()
+
+    def measured(case: Repeats) -> None:
+        if json_path is not None:
+            write_json(json_path, run_json(case, environment()))
+        if repeat > 1:
+            out.print(repeat_line(len(case.measurements) - 1, repeat, case.results[-1]), highlight=False)
+
     spec = server_spec(url, options)
-    with load_runner(agents, scheduler) as run_plan, target_url(url, plan["threads"], err, spec, path) as target:
-        plan["url"] = target.url
-        with monitored(target.server_pid) as sampler, ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
-            outcome = run_plan(plan, progress.update)
-    if sampler is not None:
-        outcome.result["server"] = per_request(sampler.totals(), outcome.result["requests"])
-    print_run(out, outcome.result)
-    print_agents(out, outcome.result)
-    if json_path is not None:
-        write_json(json_path, outcome.result)
-    if outcome.interrupted:
+    with load_runner(agents, scheduler) as run_plan, target_url(url, plan["threads"], err, spec, path) as target, ProgressLine(
+        err, plan["requests"], plan["duration_us"]
+    ) as progress:
+        case = measure_case(plan, target, settings, progress.update, measured, run_plan)
+    if case.measurements:
+        print_run(out, case.median().result)
+        print_agents(out, case.median().result)
+    if len(case.measurements) > 1:
+        out.print("[dim]the repeat shown is the median by requests/s[/dim]")
+        out.print(spread_table(case.to_json()["spread"]))
+    if case.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until Ctrl-C[/yellow]")
         return EXIT_INTERRUPTED
-    if not succeeded(outcome.result):
+    if not any(succeeded(result) for result in case.results):
         print("gauntlet: no request succeeded (no 2xx or 3xx response); see the errors above", file=sys.stderr)
         return EXIT_NO_SUCCESS
     return 0
+
+
+def run_json(case: Repeats, environment: dict[str, Any]) -> dict[str, Any]:
+    """One repeat: its result as is; several: every repeat and their spread (gauntlet.repeat-result/1)."""
+    if len(case.measurements) == 1:
+        return {**case.results[0], "environment": environment}
+    return {"schema": REPEAT_SCHEMA, "environment": environment, **case.to_json()}

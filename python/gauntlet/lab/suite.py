@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from gauntlet import engine
 from gauntlet.errors import GauntletError
 from gauntlet.lab import capacity, qos
-from gauntlet.lab.case import Case, Runner, measure, now_ms
+from gauntlet.lab.case import Case, measure, now_ms
 from gauntlet.lab.record import CaseRecord, case_key
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.registry import availability, start_server
@@ -104,7 +104,7 @@ def _server(block: Block) -> Iterator[ServerInstance | str]:
 
 
 class SuiteRunner:
-    def __init__(self, plan: SuitePlan, sink: Sink, run_plan: Runner = engine.run) -> None:
+    def __init__(self, plan: SuitePlan, sink: Sink, run_plan: engine.Runner = engine.run) -> None:
         self._plan = plan
         self._sink = sink
         self._run_plan = run_plan
