@@ -125,7 +125,7 @@ def cases(conn: sqlite3.Connection, run_ids: list[int]) -> list[CaseRow]:
     return [_case_row(row, timelines[row["case_id"]], histograms[row["case_id"]]) for row in rows]
 
 
-def _case_row(row: sqlite3.Row, timeline: list[dict[str, int]], histograms: dict[str, str]) -> CaseRow:
+def _case_row(row: sqlite3.Row, timeline: list[dict[str, Any]], histograms: dict[str, str]) -> CaseRow:
     result = None
     if row["result_json"] is not None:
         result = json.loads(row["result_json"])
@@ -151,8 +151,8 @@ def _case_row(row: sqlite3.Row, timeline: list[dict[str, int]], histograms: dict
     )
 
 
-def _timelines(conn: sqlite3.Connection, marks: str, run_ids: list[int]) -> dict[int, list[dict[str, int]]]:
-    found: dict[int, list[dict[str, int]]] = defaultdict(list)
+def _timelines(conn: sqlite3.Connection, marks: str, run_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    found: dict[int, list[dict[str, Any]]] = defaultdict(list)
     rows = conn.execute(
         f"SELECT timelines.* FROM timelines JOIN cases USING (case_id) WHERE run_id IN ({marks})"
         " ORDER BY case_id, second",

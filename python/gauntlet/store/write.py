@@ -16,7 +16,9 @@ from gauntlet.store.figures import FIGURES, figures_of
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 #: Result fields kept in their own tables rather than in result_json: field -> histograms.name.
 HISTOGRAM_FIELDS = {"histogram": "latency", "service_histogram": "service_time"}
-TIMELINE_COLUMNS = ("second", "span_us", "requests", "responses", "errors", "bytes_in", "p50_us", "p90_us", "p99_us", "max_us")
+TIMELINE_COLUMNS = (
+    "second", "span_us", "requests", "responses", "errors", "bytes_in", "p50_us", "p90_us", "p99_us", "max_us", "histogram",
+)
 
 
 def _json(value: Any) -> str:

@@ -81,6 +81,8 @@ CREATE TABLE timelines (
     p90_us INTEGER NOT NULL,
     p99_us INTEGER NOT NULL,
     max_us INTEGER NOT NULL,
+    -- The second's encoded histogram when the plan asked for them (timeline_histograms), else NULL.
+    histogram TEXT,
     PRIMARY KEY (case_id, second)
 ) WITHOUT ROWID;
 
