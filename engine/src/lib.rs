@@ -15,4 +15,5 @@ pub mod worker;
 mod python;
 pub mod schedule;
 pub mod server;
+pub mod tree;
 pub mod workload;

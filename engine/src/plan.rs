@@ -66,6 +66,17 @@ pub struct Plan {
     /// machines merge losslessly.
     #[serde(default)]
     pub timeline_histograms: bool,
+    /// A weighted mix of paths on the URL's host (WebBench's workload tree): each request picks
+    /// one in proportion to its weight; the URL's own path is then not requested.
+    #[serde(default)]
+    pub paths: Option<Vec<WeightedPath>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeightedPath {
+    pub path: String,
+    pub weight: f64,
 }
 
 fn default_method() -> String {
@@ -240,6 +251,9 @@ impl Plan {
         if self.rate_per_s.is_some_and(|rate| !(rate.is_finite() && rate > 0.0)) {
             return fail("the rate is not a positive number: give requests per second above 0".into());
         }
+        if let Some(paths) = &self.paths {
+            validate_paths(paths, self.sessions.is_some())?;
+        }
         if self.calls_per_connection == Some(0) {
             return fail("calls_per_connection is 0: give at least 1 call per connection".into());
         }
@@ -261,6 +275,24 @@ impl Plan {
     pub fn thread_count(&self) -> usize {
         self.threads.min(self.connections)
     }
+}
+
+fn validate_paths(paths: &[WeightedPath], sessions: bool) -> Result<(), PlanError> {
+    if sessions {
+        return fail("sessions name their own pages: drop the paths mix".into());
+    }
+    if paths.is_empty() {
+        return fail("the paths mix is empty: give at least one path".into());
+    }
+    for WeightedPath { path, weight } in paths {
+        if !path.starts_with('/') || path.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
+            return fail(format!("'{path}' in the paths mix is not a path: start it with / and percent-encode spaces"));
+        }
+        if !(weight.is_finite() && *weight > 0.0) {
+            return fail(format!("'{path}' has the weight {weight}: give every path a positive weight"));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -332,6 +364,18 @@ mod tests {
         let mut p = plan("http://127.0.0.1/");
         p.body_base64 = Some("***".into());
         assert!(p.resolve().unwrap_err().0.contains("base64"));
+        let mixes = [
+            (vec![], "empty"),
+            (vec![WeightedPath { path: "a".into(), weight: 1.0 }], "not a path"),
+            (vec![WeightedPath { path: "/a b".into(), weight: 1.0 }], "not a path"),
+            (vec![WeightedPath { path: "/a".into(), weight: 0.0 }], "positive weight"),
+            (vec![WeightedPath { path: "/a".into(), weight: f64::NAN }], "positive weight"),
+        ];
+        for (paths, message) in mixes {
+            let mut p = plan("http://127.0.0.1/");
+            p.paths = Some(paths);
+            assert!(p.resolve().unwrap_err().0.contains(message), "{message}");
+        }
     }
 
     #[test]

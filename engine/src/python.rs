@@ -175,6 +175,22 @@ fn workload_files(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(dict)
 }
 
+/// The workload tree's files: (path, bytes, request weight), without their content.
+#[pyfunction]
+fn tree_index() -> Vec<(String, usize, f64)> {
+    crate::tree::tree_index().into_iter().map(|f| (f.path, f.bytes, f.weight)).collect()
+}
+
+/// The workload tree's files with their content: path -> bytes (51 MB).
+#[pyfunction]
+fn tree_files(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let dict = PyDict::new(py);
+    for file in crate::tree::tree_index() {
+        dict.set_item(&file.path, PyBytes::new(py, &crate::tree::tree_body(&file)))?;
+    }
+    Ok(dict)
+}
+
 #[pymodule(name = "_engine")]
 fn engine_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EngineError", m.py().get_type::<EngineError>())?;
@@ -182,6 +198,8 @@ fn engine_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Run>()?;
     m.add_class::<Server>()?;
     m.add_function(wrap_pyfunction!(workload_files, m)?)?;
+    m.add_function(wrap_pyfunction!(tree_index, m)?)?;
+    m.add_function(wrap_pyfunction!(tree_files, m)?)?;
     m.add_function(wrap_pyfunction!(self_signed_certificate, m)?)?;
     m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_percentiles, m)?)?;

@@ -67,6 +67,45 @@ impl EncodedRequest {
     }
 }
 
+/// The plan's requests: its URL's, or one per path of its mix, with the mix's cumulative weights.
+pub fn plan_requests(plan: &Plan, target: &Target) -> Result<(Vec<EncodedRequest>, Option<RequestMix>), PlanError> {
+    match &plan.paths {
+        None => Ok((vec![EncodedRequest::new(plan, target)?], None)),
+        Some(paths) => {
+            let requests = paths
+                .iter()
+                .map(|p| EncodedRequest::for_path(plan, target, &p.path, None))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((requests, Some(RequestMix::new(paths.iter().map(|p| p.weight)))))
+        }
+    }
+}
+
+/// Picks a request of a weighted mix: a binary search over cumulative weights, no allocation.
+#[derive(Debug, Clone)]
+pub struct RequestMix {
+    cumulative: Box<[f64]>,
+}
+
+impl RequestMix {
+    pub fn new(weights: impl Iterator<Item = f64>) -> RequestMix {
+        let mut total = 0.0;
+        let cumulative = weights
+            .map(|w| {
+                total += w;
+                total
+            })
+            .collect();
+        RequestMix { cumulative }
+    }
+
+    /// The index of the request whose share of the cumulative weight holds `unit` (in [0, 1)).
+    pub fn pick(&self, unit: f64) -> usize {
+        let point = unit * self.cumulative[self.cumulative.len() - 1];
+        self.cumulative.partition_point(|&c| c <= point).min(self.cumulative.len() - 1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,5 +142,27 @@ mod tests {
     #[test]
     fn head_is_flagged() {
         assert!(encoded(r#", "method": "HEAD""#).is_head);
+    }
+
+    #[test]
+    fn a_mix_picks_in_proportion_to_the_weights() {
+        let mix = RequestMix::new([1.0, 0.0001, 3.0].into_iter());
+        assert_eq!((mix.pick(0.0), mix.pick(0.2499), mix.pick(0.25), mix.pick(0.99999)), (0, 0, 2, 2));
+        let mix = RequestMix::new([2.0, 6.0].into_iter());
+        let picks: Vec<usize> = (0..8).map(|i| mix.pick(i as f64 / 8.0)).collect();
+        assert_eq!(picks, [0, 0, 1, 1, 1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn a_plan_with_paths_encodes_one_request_per_path() {
+        let plan = Plan::from_json(
+            r#"{"url": "http://127.0.0.1:8080/ignored", "connections": 1, "requests": 1,
+                "paths": [{"path": "/a", "weight": 1}, {"path": "/b?x=1", "weight": 2}]}"#,
+        )
+        .unwrap();
+        let (requests, mix) = plan_requests(&plan, &plan.resolve().unwrap()).unwrap();
+        assert!(requests[1].reuse.starts_with(b"GET /b?x=1 HTTP/1.1\r\n"));
+        assert_eq!(requests.len(), 2);
+        assert_eq!(mix.unwrap().pick(0.5), 1);
     }
 }

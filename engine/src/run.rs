@@ -12,7 +12,7 @@ use crate::clock::now_us;
 use crate::conn::tls::{client_config, server_name};
 use crate::limits;
 use crate::plan::{Plan, PlanError};
-use crate::request::EncodedRequest;
+use crate::request::plan_requests;
 use crate::result::merge;
 pub use crate::result::RunResult;
 use crate::schedule::rate::split_rate;
@@ -95,7 +95,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     let target = plan.resolve()?;
     check_start_at(plan.start_at_unix_us)?;
     limits::check_connections(plan.connections)?;
-    let mut requests = vec![EncodedRequest::new(&plan, &target)?];
+    let (mut requests, mix) = plan_requests(&plan, &target)?;
     let sessions = match plan.sessions.clone() {
         Some(sessions_plan) => Some(encode_pages(&plan, &target, sessions_plan, &mut requests)?),
         None => None,
@@ -112,6 +112,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         address: target.address,
         tls,
         requests,
+        mix,
         sessions,
         keepalive: plan.keepalive,
         calls_per_connection: plan.calls_per_connection,

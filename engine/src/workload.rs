@@ -17,10 +17,10 @@ pub const IMAGE_LARGE_JPG_BYTES: usize = 83_572;
 pub const IMAGE_PNG_BYTES: usize = 10_240;
 
 /// splitmix64: a tiny generator with a fixed seed per file.
-struct Filler(u64);
+pub(crate) struct Filler(pub(crate) u64);
 
 impl Filler {
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
+    pub(crate) fn bytes(&mut self, n: usize) -> Vec<u8> {
         let mut out = Vec::with_capacity(n + 8);
         while out.len() < n {
             self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);

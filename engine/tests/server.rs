@@ -8,6 +8,7 @@ use gauntlet_engine::plan::Plan;
 use gauntlet_engine::run::run;
 use gauntlet_engine::server::routes::{Route, Routes};
 use gauntlet_engine::server::{serve, ServeConfig, ServerHandle};
+use gauntlet_engine::tree::{tree_body, tree_index};
 use gauntlet_engine::workload::standard_files;
 
 fn start(threads: usize) -> ServerHandle {
@@ -193,5 +194,36 @@ fn injected_delay_shows_in_the_measured_latency() {
     let p50_ms = result.latency_us.p50 as f64 / 1000.0;
     assert!((20.0..25.0).contains(&p50_ms), "p50 {p50_ms} ms");
     assert_eq!(result.status_codes["200"], 300);
+    server.stop();
+}
+
+#[test]
+fn the_tree_is_served_byte_exact() {
+    let server = start(1);
+    let mut stream = connect(server.local_addr());
+    for file in tree_index().iter().step_by(47) {
+        let (head, body) = get(&mut stream, &file.path, "");
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+        assert_eq!(body, tree_body(file), "{}", file.path);
+    }
+    let (head, _) = get(&mut stream, "/tree/dir99/class0_1.bin", "");
+    assert!(head.starts_with("HTTP/1.1 404"));
+    server.stop();
+}
+
+#[test]
+fn a_paths_mix_requests_each_path_in_proportion_to_its_weight() {
+    let routes = Routes::new();
+    let size = |path: &str| match routes.find(path) {
+        Route::Static(rendered) => rendered.bytes(true, false).len() as f64,
+        _ => panic!("{path} is static"),
+    };
+    let (small, large) = (size("/webtest.html"), size("/image_large.jpg"));
+    let server = start(2);
+    let paths = r#""paths": [{"path": "/webtest.html", "weight": 1}, {"path": "/image_large.jpg", "weight": 3}]"#;
+    let result = run(plan(&server, "/", &format!(r#""connections": 4, "requests": 4000, {paths}"#))).unwrap();
+    assert_eq!((result.responses, server.stats().requests), (4000, 4000));
+    let large_share = (result.bytes_in as f64 / 4000.0 - small) / (large - small);
+    assert!((0.72..0.78).contains(&large_share), "{large_share} of the requests went to the weight-3 path");
     server.stop();
 }

@@ -64,6 +64,16 @@ def workload_files() -> dict[str, bytes]:
     return _engine.workload_files()
 
 
+def tree_mix() -> list[dict[str, Any]]:
+    """The workload tree as a plan's `paths` mix: every file's path and request weight."""
+    return [{"path": path, "weight": weight} for path, _, weight in _engine.tree_index()]
+
+
+def tree_files() -> dict[str, bytes]:
+    """The workload tree, byte-exact: path below the server's root (/tree/...) -> content (51 MB)."""
+    return _engine.tree_files()
+
+
 def self_signed_certificate() -> tuple[str, str]:
     """A fresh self-signed certificate for localhost and the loopback addresses: (cert, key) PEM."""
     return _engine.self_signed_certificate()

@@ -1,8 +1,12 @@
-//! What the built-in server answers: the standard workload from memory, `/hello` computed per
-//! request, and its own counters. Static responses are rendered once, head and body together.
+//! What the built-in server answers: the standard workload from memory, the workload tree
+//! (rendered on its first request: 51 MB, twice), `/hello` computed per request, and its own
+//! counters. Static responses are rendered once, head and body together.
 
+use std::collections::HashMap;
 use std::io::Write;
+use std::sync::OnceLock;
 
+use crate::tree::{tree_body, tree_index, TREE_PREFIX};
 use crate::workload::standard_files;
 
 pub const STATS_PATH: &str = "/__gauntlet/stats";
@@ -84,6 +88,7 @@ pub fn write_not_modified(out: &mut Vec<u8>, keep_alive: bool) {
 /// Everything the server can answer without computing.
 pub struct Routes {
     files: Vec<(String, Rendered)>,
+    tree: OnceLock<HashMap<String, Rendered>>,
     not_found: Rendered,
 }
 
@@ -101,7 +106,7 @@ impl Routes {
             .collect();
         let index = Rendered::new(200, "text/html", crate::workload::WEBTEST_HTML.as_bytes());
         files.push(("/".to_string(), index));
-        Routes { files, not_found: Rendered::new(404, "text/plain", b"not found\n") }
+        Routes { files, tree: OnceLock::new(), not_found: Rendered::new(404, "text/plain", b"not found\n") }
     }
 
     pub fn find(&self, target: &str) -> Route<'_> {
@@ -109,8 +114,20 @@ impl Routes {
         match path {
             "/hello" => Route::Hello,
             STATS_PATH => Route::Stats,
+            _ if path.starts_with(TREE_PREFIX) => Route::Static(self.tree().get(path).unwrap_or(&self.not_found)),
             _ => Route::Static(self.files.iter().find(|(p, _)| p == path).map_or(&self.not_found, |(_, r)| r)),
         }
+    }
+
+    /// Rendered on its first request, so that servers that never serve it never pay for it.
+    fn tree(&self) -> &HashMap<String, Rendered> {
+        self.tree.get_or_init(|| {
+            let files = tree_index();
+            files
+                .iter()
+                .map(|file| (file.path.clone(), Rendered::new(200, "application/octet-stream", &tree_body(file))))
+                .collect()
+        })
     }
 }
 

@@ -20,8 +20,9 @@ use serde::{Deserialize, Serialize};
 use crate::clock::now_us;
 use crate::conn::transport::{TlsStream, Transport};
 use crate::conn::{tcp, Conn, Outcome, Phase, Step};
-use crate::request::EncodedRequest;
+use crate::request::{EncodedRequest, RequestMix};
 use crate::schedule::rate::RateSchedule;
+use crate::schedule::session::Rng;
 use crate::schedule::timer::SendTimer;
 use crate::stats::cpu::{thread_cpu_us, thread_cpu_wait_us};
 use crate::stats::error::ErrorKind;
@@ -32,14 +33,17 @@ const SCRATCH_BYTES: usize = 64 * 1024;
 /// Longest sleep in poll, so that a cancel is seen quickly.
 const MAX_WAIT_US: u64 = 100_000;
 const SEND_TIMER: Token = Token(usize::MAX - 1);
+const MIX_SEED: u64 = 0x6d69_7800;
 
 /// What every thread of a run reads and nobody writes on the per-request path.
 pub struct Shared {
     pub address: SocketAddr,
     /// For https: the client's TLS configuration and the server name it announces.
     pub tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
-    /// Index 0 is the plan's request; sessions add one per page resource.
+    /// Index 0 is the plan's request (a mix has one per path); sessions add one per page resource.
     pub requests: Vec<EncodedRequest>,
+    /// The plan's paths mix: which request each send picks.
+    pub mix: Option<RequestMix>,
     pub sessions: Option<SessionsShared>,
     pub keepalive: bool,
     pub calls_per_connection: Option<u64>,
@@ -112,6 +116,8 @@ pub struct Worker {
     idle: Vec<usize>,
     users: Option<sessions::Users>,
     timer: SendTimer,
+    /// Draws the paths mix's requests; seeded by the thread's index, so runs repeat.
+    rng: Rng,
     measure_start_us: u64,
     /// Requests that end later are not counted (the ramp-down of sessions runs past it).
     measure_end_us: u64,
@@ -127,6 +133,7 @@ impl Worker {
         let poll = Poll::new()?;
         let timer = SendTimer::new(poll.registry(), SEND_TIMER)?;
         Ok(Worker {
+            rng: Rng::new(MIX_SEED ^ setup.index as u64),
             budget: setup.budget,
             setup,
             shared,
@@ -280,7 +287,8 @@ impl Worker {
                 self.conns[i].phase = Phase::Closed;
                 return;
             }
-            match self.begin(i, now, now, measured, 0) {
+            let request = self.pick_request();
+            match self.begin(i, now, now, measured, request) {
                 Ok(()) => return,
                 Err(e) => {
                     // Failed at once (e.g. no local port free): count it and go on with the next.
@@ -308,7 +316,8 @@ impl Worker {
             if measured {
                 self.recorder.sent(now - due_us);
             }
-            if let Err(e) = self.begin(i, now, due_us, measured, 0) {
+            let request = self.pick_request();
+            if let Err(e) = self.begin(i, now, due_us, measured, request) {
                 self.count(i, now, Err(ErrorKind::of_connect(&e)));
                 self.conns[i].phase = Phase::Idle;
                 self.idle.push(i);
@@ -322,6 +331,14 @@ impl Worker {
         let user_due_us = self.users.as_ref().and_then(sessions::Users::next_due_us);
         if let Some(due_us) = rate_due_us.into_iter().chain(user_due_us).min().filter(|&due| due < self.run_end_us) {
             self.timer.arm(due_us, now);
+        }
+    }
+
+    /// The request the next send makes: the plan's, or one drawn from its paths mix.
+    fn pick_request(&mut self) -> usize {
+        match &self.shared.mix {
+            None => 0,
+            Some(mix) => mix.pick(self.rng.unit()),
         }
     }
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gauntlet import engine
 from gauntlet.lab import loadfile
 from gauntlet.lab.case import Case, Sessions
 from gauntlet.servers.spec import ServerSpec
@@ -106,7 +107,10 @@ def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir:
             page = {"path": path} | ({"workload": workload} if workload else {})
             for point in _product(load_axes):
                 plan = _load_plan(group, defaults, point, spec.keepalive)
-                yield Case(group.name, spec, path, base | page | _load_params(plan, group.model), plan)
+                params = base | page | _load_params(plan, group.model)
+                if workload == "tree":
+                    plan["paths"] = engine.tree_mix()
+                yield Case(group.name, spec, path, params, plan)
 
 
 def _session_cases(group: Group, spec: ServerSpec, base: dict[str, Any], suite_dir: Path) -> Iterable[Case]:

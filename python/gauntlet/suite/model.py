@@ -21,6 +21,8 @@ WORKLOADS = {
     "DM": "/image_10k.png",
     "DT-1": "/hello.php",
     "DT-2": "/page.py",
+    #: WebBench's workload tree: 360 files under /tree/, requested by a weighted mix (docs/suites.md).
+    "tree": "/tree/",
 }
 PROTOCOLS = ("http", "https")
 
