@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -11,24 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import require_installed
+from tests.helpers.browser import COUNT_POINTS, charts_drawn, headless_chromium, open_report, screenshot
 from tests.helpers.cli_process import run_cli
 from tests.report.conftest import HOSTILE_SCRIPT, HOSTILE_SERVER
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
-]
-#: Where the screenshot goes (CI uploads this directory); GAUNTLET_TEST_ARTIFACTS overrides it.
-ARTIFACTS = Path(os.environ.get("GAUNTLET_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts"))
-#: In each chart: the number of data points Plotly drew, and the number its visible traces hold.
-COUNT_POINTS = """
-(div) => ({
-  drawn: div.querySelectorAll('.point').length,
-  data: div.data.filter(t => t.visible !== false).reduce((n, t) => n + t.y.filter(y => y !== null).length, 0),
-})
-"""
 
 
 @pytest.fixture(scope="module")
@@ -61,47 +45,19 @@ def test_stored_strings_are_escaped(report: tuple[Path, str]) -> None:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    require_installed("playwright", sync_playwright is not None, "pip install -e '.[test]'")
-    require_installed("chromium", CHROMIUM.exists(), "apt-get install chromium")
-    assert sync_playwright is not None
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with headless_chromium() as chromium:
+        yield chromium
 
 
 def test_the_report_draws_every_chart_offline(report: tuple[Path, str], browser: Any) -> None:
-    path = report[0]
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    problems: list[str] = []
-    requests: list[str] = []
-    page.on("console", lambda message: problems.append(message.text) if message.type in ("error", "warning") else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.on("request", lambda request: requests.append(request.url))
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    assert problems == []
-    assert requests == [path.as_uri()], "nothing but the file itself"
+    page = open_report(browser, report[0])
     assert page.evaluate("window.__pwned") is None
     assert HOSTILE_SERVER in page.inner_text("body") and HOSTILE_SCRIPT in page.inner_text("body")
-    charts = page.query_selector_all(".chart")
-    assert len(charts) >= 10
-    for chart in charts:
-        counts = chart.evaluate(COUNT_POINTS)
-        assert counts["drawn"] == counts["data"] > 0, chart.get_attribute("id")
+    assert charts_drawn(page) >= 10
     # Plotly would read tags in a name as its own markup and drop them: the name must show as written.
     legends = page.eval_on_selector_all(".legendtext", "texts => texts.map(t => t.textContent)")
     assert any(HOSTILE_SERVER in text for text in legends), legends
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    screenshot = ARTIFACTS / "report.png"
-    page.screenshot(path=str(screenshot), full_page=True)
-    print(f"screenshot of the report: {screenshot}")
+    screenshot(page, "report.png")
     page.close()
 
 

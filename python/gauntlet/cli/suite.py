@@ -59,7 +59,7 @@ def _prepare(store: Store, suite: str | None, resume: int | None, quick: bool, s
             raise GauntletError("--resume takes the run's own suite and options", "Give --resume RUN without a suite")
         done = store.done(resume)
         row = store.resume_run(resume)
-        return resume, lab_suite.resumed(row["suite_text"], row["options"], done)
+        return resume, lab_suite.resumed(row.suite_text or "", row.options, done)
     if suite is None:
         raise GauntletError("no suite given", "Name one (gauntlet suite list), give a suite file, or --resume RUN")
     from gauntlet.host import snapshot

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +28,6 @@ class RunRow:
     status: str
     #: Cases stored so far, whatever their status.
     stored_cases: int
-
-    def __getitem__(self, name: str) -> Any:
-        """The fields read as a mapping too: row["suite_text"] is row.suite_text."""
-        if name not in {f.name for f in fields(self)}:
-            raise KeyError(name)
-        return getattr(self, name)
 
 
 @dataclass(frozen=True)
