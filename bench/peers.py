@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from gauntlet.servers.nginx import start_nginx
+from gauntlet.servers.spec import ServerSpec
 
 MODES = ("keep-alive", "no-keep-alive", "https")
 TOOLS = ("wrk", "gauntlet")
@@ -178,7 +179,7 @@ def main() -> None:
 
     samples: list[Sample] = []
     for mode in MODES:
-        with start_nginx(worker_processes=2, access_log=False, tls=mode == "https") as server:
+        with start_nginx(ServerSpec("nginx", workers=2, tls=mode == "https")) as server:
             url = server.url + "webtest.html"
             pids = server.pids()
             for round_ in range(args.rounds):

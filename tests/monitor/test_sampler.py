@@ -66,7 +66,7 @@ def test_own_cost_stays_under_2_percent_of_a_core(builtin_server: ServerInstance
 
 
 def test_roles_of_a_master_and_its_workers(nginx_server: Callable[..., ServerInstance]) -> None:
-    server = nginx_server(worker_processes=3)
+    server = nginx_server(workers=3)
     with Sampler(server.pids()[0]) as sampler:
         engine.run({"url": f"{server.url}webtest.html", "connections": 6, "threads": 2, "requests": 3000})
     memory = sampler.totals().memory
