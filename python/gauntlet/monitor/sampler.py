@@ -186,8 +186,9 @@ class Sampler:
         voluntary = involuntary = 0
         for pid, (sample, _) in reading.processes.items():
             before = previous.processes.get(pid)
-            voluntary += sample.voluntary_switches - (before[0].voluntary_switches if before else 0)
-            involuntary += sample.involuntary_switches - (before[0].involuntary_switches if before else 0)
+            # Per-thread counters: a thread that exited takes its count along, hence the floor.
+            voluntary += max(0, sample.voluntary_switches - (before[0].voluntary_switches if before else 0))
+            involuntary += max(0, sample.involuntary_switches - (before[0].involuntary_switches if before else 0))
         totals.voluntary_switches += voluntary
         totals.involuntary_switches += involuntary
         cpu_s = reading.cpu_user_s + reading.cpu_system_s - previous.cpu_user_s - previous.cpu_system_s
