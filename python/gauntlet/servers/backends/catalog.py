@@ -20,8 +20,9 @@ from gauntlet.servers.base import find_binary, program_version, version_in
 from gauntlet.workload.pages import HELLO_PHP, HELLO_PHP_CGI, PYTHON_PAGE, PYTHON_PAGE_CGI, Page
 
 Gateway = Literal["fastcgi", "uwsgi", "cgi", "module"]
-#: The long-running processes a server talks to; CGI and modules have none.
-Pool = Literal["php-fpm", "uwsgi", "uwsgi-fastcgi", "fcgiwrap"]
+#: The long-running programs a server talks to; CGI and modules have none. uWSGI speaks the
+#: protocol of the gateway in front of it (uwsgi or FastCGI).
+Pool = Literal["php-fpm", "uwsgi", "fcgiwrap"]
 
 
 def _exact(path: str, executable: bool = True) -> Callable[[], str | None]:
@@ -91,7 +92,7 @@ BACKENDS: dict[str, Backend] = {
         Backend("php-cgi", "PHP", HELLO_PHP_CGI, (PHP_CGI,), None),
         Backend("uwsgi", "Python", PYTHON_PAGE, (UWSGI, UWSGI_PYTHON), "uwsgi"),
         Backend("python-cgi", "Python", PYTHON_PAGE_CGI, (PYTHON3,), None),
-        Backend("python-fastcgi", "Python", PYTHON_PAGE, (UWSGI, UWSGI_PYTHON), "uwsgi-fastcgi"),
+        Backend("python-fastcgi", "Python", PYTHON_PAGE, (UWSGI, UWSGI_PYTHON), "uwsgi"),
     )
 }
 

@@ -80,6 +80,7 @@ class PoolLaunch:
 @dataclass(frozen=True)
 class PoolContext:
     spec: ServerSpec
+    gateway: Gateway
     workdir: Path
     run_dir: Path
     script: Path
@@ -133,14 +134,11 @@ def _php_fpm(context: PoolContext) -> PoolLaunch:
     return PoolLaunch(argv, text, signal.SIGQUIT, 1 + context.workers)
 
 
-def _uwsgi(protocol: str) -> Callable[[PoolContext], PoolLaunch]:
-    def launch(context: PoolContext) -> PoolLaunch:
-        text = context.render("uwsgi.ini.j2", protocol=protocol, threads=context.spec.backend_threads or 1)
-        argv = [_program(UWSGI.find()), "--ini", str(context.workdir / "uwsgi.ini")]
-        # SIGINT stops uWSGI; its SIGTERM means reload unless die-on-term, which the ini sets too.
-        return PoolLaunch(argv, text, signal.SIGINT, 1 + context.workers)
-
-    return launch
+def _uwsgi(context: PoolContext) -> PoolLaunch:
+    text = context.render("uwsgi.ini.j2", protocol=context.gateway, threads=context.spec.backend_threads or 1)
+    argv = [_program(UWSGI.find()), "--ini", str(context.workdir / "uwsgi.ini")]
+    # SIGINT stops uWSGI; its SIGTERM means reload unless die-on-term, which the ini sets too.
+    return PoolLaunch(argv, text, signal.SIGINT, 1 + context.workers)
 
 
 def _fcgiwrap(context: PoolContext) -> PoolLaunch:
@@ -155,8 +153,7 @@ def _fcgiwrap(context: PoolContext) -> PoolLaunch:
 
 POOLS: dict[Pool, Callable[[PoolContext], PoolLaunch]] = {
     "php-fpm": _php_fpm,
-    "uwsgi": _uwsgi("uwsgi"),
-    "uwsgi-fastcgi": _uwsgi("fastcgi"),
+    "uwsgi": _uwsgi,
     "fcgiwrap": _fcgiwrap,
 }
 
@@ -200,6 +197,7 @@ def _start_pool(
     unix = spec.backend_socket == "unix"
     context = PoolContext(
         spec=spec,
+        gateway=config.gateway,
         workdir=workdir,
         run_dir=run_dir,
         script=config.script,
