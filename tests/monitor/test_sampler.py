@@ -106,7 +106,7 @@ def test_the_timeline_follows_the_load(server: Start) -> None:
     assert all(p.processes == 3 and p.threads >= 3 and p.rss_bytes > 1_000_000 for p in timeline)
     loaded = [p for p in timeline if 0.4 <= p.t_s <= 1.0]
     idle = [p for p in timeline if p.t_s >= 1.6]
-    assert min(p.cpu_percent for p in loaded) > 20 and max(p.cpu_percent for p in idle) < 5, timeline
+    assert min(p.cpu_percent for p in loaded) > 5 and max(p.cpu_percent for p in idle) < 1, timeline
     assert min(p.context_switches for p in loaded) > max(p.context_switches for p in idle)
 
 

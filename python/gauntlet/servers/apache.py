@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gauntlet.errors import GauntletError
-from gauntlet.servers.backends.catalog import Gateway
+from gauntlet.servers.backends.catalog import Gateway, gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
@@ -20,13 +20,7 @@ DEFAULT_THREADS_PER_CHILD = 25
 #: prefork: the most processes it may grow to (ServerLimit, MaxRequestWorkers).
 PREFORK_MAX_REQUEST_WORKERS = 150
 #: Every MPM reaches pools through mod_proxy and forks CGI (mod_cgi, or mod_cgid when threaded).
-THREADED_BACKENDS: dict[str, Gateway] = {
-    "php-fpm": "fastcgi",
-    "php-cgi": "cgi",
-    "uwsgi": "uwsgi",
-    "python-cgi": "cgi",
-    "python-fastcgi": "fastcgi",
-}
+THREADED_BACKENDS = gateways(cgi="cgi")
 #: mod_php only under prefork: Debian's PHP is not thread-safe, and Apache refuses it otherwise.
 PREFORK_BACKENDS: dict[str, Gateway] = {**THREADED_BACKENDS, "mod_php": "module"}
 

@@ -45,7 +45,10 @@ class BackendProcess:
 
     name: str
     proc: subprocess.Popen[bytes]
-    stop_signal: int = signal.SIGTERM
+    stop_signal: int
+    #: Its rendered config, or its command line when it has no config file.
+    config_text: str
+    log_path: Path
     #: Its loopback TCP port, when it listens on one (None: a unix socket).
     port: int | None = None
 

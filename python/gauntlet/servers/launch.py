@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 
 from gauntlet.engine import workload_files
 from gauntlet.errors import GauntletError
-from gauntlet.monitor.cgroup import create_cgroup
+from gauntlet.monitor.cgroup import Cgroup, create_cgroup
 from gauntlet.servers.backends.catalog import Gateway, backend_named, gateway_for
 from gauntlet.servers.backends.pools import PreparedBackend, prepare_backend
 from gauntlet.servers.base import (
@@ -30,6 +31,8 @@ from gauntlet.servers.process import LOOPBACK, free_port, http_get, log_tail, sp
 from gauntlet.servers.spec import ServerSpec
 
 READY_PATH = "/__gauntlet/ready"
+ERROR_LOG = Path("logs") / "error.log"
+ACCESS_LOG = Path("logs") / "access.log"
 
 
 @dataclass
@@ -54,99 +57,114 @@ class Launch:
     flush_access_log: Callable[[ServerInstance], None] | None = None
 
 
-def launch(spec: Launch) -> ServerInstance:
-    """Start the server described by `spec` on a loopback port; return once it answers and, with a
-    backend, once its dynamic page comes back exact."""
-    kind = spec.spec.kind
-    gateway = gateway_for(kind, spec.gateways, spec.spec.backend) if spec.spec.backend else None
-    workdir = new_workdir(kind)
+@dataclass
+class _Spawned:
+    proc: subprocess.Popen[bytes]
+    port: int
+    config_text: str
+    backend: PreparedBackend | None
+
+
+def launch(setup: Launch) -> ServerInstance:
+    """Start the server `setup` describes on a loopback port; return once it answers, its workers
+    are up and, with a backend, once its dynamic page comes back exact."""
+    spec = setup.spec
+    gateway = gateway_for(spec.kind, setup.gateways, spec.backend) if spec.backend else None
+    workdir = new_workdir(spec.kind)
     cgroup = create_cgroup(workdir.name)
-    backend: PreparedBackend | None = None
     try:
-        docroot = workdir / "docroot"
-        write_docroot(docroot, workload_files())
-        for sub in spec.subdirs:
-            (workdir / sub).mkdir(mode=0o777 if spec.shared_error_log else 0o755)
-        if spec.spec.tls:
-            write_certificate(workdir)
-        if gateway is not None:
-            backend = prepare_backend(spec.spec, gateway, workdir, docroot, cgroup, spec.ready_timeout_s)
-        port = free_port() if spec.port is None else spec.port
-        config_text = TEMPLATES.get_template(spec.template).render(
-            workdir=workdir,
-            docroot=docroot,
-            host=LOOPBACK,
-            port=port,
-            user=unprivileged_user() if os.geteuid() == 0 else None,
-            tls=spec.spec.tls,
-            tls_pin=spec.spec.tls_pin(),
-            access_log=spec.spec.access_log,
-            backend=backend.config if backend else None,
-            ready_path=READY_PATH,
-            **spec.settings,
-        )
-        config_path = workdir / spec.template.removesuffix(".j2")
-        config_path.write_text(config_text)
-        log_path = workdir / "logs" / "error.log"
-        if spec.shared_error_log:
-            (workdir / "logs").chmod(0o777)
-            log_path.touch()
-            log_path.chmod(0o666)
-        proc = spawn(spec.argv(config_path), cwd=workdir, log_path=log_path, cgroup=cgroup)
+        spawned = _spawn(setup, gateway, workdir, cgroup)
     except BaseException:
-        if backend is not None and backend.process is not None:
-            stop_tree(backend.process.proc, sig=backend.process.stop_signal)
         if cgroup is not None:
             cgroup.remove()
         shutil.rmtree(workdir, ignore_errors=True)
         raise
-    pool = backend.process if backend else None
-    if backend is not None and pool is not None:
-        config_text += f"\n# ---- {pool.name}\n{backend.config_text}"
+    pool = spawned.backend.process if spawned.backend else None
     instance = ServerInstance(
-        kind=kind,
-        proc=proc,
-        port=port,
+        kind=spec.kind,
+        proc=spawned.proc,
+        port=spawned.port,
         workdir=workdir,
-        config_text=config_text,
-        scheme="https" if spec.spec.tls else "http",
-        spec=spec.spec,
+        config_text=spawned.config_text + (f"\n# ---- {pool.name}\n{pool.config_text}" if pool else ""),
+        scheme="https" if spec.tls else "http",
+        spec=spec,
         backends=[pool] if pool else [],
         cgroup=cgroup,
-        access_log=workdir / "logs" / "access.log" if spec.spec.access_log else None,
-        flush_access_log=spec.flush_access_log,
+        access_log=workdir / ACCESS_LOG if spec.access_log else None,
+        flush_access_log=setup.flush_access_log,
     )
     try:
+        log_path = workdir / ERROR_LOG
         wait_ready(
-            proc,
-            name=kind,
+            spawned.proc,
+            name=spec.kind,
             host=LOOPBACK,
-            port=port,
+            port=spawned.port,
             path=READY_PATH,
-            deadline_s=spec.ready_timeout_s,
+            deadline_s=setup.ready_timeout_s,
             log_path=log_path,
-            tls=spec.spec.tls,
+            tls=spec.tls,
         )
-        if spec.workers:
-            wait_for_tree(proc, 1 + spec.workers, name=kind, timeout_s=spec.ready_timeout_s, log_path=log_path)
-        if backend is not None:
-            check_page(instance, backend, log_path)
+        if setup.workers:
+            wait_for_tree(spawned.proc, 1 + setup.workers, name=spec.kind, timeout_s=setup.ready_timeout_s, log_path=log_path)
+        if spawned.backend is not None:
+            check_page(instance, spawned.backend)
     except BaseException:
         instance.stop()
         raise
     return instance
 
 
-def check_page(instance: ServerInstance, backend: PreparedBackend, log_path: Path) -> None:
+def _spawn(setup: Launch, gateway: Gateway | None, workdir: Path, cgroup: Cgroup | None) -> _Spawned:
+    """Fill the work dir, start the backend's pool if any, render the config, start the server."""
+    spec = setup.spec
+    docroot = workdir / "docroot"
+    write_docroot(docroot, workload_files())
+    for sub in setup.subdirs:
+        (workdir / sub).mkdir(mode=0o777 if setup.shared_error_log else 0o755)
+    if spec.tls:
+        write_certificate(workdir)
+    backend = prepare_backend(spec, gateway, workdir, docroot, cgroup, setup.ready_timeout_s) if gateway else None
+    try:
+        port = free_port() if setup.port is None else setup.port
+        config_text = TEMPLATES.get_template(setup.template).render(
+            workdir=workdir,
+            docroot=docroot,
+            host=LOOPBACK,
+            port=port,
+            user=unprivileged_user() if os.geteuid() == 0 else None,
+            tls=spec.tls,
+            tls_pin=spec.tls_pin(),
+            access_log=spec.access_log,
+            backend=backend.config if backend else None,
+            ready_path=READY_PATH,
+            **setup.settings,
+        )
+        config_path = workdir / setup.template.removesuffix(".j2")
+        config_path.write_text(config_text)
+        log_path = workdir / ERROR_LOG
+        if setup.shared_error_log:
+            log_path.parent.chmod(0o777)  # mkdir's mode went through the umask
+            log_path.touch()
+            log_path.chmod(0o666)
+        proc = spawn(setup.argv(config_path), cwd=workdir, log_path=log_path, cgroup=cgroup)
+    except BaseException:
+        if backend is not None and backend.process is not None:
+            stop_tree(backend.process.proc, sig=backend.process.stop_signal)
+        raise
+    return _Spawned(proc, port, config_text, backend)
+
+
+def check_page(instance: ServerInstance, backend: PreparedBackend) -> None:
     """One GET of the dynamic page: a backend that answers wrong fails the start, not the run."""
     page = backend_named(backend.config.name).page
     answer = http_get(instance.host, instance.port, page.path, tls=instance.scheme == "https", timeout_s=10.0)
     if answer == (200, page.expected_body()):
         return
     got = "no HTTP response" if answer is None else f"status {answer[0]} and {len(answer[1])} bytes"
-    logs = f"its log ends: {log_tail(log_path)}"
-    if backend.log_path is not None:
-        logs += f"; {backend.process.name if backend.process else 'the backend'}'s log ends: {log_tail(backend.log_path)}"
+    logs = f"its log ends: {log_tail(instance.workdir / ERROR_LOG)}"
+    if backend.process is not None:
+        logs += f"; {backend.process.name}'s log ends: {log_tail(backend.process.log_path)}"
     raise GauntletError(
         f"{instance.kind} with {backend.config.name} gave {got} for {page.path} instead of the page; {logs}",
         "fix what the logs say",

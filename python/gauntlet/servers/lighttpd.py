@@ -9,7 +9,7 @@ import signal
 import psutil
 
 from gauntlet.errors import GauntletError
-from gauntlet.servers.backends.catalog import Gateway
+from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.process import tree
@@ -19,13 +19,7 @@ MAX_WORKERS = 64
 MAX_FDS = 8192
 #: lighttpd's max-keep-alive-requests is 16 bits, and its 0 means no keep-alive at all.
 MOST_REQUESTS_PER_CONNECTION = 65535
-BACKENDS: dict[str, Gateway] = {
-    "php-fpm": "fastcgi",
-    "php-cgi": "cgi",
-    "uwsgi": "uwsgi",
-    "python-cgi": "cgi",
-    "python-fastcgi": "fastcgi",
-}
+BACKENDS = gateways(cgi="cgi")
 
 
 def lighttpd_binary() -> str | None:

@@ -9,20 +9,14 @@ through fcgiwrap (FastCGI in, CGI out).
 from __future__ import annotations
 
 from gauntlet.errors import GauntletError
-from gauntlet.servers.backends.catalog import Gateway
+from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
 
 DEFAULT_WORKERS = 2
 WORKER_CONNECTIONS = 4096
-BACKENDS: dict[str, Gateway] = {
-    "php-fpm": "fastcgi",
-    "php-cgi": "fastcgi",
-    "uwsgi": "uwsgi",
-    "python-cgi": "fastcgi",
-    "python-fastcgi": "fastcgi",
-}
+BACKENDS = gateways(cgi="fastcgi")
 
 
 def nginx_binary() -> str | None:

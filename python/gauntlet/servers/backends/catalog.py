@@ -97,6 +97,12 @@ BACKENDS: dict[str, Backend] = {
 }
 
 
+def gateways(cgi: Gateway) -> dict[str, Gateway]:
+    """The backends of a server that speaks FastCGI and uwsgi: pools over those, and CGI pages
+    forked by the server itself (`cgi`) or through fcgiwrap (`fastcgi`)."""
+    return {"php-fpm": "fastcgi", "php-cgi": cgi, "uwsgi": "uwsgi", "python-cgi": cgi, "python-fastcgi": "fastcgi"}
+
+
 def backend_named(name: str) -> Backend:
     try:
         return BACKENDS[name]

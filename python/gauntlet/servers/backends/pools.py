@@ -13,7 +13,7 @@ import pwd
 import shlex
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gauntlet.errors import GauntletError
@@ -59,13 +59,11 @@ class BackendConfig:
         return self.script.name
 
 
-@dataclass
+@dataclass(frozen=True)
 class PreparedBackend:
     config: BackendConfig
-    #: The pool process, with its rendered config (or command line) and log; None without a pool.
+    #: The pool process; None when the server runs the page itself.
     process: BackendProcess | None = None
-    config_text: str = ""
-    log_path: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -222,8 +220,6 @@ def _start_pool(
         stop_tree(proc, sig=launch.stop_signal)
         raise
     return PreparedBackend(
-        BackendConfig(config.name, config.gateway, config.path, config.script, context.socket_path, context.port),
-        BackendProcess(pool, proc, launch.stop_signal, context.port),
-        launch.config_text,
-        context.log_path,
+        replace(config, socket_path=context.socket_path, port=context.port),
+        BackendProcess(pool, proc, launch.stop_signal, launch.config_text, context.log_path, context.port),
     )
