@@ -146,3 +146,22 @@ def test_https_with_full_handshakes_and_pinned_cipher(tmp_path: Path) -> None:
     assert "300 handshakes, 0 resumed" in done.stdout
     bad = run_cli("run", "https://127.0.0.1:1/", "-n", "1", "--cipher", "RC4")
     assert bad.code == 2 and "cipher suite 'RC4' is unknown" in bad.stderr
+
+
+def test_server_option_starts_that_server_with_its_settings_and_stops_it(tmp_path: Path) -> None:
+    from tests.conftest import require_installed
+    from gauntlet.servers.registry import availability
+
+    require_installed("nginx", availability("nginx").available, "apt-get install nginx")
+    out = tmp_path / "result.json"
+    done = run_cli("run", "--server", "nginx", "--workers", "3", "--no-keepalive", "--path", "/image_small.gif",
+                   "-n", "600", "-c", "3", "--json", out)
+    assert done.code == 0, done.stderr
+    pid = int(re.search(r"nginx server on http://127\.0\.0\.1:\d+/ \(pid (\d+)\)", done.stderr)[1])
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    result = json.loads(out.read_text())
+    assert (result["responses"], result["status_codes"], result["connections_opened"]) == (600, {"200": 600}, 600)
+    assert result["bytes_in"] > 600 * 7_500 and result["plan"]["url"].endswith("/image_small.gif")
+    memory = result["server"]["memory"]
+    assert (memory["master"]["processes"], memory["worker"]["processes"]) == (1, 3)
+    assert "server:" in done.stdout and "µs of CPU per request" in done.stdout

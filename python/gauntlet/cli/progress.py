@@ -6,6 +6,8 @@ from types import TracebackType
 
 from rich.console import Console
 from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+from rich.progress import Progress as Bar
 from rich.text import Text
 
 from gauntlet.engine import Progress
@@ -63,3 +65,44 @@ class ProgressLine:
             f"{done} requests  ",
             (f"{format_count(int(progress['errors']))} errors", "red" if progress["errors"] else "dim"),
         )
+
+
+class SuiteProgress:
+    """A suite's progress on stderr: cases done of all with the time left, and the current case's
+    live requests/s (on a terminal only); `finished` prints a line per case that stays."""
+
+    def __init__(self, console: Console, total_cases: int) -> None:
+        self._console = console
+        self._bar = Bar(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("cases, left"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+        )
+        self._overall = self._bar.add_task("suite", total=total_cases)
+        self._line = ProgressLine(console, None, None)
+        self._current = ""
+
+    def __enter__(self) -> SuiteProgress:
+        if self._console.is_terminal:
+            self._bar.__enter__()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        if self._console.is_terminal:
+            self._bar.__exit__(kind, error, tb)
+
+    def started(self, label: str) -> None:
+        self._current = label
+        self._line = ProgressLine(self._console, None, None)
+        self._bar.update(self._overall, description=label)
+
+    def update(self, progress: Progress) -> None:
+        self._bar.update(self._overall, description=f"{self._current}  {self._line.render(progress)}")
+
+    def finished(self, line: str) -> None:
+        self._console.print(line, highlight=False)
+        self._bar.advance(self._overall)

@@ -18,9 +18,10 @@ from rich.console import Console
 from gauntlet import engine
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
+from gauntlet.lab.case import monitored
 from gauntlet.monitor.per_request import per_request
-from gauntlet.monitor.sampler import Sampler
 from gauntlet.report.tables import print_run
+from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import parse_count, parse_duration_us
 
 DEFAULT_DURATION = "10s"
@@ -90,27 +91,21 @@ class Target(NamedTuple):
 
 
 @contextlib.contextmanager
-def target_url(url: str | None, threads: int, console: Console) -> Iterator[Target]:
-    """The URL to load: the one given, or the built-in server started for this run."""
+def target_url(
+    url: str | None, threads: int, console: Console, server: ServerSpec | None = None, path: str = DEFAULT_PATH
+) -> Iterator[Target]:
+    """The URL to load: the one given, or `path` on the server Gauntlet starts for this run (`server`,
+    by default the built-in one with `threads` threads)."""
     if url is not None:
         yield Target(url, None)
         return
-    from gauntlet.servers.builtin import start_builtin
+    from gauntlet.servers.registry import start_server
 
-    with start_builtin(threads=threads) as server:
-        pid = server.pids()[0]
-        console.print(f"[dim]built-in server on {server.url} (pid {pid})[/dim]")
-        yield Target(f"{server.url.rstrip('/')}{DEFAULT_PATH}", pid)
-
-
-@contextlib.contextmanager
-def monitored(server_pid: int | None) -> Iterator[Sampler | None]:
-    """Sample the server's process tree while the load runs, when Gauntlet started the server."""
-    if server_pid is None:
-        yield None
-        return
-    with Sampler(server_pid) as sampler:
-        yield sampler
+    spec = server or ServerSpec("builtin", workers=threads)
+    with start_server(spec) as instance:
+        pid = instance.pids()[0]
+        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {pid})[/dim]")
+        yield Target(f"{instance.url.rstrip('/')}{path}", pid)
 
 
 def check_json_destination(path: Path) -> None:
@@ -160,6 +155,26 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> in
     return 0 if valid else EXIT_NO_SUCCESS
 
 
+def server_spec(url: str | None, options: dict[str, Any]) -> ServerSpec | None:
+    """The server `--server` and its settings name; None when a URL is given (settings then refused)."""
+    settings = {
+        "workers": options["workers"], "backend": options["backend"], "backend_workers": options["backend_workers"],
+    }
+    given = [f"--{name.replace('_', '-')}" for name, value in settings.items() if value is not None]
+    if url is not None:
+        if options["server"] is not None or given or options["https"] or options["path"] != DEFAULT_PATH:
+            raise GauntletError(
+                "--server, --path, --https and the server's settings are for a server Gauntlet starts, not for a URL",
+                "Give either a URL or --server KIND",
+            )
+        return None
+    kind = options["server"] or "builtin"
+    defined = {name: value for name, value in settings.items() if value is not None}
+    if kind == "builtin" and "workers" not in defined:
+        defined["workers"] = min(options["threads"], options["connections"])
+    return ServerSpec(kind, keepalive=not options["no_keepalive"], tls=options["https"], **defined)
+
+
 def succeeded(result: dict[str, Any]) -> bool:
     return any(200 <= int(code) < 400 and n > 0 for code, n in result["status_codes"].items())
 
@@ -191,6 +206,16 @@ def run_command(
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the full result here")] = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target off this machine")] = False,
     load: Annotated[Path | None, typer.Option("--load", help="Run the sessions of this load file (YAML)")] = None,
+    server: Annotated[
+        str | None, typer.Option("--server", help="Without a URL: start this server kind (`gauntlet servers`)")
+    ] = None,
+    path: Annotated[str, typer.Option("--path", help="Without a URL: the path to load")] = DEFAULT_PATH,
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="--server: its worker processes")] = None,
+    backend: Annotated[str | None, typer.Option("--backend", help="--server: php-fpm, mod_php, uwsgi, ...")] = None,
+    backend_workers: Annotated[
+        int | None, typer.Option("--backend-workers", min=1, help="--server: the backend's pool size")
+    ] = None,
+    https: Annotated[bool, typer.Option("--https", help="--server: serve HTTPS (self-signed certificate)")] = False,
 ) -> int:
     """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load)."""
     if json_path is not None:
@@ -202,7 +227,8 @@ def run_command(
     out = Console()
     err = Console(stderr=True)
     plan = build_plan(url or "", options)
-    with target_url(url, plan["threads"], err) as target:
+    spec = server_spec(url, options)
+    with target_url(url, plan["threads"], err, spec, path) as target:
         plan["url"] = target.url
         with monitored(target.server_pid) as sampler, ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
             outcome = engine.run(plan, progress.update)

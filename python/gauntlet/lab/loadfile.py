@@ -9,11 +9,11 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from gauntlet.errors import GauntletError
 from gauntlet.units import parse_duration_us
+from gauntlet.yamlfile import read_yaml, validate
 
 _HAS_UNIT = re.compile(r"[a-zA-Z]\s*$")
 _ZERO = re.compile(r"\s*0+(\.0*)?\s*[a-zA-Z]+\s*")
@@ -142,47 +142,20 @@ class LoadFile(_Strict):
         }
 
 
-def _construct(node: yaml.Node, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> Any:
-    """Plain data from a YAML node, noting the line of every value by its path."""
-    lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        mapping = {}
-        for key_node, value_node in node.value:
-            key = key_node.value
-            mapping[key] = _construct(value_node, (*path, key), lines)
-            lines[(*path, key)] = key_node.start_mark.line + 1
-        return mapping
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(item, (*path, i), lines) for i, item in enumerate(node.value)]
-    return yaml.SafeLoader("").construct_object(node)
+LOADS = Path(__file__).parent / "loads"
+DOC = "docs/load-files.md"
 
 
-def _line_of(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int:
-    for end in range(len(loc), -1, -1):
-        if loc[:end] in lines:
-            return lines[loc[:end]]
-    return 1
+def load(path: Path, overrides: dict[str, Any] | None = None) -> LoadFile:
+    """The load file at `path`, with `overrides` replacing its top-level fields (a suite's quick variant)."""
+    data, lines = read_yaml(path, "load file", DOC)
+    return validate(path, {**data, **(overrides or {})}, lines, LoadFile, DOC)
 
 
-def load(path: Path) -> LoadFile:
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise GauntletError(f"cannot read the load file {str(path)!r} ({err.strerror})", "Check the path") from None
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as err:
-        line = err.problem_mark.line + 1 if err.problem_mark else 1
-        raise GauntletError(f"{path}:{line}: YAML syntax: {err.problem}", "Fix the YAML at that line") from None
-    lines: dict[tuple[Any, ...], int] = {}
-    data = _construct(root, (), lines) if root is not None else None
-    if not isinstance(data, dict):
-        raise GauntletError(f"{path}:1: the load file is not a mapping", "Start it with sessions: (see docs/load-files.md)")
-    try:
-        return LoadFile.model_validate(data)
-    except ValidationError as err:
-        first = err.errors()[0]
-        loc = tuple(part for part in first["loc"] if not (isinstance(part, str) and "[" in part))
-        field = ".".join(str(part) for part in loc) or "(top)"
-        message = first["msg"].removeprefix("Value error, ")
-        raise GauntletError(f"{path}:{_line_of(loc, lines)}: {field}: {message}", "Fix that field (docs/load-files.md)") from None
+def find(name: str, relative_to: Path) -> Path:
+    """A load file by the name of a shipped one (support-like) or by a path relative to `relative_to`."""
+    for candidate in (relative_to / name, LOADS / f"{name}.yaml"):
+        if candidate.is_file():
+            return candidate
+    shipped = ", ".join(sorted(p.stem for p in LOADS.glob("*.yaml")))
+    raise GauntletError(f"there is no load file '{name}'", f"Name a shipped one ({shipped}) or a file next to the suite")

@@ -8,6 +8,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from gauntlet.lab.record import CaseRecord
+from gauntlet.report.labels import case_label
 from gauntlet.units import format_bytes, format_count, format_duration_us
 
 LATENCY_COLUMNS = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9"), ("max", "max"))
@@ -157,3 +159,20 @@ def sweep_row(kind: str, step: Any) -> str:
                  format_count(result["errors_total"]), format_count(result["requests"])]
     suffix = "  (partial)" if result["partial"] else ""
     return _fixed(cells) + suffix
+
+
+def case_line(record: CaseRecord) -> str:
+    """One line per finished case of a suite: what ran, and its headline figures or why it has none."""
+    label = case_label(record.params) + (f"  #{record.repeat + 1}" if record.repeat else "")
+    result = record.result
+    if result is None:
+        return f"{label}  [red]{record.error}[/red]"
+    figures = (
+        f"{format_count(result['requests_per_s'])} req/s  p99 {format_duration_us(result['latency_us']['p99'])}  "
+        f"{format_count(result['errors_total'])} errors"
+    )
+    if "qos" in result:
+        figures += "  QoS " + ("[green]valid[/green]" if result["qos"]["valid"] else "[red]invalid[/red]")
+    if record.labels:
+        figures += f"  [yellow]{', '.join(record.labels)}[/yellow]"
+    return f"{label}  {figures}" + ("  [yellow](partial)[/yellow]" if result["partial"] else "")

@@ -1,0 +1,102 @@
+"""One case: a load plan measured against a running server, with the server's process tree
+monitored while the load runs, handed back as a CaseRecord."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gauntlet import engine
+from gauntlet.errors import GauntletError
+from gauntlet.lab.record import CaseRecord
+from gauntlet.monitor.per_request import per_request
+from gauntlet.monitor.sampler import Sampler
+from gauntlet.servers.base import ServerInstance
+from gauntlet.servers.spec import ServerSpec
+
+if TYPE_CHECKING:
+    from gauntlet.lab.loadfile import LoadFile
+
+#: engine.run, or a runner with its signature (Dask agents).
+Runner = Callable[[engine.Plan, Callable[[engine.Progress], None] | None], engine.RunOutcome]
+
+
+@dataclass(frozen=True)
+class Sessions:
+    """A sessions case: the load file, and either a number of simultaneous users or a capacity search."""
+
+    load: LoadFile
+    users: int | None = None
+    capacity_start: int = 10
+    capacity_max_probes: int = 8
+
+
+@dataclass(frozen=True)
+class Case:
+    """A grid point: the server it needs, the request path, and the load: an engine plan without its
+    URL, or sessions whose plan the load file builds at the target."""
+
+    group: str
+    server: ServerSpec
+    path: str
+    params: dict[str, Any]
+    plan: dict[str, Any] = field(default_factory=dict)
+    sessions: Sessions | None = None
+
+
+@dataclass
+class Measured:
+    record: CaseRecord
+    interrupted: bool
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@contextlib.contextmanager
+def monitored(server_pid: int | None) -> Iterator[Sampler | None]:
+    """Sample the server's process tree while the load runs, when Gauntlet started the server."""
+    if server_pid is None:
+        yield None
+        return
+    with Sampler(server_pid) as sampler:
+        yield sampler
+
+
+def measure(
+    plan: engine.Plan,
+    server: ServerInstance | None,
+    params: dict[str, Any],
+    *,
+    server_version: str | None = None,
+    repeat: int = 0,
+    run_plan: Runner = engine.run,
+    on_progress: Callable[[engine.Progress], None] | None = None,
+) -> Measured:
+    """Run `plan` (its URL filled in) and record it; a plan the engine refuses becomes a record
+    with the reason, so a suite goes on."""
+    started_ms = now_ms()
+    base = CaseRecord(
+        params,
+        repeat=repeat,
+        server_version=server_version,
+        config_text=None if server is None else server.config_text,
+        started_unix_ms=started_ms,
+    )
+    try:
+        with monitored(None if server is None else server.pids()[0]) as sampler:
+            outcome = run_plan(plan, on_progress)
+    except GauntletError as err:
+        base.error = str(err)
+        base.ended_unix_ms = now_ms()
+        return Measured(base, interrupted=False)
+    result = outcome.result
+    if sampler is not None:
+        result["server"] = per_request(sampler.totals(), result["requests"])
+    base.result = result
+    base.ended_unix_ms = now_ms()
+    return Measured(base, outcome.interrupted)

@@ -1,0 +1,176 @@
+"""Run a suite's blocks: start each server configuration once (and again after every
+`restart_every` repeats), measure its cases, and hand every record over the moment it ends.
+
+Cases already stored (a resumed run) are skipped; a capacity search resumes from the probes it
+stored. A server that cannot start leaves one error record per case it would have served, and the
+suite goes on."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from gauntlet import engine
+from gauntlet.errors import GauntletError
+from gauntlet.lab import capacity, qos
+from gauntlet.lab.case import Case, Runner, measure, now_ms
+from gauntlet.lab.record import CaseRecord, case_key
+from gauntlet.servers.base import ServerInstance
+from gauntlet.servers.registry import availability, start_server
+from gauntlet.suite.expand import Block
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a case: the suite stops once what was measured is handed over."""
+
+
+class Sink(Protocol):
+    """Where records go (the store) and who is told about progress (the terminal)."""
+
+    def case_started(self, params: dict[str, Any], repeat: int) -> None: ...
+    def progress(self, progress: engine.Progress) -> None: ...
+    def case_done(self, record: CaseRecord) -> None: ...
+
+
+class _NotStored(Exception):
+    """A capacity probe the store does not hold yet."""
+
+
+def probe_params(case: Case, users: int) -> dict[str, Any]:
+    return case.params | {"users": users}
+
+
+def qos_summary(case: Case, result: dict[str, Any]) -> dict[str, Any]:
+    """The load file's QoS verdict on a sessions result, as stored with it (`result["qos"]`)."""
+    assert case.sessions is not None
+    shares = case.sessions.load.qos
+    verdict = qos.verdict(result["sessions"], shares.good_share, shares.good_or_tolerable_share)
+    pages = {
+        page.name: {"good_share": page.good_share, "good_or_tolerable_share": page.good_or_tolerable_share, "valid": page.valid}
+        for page in verdict.pages
+    }
+    return {"valid": verdict.valid, "pages": pages}
+
+
+@dataclass
+class SuitePlan:
+    blocks: list[Block]
+    repeats: int = 1
+    restart_every: int = 0
+    #: Cases already stored, by (key, repeat), with their QoS validity when they had sessions.
+    done: dict[tuple[str, int], bool | None] = field(default_factory=dict)
+
+    def search_capacity(self, case: Case, probe: Any) -> capacity.Capacity:
+        assert case.sessions is not None
+        return capacity.search(probe, case.sessions.capacity_start, case.sessions.capacity_max_probes)
+
+    def stored_verdict(self, case: Case, repeat: int, users: int) -> bool:
+        key = (case_key(probe_params(case, users)), repeat)
+        if key not in self.done:
+            raise _NotStored
+        return bool(self.done[key])
+
+    def is_done(self, case: Case, repeat: int) -> bool:
+        if case.sessions is None or case.sessions.users is not None:
+            return (case_key(case.params), repeat) in self.done
+        try:
+            self.search_capacity(case, lambda users: self.stored_verdict(case, repeat, users))
+        except _NotStored:
+            return False
+        return True
+
+    def pending(self, block: Block, repeat: int) -> list[Case]:
+        return [case for case in block.cases if not self.is_done(case, repeat)]
+
+    def total(self) -> int:
+        """Cases still to measure (a capacity search counts as one)."""
+        return sum(len(self.pending(block, r)) for block in self.blocks for r in range(self.repeats))
+
+
+@contextlib.contextmanager
+def _server(block: Block) -> Iterator[ServerInstance | str]:
+    """The running server, or why it could not start."""
+    try:
+        instance = start_server(block.server)
+    except GauntletError as err:
+        yield str(err)
+        return
+    with instance:
+        yield instance
+
+
+class SuiteRunner:
+    def __init__(self, plan: SuitePlan, sink: Sink, run_plan: Runner = engine.run) -> None:
+        self._plan = plan
+        self._sink = sink
+        self._run_plan = run_plan
+
+    def run(self) -> None:
+        """Raises Interrupted after a case cut short by Ctrl-C (its partial record is handed over first)."""
+        plan = self._plan
+        for block in plan.blocks:
+            version = availability(block.server.kind).version
+            repeat = 0
+            while any(plan.pending(block, r) for r in range(repeat, plan.repeats)):
+                with _server(block) as server:
+                    while True:
+                        for case in plan.pending(block, repeat):
+                            self._case(case, repeat, server, version)
+                        repeat += 1
+                        if repeat >= plan.repeats or (plan.restart_every and repeat % plan.restart_every == 0):
+                            break
+
+    def _case(self, case: Case, repeat: int, server: ServerInstance | str, version: str | None) -> None:
+        if isinstance(server, str):
+            self._sink.case_started(case.params, repeat)
+            started = now_ms()
+            self._sink.case_done(CaseRecord(case.params, repeat, version, error=server, started_unix_ms=started, ended_unix_ms=started))
+        elif case.sessions is not None and case.sessions.users is None:
+            self._plan.search_capacity(case, lambda users: self._probe(case, repeat, server, version, users))
+        else:
+            self._measure(case, case.params, repeat, server, version)
+
+    def _probe(self, case: Case, repeat: int, server: ServerInstance, version: str | None, users: int) -> bool:
+        with contextlib.suppress(_NotStored):
+            return self._plan.stored_verdict(case, repeat, users)
+        result = self._measure(case, probe_params(case, users), repeat, server, version)
+        return result is not None and bool(result["qos"]["valid"])
+
+    def _measure(
+        self, case: Case, params: dict[str, Any], repeat: int, server: ServerInstance, version: str | None
+    ) -> dict[str, Any] | None:
+        self._sink.case_started(params, repeat)
+        base_url = server.url.rstrip("/")
+        if case.sessions is None:
+            plan = {**case.plan, "url": base_url + case.path}
+        else:
+            plan = case.sessions.load.with_users(params["users"]).plan(base_url + "/")
+        measured = measure(plan, server, params, server_version=version, repeat=repeat, run_plan=self._run_plan, on_progress=self._sink.progress)
+        record = measured.record
+        if case.sessions is not None and record.result is not None:
+            record.result["qos"] = qos_summary(case, record.result)
+        self._sink.case_done(record)
+        if measured.interrupted:
+            raise Interrupted
+        return record.result
+
+
+def select_servers(suite_kinds: list[str], asked: list[str] | None) -> tuple[list[str], list[str]]:
+    """The kinds to run (those asked for, by default all the suite's, that are installed) and one
+    line for each one skipped, saying how to install it."""
+    if asked:
+        unknown = [kind for kind in asked if kind not in suite_kinds]
+        if unknown:
+            raise GauntletError(
+                f"the suite has no server {', '.join(unknown)}", f"--servers takes some of {', '.join(suite_kinds)}"
+            )
+    kinds, skipped = [], []
+    for kind in asked or suite_kinds:
+        found = availability(kind)
+        if found.available:
+            kinds.append(kind)
+        else:
+            skipped.append(f"{kind} skipped: {found.reason}")
+    return kinds, skipped

@@ -1,0 +1,1 @@
+"""Suites: files naming servers, workloads, load models and parameter grids, expanded into cases."""

@@ -1,0 +1,137 @@
+"""A suite's grids as an ordered list of cases, in blocks that share one server instance, so that
+each server configuration starts once (per restart) however many groups use it."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gauntlet.lab import loadfile
+from gauntlet.lab.case import Case, Sessions
+from gauntlet.servers.spec import ServerSpec
+from gauntlet.suite.model import WORKLOADS, Defaults, Group, ServerEntry, Suite
+
+
+@dataclass(frozen=True)
+class Block:
+    """Cases on one server configuration, in the order they run."""
+
+    server: ServerSpec
+    cases: tuple[Case, ...]
+
+
+def _product(axes: dict[str, list[Any] | None]) -> Iterable[dict[str, Any]]:
+    """Every combination of the axes that are given (None: not an axis of this group)."""
+    given = {name: values for name, values in axes.items() if values is not None}
+    for values in itertools.product(*given.values()):
+        yield dict(zip(given, values, strict=True))
+
+
+def server_specs(entry: ServerEntry, group: Group) -> Iterable[ServerSpec]:
+    axes = {
+        "workers": group.workers,
+        "keepalive": group.keepalive,
+        "protocol": group.protocol,
+        "backend": group.backend,
+        "backend_socket": group.backend_socket,
+        "backend_workers": group.backend_workers,
+    }
+    for point in _product(axes):
+        protocol = point.pop("protocol")
+        settings = entry.model_dump(exclude_none=True) | {k: v for k, v in point.items()}
+        yield ServerSpec(**settings, tls=protocol == "https")
+
+
+def server_params(spec: ServerSpec) -> dict[str, Any]:
+    """The server's part of a case's params, in the store's words."""
+    params = {("server" if name == "kind" else name): value for name, value in spec.params().items()}
+    params["protocol"] = "https" if params.pop("tls", False) else "http"
+    params["keepalive"] = spec.keepalive
+    return params
+
+
+def _pages(group: Group) -> list[tuple[str | None, str]]:
+    """(workload id or None, path) pairs."""
+    if group.workload is not None:
+        return [(workload, WORKLOADS[workload]) for workload in group.workload]
+    return [(None, path) for path in group.path or ["/"]]
+
+
+def _load_plan(group: Group, defaults: Defaults, point: dict[str, Any], keepalive: bool) -> dict[str, Any]:
+    connections = point.get("connections", defaults.connections)
+    requests = group.requests if group.requests is not None or group.duration is not None else defaults.requests
+    duration_us = group.duration if group.requests is not None or group.duration is not None else defaults.duration
+    return {
+        "connections": connections,
+        "threads": min(group.threads or defaults.threads, connections),
+        "requests": requests,
+        "duration_us": duration_us if requests is None else None,
+        "warmup_us": group.warmup if group.warmup is not None else defaults.warmup,
+        "timeout_us": group.timeout if group.timeout is not None else defaults.timeout,
+        "keepalive": keepalive,
+        "http_version": point.get("http_version", "1.1"),
+        "calls_per_connection": point.get("calls_per_connection"),
+        "rate_per_s": point.get("rate_per_s"),
+    }
+
+
+def _load_params(plan: dict[str, Any], model: str) -> dict[str, Any]:
+    params: dict[str, Any] = {"model": model, "connections": plan["connections"]}
+    for name in ("rate_per_s", "calls_per_connection", "requests"):
+        if plan[name] is not None:
+            params[name] = plan[name]
+    if plan["duration_us"] is not None:
+        params["duration_s"] = plan["duration_us"] / 1e6
+    if plan["http_version"] != "1.1":
+        params["http_version"] = plan["http_version"]
+    return params
+
+
+def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir: Path) -> Iterable[Case]:
+    for spec in server_specs(entry, group):
+        base = {"group": group.name, **server_params(spec)}
+        if group.model == "sessions":
+            yield from _session_cases(group, spec, base, suite_dir)
+            continue
+        load_axes = {
+            "connections": group.connections,
+            "rate_per_s": group.rate_per_s,
+            "calls_per_connection": group.calls_per_connection,
+            "http_version": group.http_version,
+        }
+        for workload, path in _pages(group):
+            page = {"path": path} | ({"workload": workload} if workload else {})
+            for point in _product(load_axes):
+                plan = _load_plan(group, defaults, point, spec.keepalive)
+                yield Case(group.name, spec, path, base | page | _load_params(plan, group.model), plan)
+
+
+def _session_cases(group: Group, spec: ServerSpec, base: dict[str, Any], suite_dir: Path) -> Iterable[Case]:
+    assert group.load is not None
+    load = loadfile.load(loadfile.find(group.load, suite_dir), group.load_overrides)
+    first_page = load.sessions[0].pages[0].path
+    params = base | {"model": "sessions", "load": group.load}
+    if group.capacity is not None:
+        sessions = Sessions(load, None, group.capacity.start, group.capacity.max_probes)
+        yield Case(group.name, spec, first_page, params | {"capacity": True}, sessions=sessions)
+        return
+    for users in group.users or ():
+        yield Case(group.name, spec, first_page, params | {"users": users}, sessions=Sessions(load, users))
+
+
+def expand(suite: Suite, kinds: list[str], suite_dir: Path) -> list[Block]:
+    """The suite's cases on the given server kinds, grouped into blocks by server configuration;
+    blocks follow the suite's server order, cases within a block the file's order."""
+    blocks: dict[ServerSpec, list[Case]] = {}
+    for entry in suite.servers:
+        if entry.kind not in kinds:
+            continue
+        for group in suite.groups:
+            if group.servers is not None and entry.kind not in group.servers:
+                continue
+            for case in group_cases(group, entry, suite.defaults, suite_dir):
+                blocks.setdefault(case.server, []).append(case)
+    return [Block(spec, tuple(cases)) for spec, cases in blocks.items()]

@@ -1,0 +1,208 @@
+"""Suite files: which servers, which parts of a study (groups), and the grid of each part.
+
+A group's axes take one value or a list of values (a grid axis); numeric axes also take a range
+`{from: A, to: B, step: S}`. Every field is checked before anything starts; `quick` holds the
+short variant's overrides, group by group.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from gauntlet.errors import GauntletError
+from gauntlet.units import parse_duration_us
+
+WORKLOADS = {
+    "ST-1": "/webtest.html",
+    "ST-2": "/image_small.gif",
+    "ST-3": "/image_large.jpg",
+    "DM": "/image_10k.png",
+    "DT-1": "/hello.php",
+    "DT-2": "/page.py",
+}
+PROTOCOLS = ("http", "https")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _range_or_list(value: Any) -> Any:
+    """`{from, to, step}` becomes the list it stands for; a single value a list of one."""
+    if isinstance(value, dict):
+        if set(value) != {"from", "to", "step"}:
+            raise ValueError("a range is {from: A, to: B, step: S}")
+        low, high, step = value["from"], value["to"], value["step"]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high, step)):
+            raise ValueError("a range's from, to and step are numbers")
+        if step <= 0 or high < low:
+            raise ValueError("a range needs from <= to and a positive step")
+        count = int((high - low) / step + 1e-9) + 1
+        return [low + i * step for i in range(count)]
+    return value if isinstance(value, list) else [value]
+
+
+def _duration(value: Any) -> int:
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} has no unit: write it as 500ms, 5s, 2m")
+    try:
+        return parse_duration_us(value, "duration")
+    except GauntletError as err:
+        raise ValueError(err.cause) from None
+
+
+def _count(value: Any) -> int:
+    """Request counts as numbers or with a suffix: 100000, 100k, 6m."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    from gauntlet.units import parse_count
+
+    try:
+        return parse_count(str(value), "requests")
+    except GauntletError as err:
+        raise ValueError(err.cause) from None
+
+
+Item = TypeVar("Item")
+#: A grid axis: one value, a list of values, or a range of numbers.
+Axis = Annotated[list[Item], BeforeValidator(_range_or_list), Field(min_length=1)]
+DurationUs = Annotated[int, BeforeValidator(_duration), Field(ge=0)]
+Count = Annotated[int, BeforeValidator(_count), Field(gt=0)]
+Positive = Annotated[int, Field(gt=0)]
+
+
+class ServerEntry(_Strict):
+    """A server kind in the suite, with settings every case on it shares (unless a group's axis says otherwise)."""
+
+    kind: str
+    workers: Positive | None = None
+    threads_per_child: Positive | None = None
+    keepalive_timeout_s: Positive | None = None
+    keepalive_requests: Annotated[int, Field(ge=0)] | None = None
+    tls_version: Literal["1.2", "1.3"] | None = None
+    cipher: str | None = None
+    backend_workers: Positive | None = None
+    backend_threads: Positive | None = None
+
+    @field_validator("kind")
+    @classmethod
+    def known_kind(cls, kind: str, info: ValidationInfo) -> str:
+        kinds = (info.context or {}).get("kinds")
+        if kinds is not None and kind not in kinds:
+            raise ValueError(f"'{kind}' is not a server kind; the kinds are {', '.join(kinds)}")
+        return kind
+
+
+def _server_entry(value: Any) -> Any:
+    return {"kind": value} if isinstance(value, str) else value
+
+
+class Capacity(_Strict):
+    start: Positive = 10
+    max_probes: Positive = 8
+
+
+class Group(_Strict):
+    """One part of a study: a grid of cases on (some of) the suite's servers."""
+
+    name: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9-]*$")
+    #: The suite's server kinds this group runs on (default: all of them).
+    servers: list[str] | None = None
+    model: Literal["closed", "rate", "sessions"] = "closed"
+    # Server axes.
+    workers: Axis[Positive] | None = None
+    keepalive: Axis[bool] = [True]
+    protocol: Axis[Literal["http", "https"]] = ["http"]
+    backend: Axis[str] | None = None
+    backend_socket: Axis[Literal["unix", "tcp"]] | None = None
+    backend_workers: Axis[Positive] | None = None
+    # Load axes.
+    workload: Axis[str] | None = None
+    path: Axis[Annotated[str, Field(pattern=r"^/")]] | None = None
+    connections: Axis[Positive] | None = None
+    rate_per_s: Axis[Annotated[float, Field(gt=0)]] | None = None
+    calls_per_connection: Axis[Positive] | None = None
+    http_version: Axis[Literal["1.1", "1.0"]] = ["1.1"]
+    # One value for every case of the group.
+    requests: Count | None = None
+    duration: DurationUs | None = None
+    warmup: DurationUs | None = None
+    timeout: DurationUs | None = None
+    threads: Positive | None = None
+    #: Sessions: a shipped load file's name (support-like) or a path relative to the suite file.
+    load: str | None = None
+    #: Sessions: fields of the load file replaced for this group (measure: 5s, ...).
+    load_overrides: dict[str, Any] = {}
+    users: Axis[Positive] | None = None
+    capacity: Capacity | None = None
+
+    @field_validator("workload")
+    @classmethod
+    def known_workload(cls, workloads: list[str] | None) -> list[str] | None:
+        for workload in workloads or ():
+            if workload not in WORKLOADS:
+                raise ValueError(f"'{workload}' is not a workload; the workloads are {', '.join(WORKLOADS)}")
+        return workloads
+
+    @model_validator(mode="after")
+    def consistent(self) -> Group:
+        if self.model == "sessions":
+            if self.load is None:
+                raise ValueError("a sessions group names its load file: load: support-like")
+            if (self.users is None) == (self.capacity is None):
+                raise ValueError("a sessions group gives users: [..] or capacity: {start, max_probes}, one of them")
+        else:
+            if self.load is not None or self.users is not None or self.capacity is not None:
+                raise ValueError(f"load, users and capacity belong to sessions groups, not to a {self.model} group")
+            if (self.workload is None) == (self.path is None):
+                raise ValueError("give the pages to load as workload: [ST-1, ..] or path: [/..], one of them")
+        if self.model == "rate" and self.rate_per_s is None:
+            raise ValueError("a rate group gives rate_per_s: a list or {from, to, step}")
+        if self.model != "rate" and self.rate_per_s is not None:
+            raise ValueError("rate_per_s belongs to a rate group: set model: rate")
+        if self.requests is not None and self.duration is not None:
+            raise ValueError("give requests or duration per case, not both")
+        return self
+
+
+class Defaults(_Strict):
+    """Load settings a group inherits when it does not give its own."""
+
+    connections: Positive = 50
+    threads: Positive = 2
+    requests: Count | None = None
+    duration: DurationUs | None = None
+    warmup: DurationUs = 0
+    timeout: DurationUs = 15_000_000
+
+
+class Suite(_Strict):
+    name: str = Field(min_length=1)
+    description: str = ""
+    servers: list[Annotated[ServerEntry, BeforeValidator(_server_entry)]] = Field(min_length=1)
+    defaults: Defaults = Defaults()
+    groups: list[Group] = Field(min_length=1)
+    #: Measurements per case; the server restarts after every `restart_every` of them (0: never).
+    repeats: Positive = 1
+    restart_every: Annotated[int, Field(ge=0)] = 0
+    #: The --quick variant: per group name, the fields that replace the group's.
+    quick: dict[str, dict[str, Any]] = {}
+
+    @model_validator(mode="after")
+    def groups_fit_the_servers(self) -> Suite:
+        kinds = [entry.kind for entry in self.servers]
+        if len(kinds) != len(set(kinds)):
+            raise ValueError("a server kind is listed twice: list each once, vary its settings in groups")
+        names = [group.name for group in self.groups]
+        if len(names) != len(set(names)):
+            raise ValueError("group names repeat: give every group its own name")
+        for group in self.groups:
+            for kind in group.servers or ():
+                if kind not in kinds:
+                    raise ValueError(f"group {group.name} runs on '{kind}', which the suite's servers do not list")
+        for name in self.quick:
+            if name not in names:
+                raise ValueError(f"quick names the group '{name}', which the suite does not have")
+        return self

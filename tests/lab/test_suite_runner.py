@@ -1,0 +1,126 @@
+"""The suite runner against real servers: blocks, repeats with restarts, resume, servers that
+cannot start, capacity searches that resume from their stored probes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from gauntlet import engine
+from gauntlet.lab.record import CaseRecord, case_key
+from gauntlet.lab.suite import SuitePlan, SuiteRunner
+from gauntlet.suite.expand import expand
+from gauntlet.suite.load import load_suite
+
+SUITE = """\
+name: runner
+servers: [builtin, lighttpd]
+defaults: {threads: 1, connections: 2}
+groups:
+  - name: static
+    servers: [builtin]
+    workload: [ST-1, ST-2]
+    connections: [1, 4]
+    requests: 300
+  - name: broken
+    servers: [lighttpd]
+    workers: 65
+    workload: ST-1
+    requests: 100
+"""
+
+CAPACITY_LOAD = """\
+sessions:
+  - name: one
+    pages: [{name: slow, path: "/hello?delay_per_connection_ms=10"}]
+users: 1
+measure: 1s
+qos: {good: 200ms, tolerable: 250ms}
+"""
+
+
+class ListSink:
+    """Keeps every record, and the built-in server's pid when each case started (to see restarts)."""
+
+    def __init__(self) -> None:
+        self.records: list[CaseRecord] = []
+        self.server_pids: list[int] = []
+
+    def case_started(self, params: dict[str, Any], repeat: int) -> None:
+        servers = [p.pid for p in psutil.Process().children() if "serve" in p.cmdline()]
+        self.server_pids.append(servers[0] if servers else 0)
+
+    def progress(self, progress: engine.Progress) -> None:
+        pass
+
+    def case_done(self, record: CaseRecord) -> None:
+        self.records.append(record)
+
+
+def suite_plan(tmp_path: Path, text: str, **settings: Any) -> SuitePlan:
+    path = tmp_path / "suite.yaml"
+    path.write_text(text)
+    loaded = load_suite(str(path))
+    return SuitePlan(expand(loaded.suite, ["builtin", "lighttpd"], tmp_path), **settings)
+
+
+def test_repeats_restart_the_server_and_every_case_is_recorded(tmp_path: Path) -> None:
+    plan = suite_plan(tmp_path, SUITE, repeats=3, restart_every=2)
+    assert plan.total() == (4 + 1) * 3
+    sink = ListSink()
+    SuiteRunner(plan, sink).run()
+    static = [r for r in sink.records if r.params["group"] == "static"]
+    assert len(static) == 12 and all(r.status == "ok" for r in static)
+    assert [r.result["responses"] for r in static] == [300] * 12
+    assert sum(r.result["server"]["cpu_us_per_request"] for r in static) > 0, "the monitor saw the server work"
+    assert [r.repeat for r in static] == [0] * 4 + [1] * 4 + [2] * 4
+    assert {r.server_version for r in static} == {"0.1.0"}
+    pids = sink.server_pids[:12]
+    assert len(set(pids[:8])) == 1 and len(set(pids[8:])) == 1 and pids[0] != pids[8], "restarted after two repeats"
+
+
+def test_a_server_that_cannot_start_leaves_an_error_record_per_case(tmp_path: Path) -> None:
+    sink = ListSink()
+    SuiteRunner(suite_plan(tmp_path, SUITE, repeats=2), sink).run()
+    broken = [r for r in sink.records if r.params["group"] == "broken"]
+    assert [r.repeat for r in broken] == [0, 1]
+    assert all(r.result is None and "lighttpd workers must be 1 to 64" in r.error for r in broken)
+
+
+def test_a_resumed_plan_runs_only_what_is_missing(tmp_path: Path) -> None:
+    first = suite_plan(tmp_path, SUITE)
+    cases = [case for block in first.blocks for case in block.cases]
+    done = {(case_key(cases[0].params), 0): None, (case_key(cases[2].params), 0): None}
+    resumed = suite_plan(tmp_path, SUITE, done=done)
+    assert resumed.total() == first.total() - 2
+    sink = ListSink()
+    SuiteRunner(resumed, sink).run()
+    assert [r.key for r in sink.records] == [case_key(c.params) for i, c in enumerate(cases) if i not in (0, 2)]
+
+
+def test_a_capacity_search_stores_each_probe_and_resumes_from_them(tmp_path: Path) -> None:
+    (tmp_path / "slow.yaml").write_text(CAPACITY_LOAD)
+    text = """\
+name: capacity
+servers: [builtin]
+groups:
+  - name: search
+    model: sessions
+    load: slow.yaml
+    capacity: {start: 8, max_probes: 4}
+"""
+    sink = ListSink()
+    SuiteRunner(suite_plan(tmp_path, text), sink).run()
+    probes = [(r.params["users"], r.result["qos"]["valid"]) for r in sink.records]
+    # Each user waits 10 ms per simultaneous user: 8 users see 80 ms (GOOD), 16 see 160 ms, 32 see 320 ms.
+    assert probes[:3] == [(8, True), (16, True), (32, False)] and len(probes) == 4
+    assert all(r.params["capacity"] and r.result["sessions"]["pages"]["slow"]["count"] > 0 for r in sink.records)
+    stored = {(r.key, r.repeat): r.result["qos"]["valid"] for r in sink.records}
+    finished = suite_plan(tmp_path, text, done=stored)
+    assert finished.total() == 0, "a search whose probes are all stored is done"
+    partly = dict(list(stored.items())[:2])
+    sink_again = ListSink()
+    SuiteRunner(suite_plan(tmp_path, text, done=partly), sink_again).run()
+    assert [r.params["users"] for r in sink_again.records] == [users for users, _ in probes[2:]]

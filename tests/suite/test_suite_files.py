@@ -1,0 +1,139 @@
+"""Suite files: the grid each one expands to, the blocks that share a server, the quick variant,
+and every mistake reported with its file, line and field before anything starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gauntlet.errors import GauntletError
+from gauntlet.lab.record import case_key
+from gauntlet.suite.expand import expand
+from gauntlet.suite.load import load_suite, shipped_names
+
+SUITE = """\
+name: small
+servers:
+  - builtin
+  - kind: nginx
+    workers: 2
+defaults:
+  threads: 2
+groups:
+  - name: static
+    workload: [ST-1, ST-3]
+    keepalive: [true, false]
+    connections: [1, 10, 100]
+    requests: 10k
+  - name: scaling
+    servers: [nginx]
+    workers: {from: 1, to: 4, step: 1}
+    path: /webtest.html
+    connections: 50
+    duration: 2s
+  - name: rates
+    model: rate
+    workload: DM
+    rate_per_s: {from: 1000, to: 3000, step: 1000}
+    calls_per_connection: 10
+    duration: 1s
+quick:
+  static:
+    connections: [10]
+    requests: 1k
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "suite.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_grid_expands_into_blocks_that_share_a_server(tmp_path: Path) -> None:
+    loaded = load_suite(str(write(tmp_path, SUITE)))
+    blocks = expand(loaded.suite, ["builtin", "nginx"], tmp_path)
+    cases = [case for block in blocks for case in block.cases]
+    # static: 2 servers x 2 pages x 2 keep-alive x 3 levels; scaling: 4 worker counts; rates: 2 servers x 3 rates.
+    assert len(cases) == 24 + 4 + 6
+    assert len({case_key(case.params) for case in cases}) == len(cases), "every grid point has its own key"
+    specs = [block.server for block in blocks]
+    assert len(specs) == len(set(specs)), "a server configuration starts once"
+    assert [spec.kind for spec in specs] == ["builtin"] * 2 + ["nginx"] * 5, "blocks follow the suite's server order"
+    nginx_w2 = next(block for block in blocks if block.server.kind == "nginx" and block.server.workers == 2 and block.server.keepalive)
+    groups = [case.group for case in nginx_w2.cases]
+    assert groups == ["static"] * 6 + ["scaling"] + ["rates"] * 3, "groups on the same server share its block"
+
+
+def test_case_params_and_plans_say_what_runs(tmp_path: Path) -> None:
+    blocks = expand(load_suite(str(write(tmp_path, SUITE))).suite, ["nginx"], tmp_path)
+    cases = {(c.group, c.params.get("connections"), c.params.get("rate_per_s"), c.params.get("workers"), c.params["keepalive"], c.path): c for b in blocks for c in b.cases}
+    static = cases[("static", 100, None, 2, False, "/image_large.jpg")]
+    assert static.params == {
+        "group": "static", "server": "nginx", "workers": 2, "keepalive": False, "protocol": "http",
+        "path": "/image_large.jpg", "workload": "ST-3", "model": "closed", "connections": 100, "requests": 10_000,
+    }
+    assert static.plan | {"url": None} == {
+        "url": None, "connections": 100, "threads": 2, "requests": 10_000, "duration_us": None, "warmup_us": 0,
+        "timeout_us": 15_000_000, "keepalive": False, "http_version": "1.1", "calls_per_connection": None, "rate_per_s": None,
+    }
+    scaling = cases[("scaling", 50, None, 3, True, "/webtest.html")]
+    assert (scaling.server.workers, scaling.plan["duration_us"], scaling.plan["requests"]) == (3, 2_000_000, None)
+    rate = cases[("rates", 50, 2000.0, 2, True, "/image_10k.png")]
+    assert (rate.plan["rate_per_s"], rate.plan["calls_per_connection"], rate.params["model"]) == (2000.0, 10, "rate")
+
+
+def test_the_quick_variant_replaces_the_groups_fields(tmp_path: Path) -> None:
+    loaded = load_suite(str(write(tmp_path, SUITE)), quick=True)
+    static = [c for b in expand(loaded.suite, ["builtin"], tmp_path) for c in b.cases if c.group == "static"]
+    assert {(c.plan["connections"], c.plan["requests"]) for c in static} == {(10, 1000)}
+    assert loaded.quick and loaded.text == (tmp_path / "suite.yaml").read_text()
+
+
+def test_servers_not_asked_for_are_left_out(tmp_path: Path) -> None:
+    blocks = expand(load_suite(str(write(tmp_path, SUITE))).suite, ["builtin"], tmp_path)
+    assert {block.server.kind for block in blocks} == {"builtin"}
+
+
+@pytest.mark.parametrize(
+    ("change", "line", "field", "message"),
+    [
+        (("  - builtin\n", "  - nginix\n"), 3, "servers.0.kind", "'nginix' is not a server kind"),
+        (("connections: [1, 10, 100]", "connections: [1, ten, 100]"), 12, "groups.0.connections.1", "valid integer"),
+        (("connections: [1, 10, 100]", "connections: [0]"), 12, "groups.0.connections.0", "greater than 0"),
+        (("workload: [ST-1, ST-3]", "workload: [ST-9]"), 10, "groups.0.workload", "'ST-9' is not a workload"),
+        (("    duration: 2s\n", "    duration: 2\n"), 19, "groups.1.duration", "has no unit"),
+        (("step: 1}", "step: 0}"), 16, "groups.1.workers", "positive step"),
+        (("    servers: [nginx]\n", "    servers: [lighttpd]\n"), 1, "(top)", "which the suite's servers do not list"),
+        (("    connections: [10]\n", "    connections: [-1]\n"), 28, "groups.0.connections.0", "greater than 0"),
+        (("  static:\n", "  statik:\n"), 1, "(top)", "quick names the group 'statik'"),
+        (("    requests: 10k\n", "    requests: 10k\n    colour: red\n"), 14, "groups.0.colour", "Extra inputs"),
+        (("    model: rate\n", ""), 20, "groups.2", "rate_per_s belongs to a rate group"),
+    ],
+)
+def test_mistakes_name_the_file_line_and_field(tmp_path: Path, change: tuple[str, str], line: int, field: str, message: str) -> None:
+    assert change[0] in SUITE
+    path = write(tmp_path, SUITE.replace(*change))
+    with pytest.raises(GauntletError) as raised:
+        load_suite(str(path))
+    cause = raised.value.cause
+    assert cause.startswith(f"{path}:{line}: {field}: "), cause
+    assert message in cause and "\n" not in str(raised.value)
+
+
+def test_yaml_syntax_and_unknown_names(tmp_path: Path) -> None:
+    path = write(tmp_path, SUITE.replace("connections: [1, 10, 100]", "connections: [1, 10, 100"))
+    with pytest.raises(GauntletError, match=rf"^{path}:1[0-9]: YAML syntax"):
+        load_suite(str(path))
+    with pytest.raises(GauntletError, match="there is no suite 'thesys'.*Name a shipped suite"):
+        load_suite("thesys")
+
+
+@pytest.mark.parametrize("name", shipped_names())
+@pytest.mark.parametrize("quick", [False, True])
+def test_every_shipped_suite_loads_and_expands(name: str, quick: bool) -> None:
+    loaded = load_suite(name, quick)
+    kinds = [entry.kind for entry in loaded.suite.servers]
+    blocks = expand(loaded.suite, kinds, loaded.path.parent)
+    assert blocks and all(block.cases for block in blocks)
