@@ -4,19 +4,21 @@ cannot run here (unsupported, or not installed with the `apt-get install` that f
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from gauntlet.servers.backends.catalog import BACKENDS, backend_named, pool_for
-from gauntlet.servers.registry import KINDS, Combination, combinations
+if TYPE_CHECKING:
+    from gauntlet.servers.registry import Combination
 
 
 def _how(pair: Combination) -> str:
     """How the server reaches the backend: its gateway, and the pool it talks to."""
+    from gauntlet.servers.backends.catalog import backend_named, pool_for
+
     assert pair.gateway is not None
     pool = pool_for(backend_named(pair.backend), pair.gateway)
     return f"{pair.gateway} → {pool}" if pool else pair.gateway
@@ -34,6 +36,9 @@ def kinds_table(versions: dict[str, tuple[str | None, str | None]]) -> Table:
 def combinations_table(pairs: list[Combination]) -> tuple[Table, list[str]]:
     """Kinds down, backends across; each cell the way in and the backend's version. The reasons a
     pair is unsupported are notes under the table, one per distinct reason."""
+    from gauntlet.servers.backends.catalog import BACKENDS
+    from gauntlet.servers.registry import KINDS
+
     table = Table(title="Backends by server kind", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
     table.add_column("kind")
     for name in BACKENDS:
@@ -69,6 +74,9 @@ def servers_command(
     json_output: Annotated[bool, typer.Option("--json", help="The same as JSON on stdout")] = False,
 ) -> int:
     """Every server kind and backend Gauntlet can start, with versions, or why not."""
+    # Imported here: every other command would pay for loading the drivers at start-up.
+    from gauntlet.servers.registry import KINDS, combinations
+
     versions = {name: (found.version, found.reason) for name, found in ((k, KINDS[k].availability()) for k in KINDS)}
     pairs = combinations()
     console = Console()
