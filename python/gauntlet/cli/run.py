@@ -21,6 +21,7 @@ from gauntlet.errors import GauntletError
 from gauntlet.lab.case import monitored
 from gauntlet.monitor.per_request import per_request
 from gauntlet.report.tables import print_run
+from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import parse_count, parse_duration_us
 
@@ -86,8 +87,8 @@ def plan_options(**given: Any) -> dict[str, Any]:
 
 class Target(NamedTuple):
     url: str
-    #: The server's main process when Gauntlet started it, so that it can be monitored.
-    server_pid: int | None
+    #: The server when Gauntlet started it, so that it can be monitored.
+    server: ServerInstance | None
 
 
 @contextlib.contextmanager
@@ -105,7 +106,7 @@ def target_url(
     with start_server(spec) as instance:
         pid = instance.pids()[0]
         console.print(f"[dim]{spec.kind} server on {instance.url} (pid {pid})[/dim]")
-        yield Target(f"{instance.url.rstrip('/')}{path}", pid)
+        yield Target(f"{instance.url.rstrip('/')}{path}", instance)
 
 
 def check_json_destination(path: Path) -> None:
@@ -230,7 +231,7 @@ def run_command(
     spec = server_spec(url, options)
     with target_url(url, plan["threads"], err, spec, path) as target:
         plan["url"] = target.url
-        with monitored(target.server_pid) as sampler, ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
+        with monitored(target.server) as sampler, ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
             outcome = engine.run(plan, progress.update)
     if sampler is not None:
         outcome.result["server"] = per_request(sampler.totals(), outcome.result["requests"])

@@ -58,12 +58,13 @@ def now_ms() -> int:
 
 
 @contextlib.contextmanager
-def monitored(server_pid: int | None) -> Iterator[Sampler | None]:
-    """Sample the server's process tree while the load runs, when Gauntlet started the server."""
-    if server_pid is None:
+def monitored(server: ServerInstance | None) -> Iterator[Sampler | None]:
+    """Sample the server's process tree (and its backend pool's) while the load runs, when Gauntlet
+    started the server."""
+    if server is None:
         yield None
         return
-    with Sampler(server_pid) as sampler:
+    with Sampler.of(server) as sampler:
         yield sampler
 
 
@@ -88,7 +89,7 @@ def measure(
         started_unix_ms=started_ms,
     )
     try:
-        with monitored(None if server is None else server.pids()[0]) as sampler:
+        with monitored(server) as sampler:
             outcome = run_plan(plan, on_progress)
     except GauntletError as err:
         base.error = str(err)
