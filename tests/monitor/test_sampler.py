@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from itertools import pairwise
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -102,7 +103,7 @@ def test_the_timeline_follows_the_load(server: Start) -> None:
     totals = sampler.totals()
     timeline = totals.timeline
     assert len(timeline) == totals.samples - 1 >= 10
-    assert all(b.t_s > a.t_s for a, b in zip(timeline, timeline[1:]))
+    assert all(b.t_s > a.t_s for a, b in pairwise(timeline))
     assert all(p.processes == 3 and p.threads >= 3 and p.rss_bytes > 1_000_000 for p in timeline)
     loaded = [p for p in timeline if 0.4 <= p.t_s <= 1.0]
     idle = [p for p in timeline if p.t_s >= 1.6]

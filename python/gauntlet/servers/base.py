@@ -22,7 +22,7 @@ import psutil
 from gauntlet.engine import self_signed_certificate
 from gauntlet.errors import GauntletError
 from gauntlet.monitor.cgroup import Cgroup
-from gauntlet.servers.process import LOOPBACK, kill_all, log_tail, stop_tree, tree
+from gauntlet.servers.process import LOOPBACK, kill_all, stop_tree, tree
 from gauntlet.servers.spec import ServerSpec
 
 VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
@@ -126,10 +126,6 @@ class ServerInstance:
         procs = tree(root.pid)
         self._known.setdefault(root.pid, {}).update((p.pid, p) for p in procs)
         return [p.pid for p in procs]
-
-    def server_pids(self) -> list[int]:
-        """The server's main process and all its descendants now (empty once stopped)."""
-        return self._tree(self._proc)
 
     def pids(self) -> list[int]:
         """The server's tree, then each backend pool's tree (empty once stopped)."""

@@ -62,7 +62,6 @@ FCGIWRAP = Program(lambda: find_binary("fcgiwrap"), "fcgiwrap", "-h")
 @dataclass(frozen=True)
 class Backend:
     name: str
-    language: str
     page: Page
     #: What must be installed; the first program's version is the backend's.
     programs: tuple[Program, ...]
@@ -79,20 +78,19 @@ class Backend:
 BACKENDS: dict[str, Backend] = {
     backend.name: backend
     for backend in (
-        Backend("php-fpm", "PHP", HELLO_PHP, (PHP_FPM,), "php-fpm"),
+        Backend("php-fpm", HELLO_PHP, (PHP_FPM,), "php-fpm"),
         Backend(
             "mod_php",
-            "PHP",
             HELLO_PHP,
             (MOD_PHP,),
             None,
             elsewhere="mod_php is an Apache module, and Apache refuses it under a threaded MPM (worker, event): "
             "Debian's PHP is not thread-safe",
         ),
-        Backend("php-cgi", "PHP", HELLO_PHP_CGI, (PHP_CGI,), None),
-        Backend("uwsgi", "Python", PYTHON_PAGE, (UWSGI, UWSGI_PYTHON), "uwsgi"),
-        Backend("python-cgi", "Python", PYTHON_PAGE_CGI, (PYTHON3,), None),
-        Backend("python-fastcgi", "Python", PYTHON_PAGE, (UWSGI, UWSGI_PYTHON), "uwsgi"),
+        Backend("php-cgi", HELLO_PHP_CGI, (PHP_CGI,), None),
+        Backend("uwsgi", PYTHON_PAGE, (UWSGI, UWSGI_PYTHON), "uwsgi"),
+        Backend("python-cgi", PYTHON_PAGE_CGI, (PYTHON3,), None),
+        Backend("python-fastcgi", PYTHON_PAGE, (UWSGI, UWSGI_PYTHON), "uwsgi"),
     )
 }
 
