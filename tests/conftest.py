@@ -98,8 +98,32 @@ def builtin_server() -> Iterator[ServerInstance]:
     started.stop_all_and_check()
 
 
+def kind_factory(server: Start, kind: str) -> Start:
+    """`factory(port=..., ready_timeout_s=..., **spec_fields)` for one kind (skips when it is not installed)."""
+    require_available(ServerSpec(kind))
+    return lambda **fields: server(kind, **fields)
+
+
 @pytest.fixture
 def nginx_server(server: Start) -> Start:
-    """A factory: `nginx_server(**spec_fields)` starts nginx (skips when it is not installed)."""
-    require_available(ServerSpec("nginx"))
-    return lambda **fields: server("nginx", **fields)
+    return kind_factory(server, "nginx")
+
+
+@pytest.fixture
+def h2o_server(server: Start) -> Start:
+    return kind_factory(server, "h2o")
+
+
+@pytest.fixture
+def caddy_server(server: Start) -> Start:
+    return kind_factory(server, "caddy")
+
+
+@pytest.fixture
+def tomcat_server(server: Start) -> Start:
+    return kind_factory(server, "tomcat")
+
+
+@pytest.fixture
+def yaws_server(server: Start) -> Start:
+    return kind_factory(server, "yaws")

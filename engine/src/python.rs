@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::plan::{Plan, PlanError};
 use crate::run::{self, RunHandle};
-use crate::server::{self, ServeConfig, ServerHandle};
+use crate::server::{self, ServeConfig, ServeError, ServerHandle};
 use crate::stats::latency;
 use crate::workload;
 
@@ -123,8 +123,12 @@ impl Server {
     fn new(config_json: &str) -> PyResult<Server> {
         let config: ServeConfig = serde_json::from_str(config_json)
             .map_err(|e| engine_error(format!("the server configuration is not valid: {e}")))?;
-        let handle = server::serve(&config).map_err(|e| {
-            engine_error(format!("cannot serve on {}:{} ({e}): pick another port or host", config.host, config.port))
+        let handle = server::serve(&config).map_err(|err| match err {
+            ServeError::Tls(message) => engine_error(message),
+            ServeError::Io(e) => engine_error(format!(
+                "cannot serve on {}:{} ({e}): pick another port or host",
+                config.host, config.port
+            )),
         })?;
         let address = handle.local_addr();
         Ok(Server { port: address.port(), host: address.ip().to_string(), handle: Mutex::new(Some(handle)) })

@@ -1,12 +1,12 @@
 //! HTTPS: the engine against the built-in server over TLS, with full handshakes and resumption,
-//! pinned versions and cipher suites, and TLS failures counted as their own kind.
+//! pinned versions and cipher suites on either side, and TLS failures counted as their own kind.
 
 mod common;
 
 use gauntlet_engine::plan::Plan;
 use gauntlet_engine::run::run;
 use gauntlet_engine::server::routes::{Route, Routes};
-use gauntlet_engine::server::{serve, ServeConfig, ServerHandle};
+use gauntlet_engine::server::{serve, ServeConfig, ServeError, ServerHandle};
 
 fn https_server() -> ServerHandle {
     serve(&ServeConfig { tls: true, ..ServeConfig::default() }).unwrap()
@@ -72,4 +72,69 @@ fn tls_to_a_plain_server_is_a_tls_error() {
     let result = run(plan(&server, r#""connections": 1, "requests": 3"#)).unwrap();
     assert_eq!(result.errors["tls"], 3, "{:?}", result.errors);
     server.stop();
+}
+
+fn pinned_server(version: Option<&str>, cipher: Option<&str>) -> ServerHandle {
+    let config = ServeConfig {
+        tls: true,
+        tls_version: version.map(str::to_string),
+        cipher: cipher.map(str::to_string),
+        ..ServeConfig::default()
+    };
+    serve(&config).unwrap()
+}
+
+/// (responses, tls errors) of 4 requests on one connection with these client TLS settings.
+fn outcome(server: &ServerHandle, tls: &str) -> (u64, u64) {
+    let result = run(plan(server, &format!(r#""connections": 1, "requests": 4, "tls": {tls}"#))).unwrap();
+    (result.responses, result.errors.get("tls").copied().unwrap_or(0))
+}
+
+#[test]
+fn a_server_pinned_to_one_version_refuses_the_other() {
+    let v12 = pinned_server(Some("1.2"), None);
+    assert_eq!(outcome(&v12, r#"{"version": "1.2"}"#), (4, 0));
+    assert_eq!(outcome(&v12, r#"{"version": "1.3"}"#), (0, 4));
+    assert_eq!(outcome(&v12, "{}"), (4, 0), "a client offering both agrees on 1.2");
+    v12.stop();
+    let v13 = pinned_server(Some("1.3"), None);
+    assert_eq!(outcome(&v13, r#"{"version": "1.3"}"#), (4, 0));
+    assert_eq!(outcome(&v13, r#"{"version": "1.2"}"#), (0, 4));
+    assert_eq!(v13.stats().requests, 4);
+    v13.stop();
+}
+
+#[test]
+fn a_server_pinned_to_one_cipher_refuses_the_others() {
+    // IANA's name for rustls's TLS13_AES_256_GCM_SHA384; the server then speaks TLS 1.3 only.
+    let server = pinned_server(None, Some("TLS_AES_256_GCM_SHA384"));
+    assert_eq!(outcome(&server, r#"{"cipher": "TLS13_AES_256_GCM_SHA384"}"#), (4, 0));
+    assert_eq!(outcome(&server, r#"{"cipher": "TLS_AES_256_GCM_SHA384"}"#), (4, 0));
+    assert_eq!(outcome(&server, r#"{"cipher": "TLS13_AES_128_GCM_SHA256"}"#), (0, 4));
+    assert_eq!(outcome(&server, r#"{"version": "1.2"}"#), (0, 4));
+    server.stop();
+    let v12 = pinned_server(Some("1.2"), Some("TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"));
+    assert_eq!(outcome(&v12, r#"{"cipher": "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"}"#), (4, 0));
+    assert_eq!(outcome(&v12, r#"{"cipher": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}"#), (0, 4));
+    v12.stop();
+}
+
+#[test]
+fn pins_that_cannot_work_are_refused_before_binding() {
+    let refused = |config: ServeConfig| match serve(&config) {
+        Err(ServeError::Tls(message)) => message,
+        Err(other) => panic!("not a TLS refusal: {other}"),
+        Ok(_) => panic!("served with {config:?}"),
+    };
+    let pinned = |version: &str, cipher: &str| ServeConfig {
+        tls: true,
+        tls_version: Some(version.into()),
+        cipher: Some(cipher.into()),
+        ..ServeConfig::default()
+    };
+    assert!(refused(pinned("1.2", "TLS_AES_128_GCM_SHA256")).contains("do not match"));
+    assert!(refused(pinned("1.1", "TLS_AES_128_GCM_SHA256")).contains("use 1.2 or 1.3"));
+    assert!(refused(pinned("1.3", "RC4-MD5")).contains("is unknown"));
+    let plain = ServeConfig { tls_version: Some("1.3".into()), ..ServeConfig::default() };
+    assert!(refused(plain).contains("plain HTTP"));
 }

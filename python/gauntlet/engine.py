@@ -52,10 +52,22 @@ def self_signed_certificate() -> tuple[str, str]:
     return _engine.self_signed_certificate()
 
 
-def serve(host: str, port: int, threads: int, stall_ms: int, stall_every_ms: int, tls: bool) -> _engine.Server:
-    """The built-in server in this process, listening when this returns."""
+def serve(
+    host: str,
+    port: int,
+    threads: int,
+    stall_ms: int,
+    stall_every_ms: int,
+    tls: bool,
+    *,
+    tls_version: str | None = None,
+    cipher: str | None = None,
+) -> _engine.Server:
+    """The built-in server in this process, listening when this returns. With `tls`, `tls_version`
+    ("1.2" or "1.3") and `cipher` (an IANA or rustls suite name) pin what it accepts."""
     config = {
         "host": host, "port": port, "threads": threads, "stall_ms": stall_ms, "stall_every_ms": stall_every_ms, "tls": tls,
+        "tls_version": tls_version, "cipher": cipher,
     }
     try:
         return _engine.Server(json.dumps(config))

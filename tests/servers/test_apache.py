@@ -38,7 +38,7 @@ def test_apache_itself_refuses_mod_php_under_a_threaded_mpm(monkeypatch: pytest.
         start_apache(ServerSpec("apache-event", backend="mod_php"), ready_timeout_s=5)
     message = str(raised.value)
     assert "\n" not in message and "apache-event exited" in message
-    assert "threaded MPM" in message and "not compiled to be threadsafe" in message
+    assert "threadsafe" in message and "recompile PHP" in message
 
 
 def test_a_missing_module_is_a_one_line_error_with_the_log_tail(tmp_path: Path) -> None:
@@ -46,4 +46,4 @@ def test_a_missing_module_is_a_one_line_error_with_the_log_tail(tmp_path: Path) 
     with pytest.raises(GauntletError) as raised:
         start_apache(ServerSpec("apache-prefork"), modules=tmp_path, ready_timeout_s=5)
     message = str(raised.value)
-    assert "\n" not in message and "Cannot load" in message and str(tmp_path) in message
+    assert "\n" not in message and "Cannot load" in message and "No such file or directory" in message

@@ -1,34 +1,38 @@
-"""What every server kind in the registry must do, against the real server: start, serve the
-standard workload byte-exact over HTTP and HTTPS, keep connections alive or not as configured
-(counted on the server's side), run the configured workers, fail a start on a taken port with its
-log's tail, and leave nothing behind (the `server` fixture checks that after every test).
+"""What every server kind in the registry must do, against the real server: start and report its
+installed version, serve the standard workload byte-exact over HTTP and HTTPS, keep connections
+alive or not as configured (counted on the server's side), run the configured workers, fail a
+start on a taken port with its log's tail, and leave nothing behind (the `server` fixture checks
+that after every test).
 
 A new kind is covered by adding it to the registry; what differs between kinds lives in the small
-hooks below, not in copies of these tests.
+hooks below, not in copies of these tests. TLS pins: test_tls.py; backends: test_backends.py.
 """
 
 from __future__ import annotations
 
-import socket
-import urllib.request
+import json
 from collections.abc import Callable
 
 import psutil
 import pytest
 
 from gauntlet import engine
-from gauntlet.engine import workload_files
 from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance
-from gauntlet.servers.process import tree, unverified_tls
+from gauntlet.servers.process import tree
 from gauntlet.servers.registry import KINDS
 from tests.conftest import Start
 from tests.helpers.builtin_stats import server_stats
-from tests.helpers.logs import access_log_lines
+from tests.helpers.server_checks import (
+    check_registry_version,
+    check_serves_the_workload,
+    check_taken_port,
+    engine_connections,
+    first_field_port,
+    thread_names,
+)
 
-CONTENT_TYPES = {"html": "text/html", "gif": "image/gif", "png": "image/png", "jpg": "image/jpeg"}
-REQUESTS = 200
-CONNECTIONS = 4
+REQUESTS = 300  # engine_connections' default run: 4 connections
 
 
 def _worker_processes(server: ServerInstance) -> int:
@@ -37,26 +41,30 @@ def _worker_processes(server: ServerInstance) -> int:
     return sum(1 for child in children if child.name() == main.name())
 
 
-def _logged_connections(server: ServerInstance, requests: int) -> int:
-    """Distinct connections in the access log's last `requests` lines (first field: client port or
-    connection serial)."""
-    lines = access_log_lines(server, requests)
-    assert len(lines) >= requests, f"{len(lines)} of {requests} requests logged"
-    return len({line.split()[0] for line in lines[-requests:]})
+def _threads_named(server: ServerInstance, matches: Callable[[str], bool]) -> int:
+    return sum(1 for name in thread_names(server.main_pid) if matches(name))
 
 
-# Per-kind hooks: how to count the workers it runs, and the connections it accepted.
+# Per-kind hooks. How to count the workers `workers=3` asks for:
 WORKERS: dict[str, Callable[[ServerInstance], int]] = {
-    "builtin": lambda server: psutil.Process(server.main_pid).num_threads() - 1,  # its threads, less Python's own
+    "builtin": lambda server: psutil.Process(server.main_pid).num_threads() - 1,  # its threads, less Python's
+    "h2o": lambda server: psutil.Process(server.main_pid).num_threads() - 1,  # event loops, less the main thread
+    "caddy": lambda server: int(psutil.Process(server.main_pid).environ()["GOMAXPROCS"]),
+    "tomcat": lambda server: _threads_named(server, lambda name: name.startswith("worker-")),
+    "yaws": lambda server: _threads_named(server, lambda name: name.endswith("_scheduler")),
 }
-CONNECTIONS_ACCEPTED: dict[str, Callable[[ServerInstance, int], int]] = {
-    # Its counter counts the query's own connection too.
-    "builtin": lambda server, requests: server_stats(server)["connections_accepted"] - 1,
+#: The client port in an access-log line (default: its first field).
+CLIENT_PORT: dict[str, Callable[[str], int]] = {
+    "caddy": lambda line: int(json.loads(line)["request"]["remote_port"]),
 }
-#: What a kind cannot do, and the settings that say so.
+#: How the start fails on a taken port, in its log's words (default: the C library's).
+PORT_TAKEN: dict[str, str] = {"caddy": "address already in use", "yaws": "eaddrinuse"}
+#: What a kind cannot do, refused in one line with these words.
 NO_ACCESS_LOG = {"builtin"}
-NO_KEEPALIVE_OFF = {"builtin"}
+NO_KEEPALIVE_OFF = {"builtin", "h2o"}
 NO_FIXED_PORT = {"builtin"}
+#: Its Debian package, when the version the registry reports can be checked against dpkg.
+PACKAGED = [kind for kind in KINDS if kind != "builtin"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -64,30 +72,33 @@ NO_FIXED_PORT = {"builtin"}
 def test_serves_the_workload_byte_exact(server: Start, kind: str, tls: bool) -> None:
     instance = server(kind, tls=tls)
     assert instance.url.startswith("https://" if tls else "http://") and instance.version
-    context = unverified_tls() if tls else None
-    for name, body in workload_files().items():
-        with urllib.request.urlopen(instance.url + name, timeout=5, context=context) as response:
-            assert response.status == 200
-            assert response.headers["Content-Type"].split(";")[0] == CONTENT_TYPES[name.rsplit(".", 1)[1]], name
-            assert response.read() == body, name
+    check_serves_the_workload(instance)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("keepalive", [True, False], ids=["keep-alive", "no-keep-alive"])
 def test_keep_alive_as_configured_counted_by_the_server(server: Start, kind: str, keepalive: bool) -> None:
     if kind in NO_KEEPALIVE_OFF and not keepalive:
-        with pytest.raises(GauntletError, match="always keeps connections alive"):
+        with pytest.raises(GauntletError, match="does not support keep-alive off"):
             server(kind, keepalive=False)
         return
     instance = server(kind, keepalive=keepalive, keepalive_requests=0, access_log=kind not in NO_ACCESS_LOG)
-    # The client asks for keep-alive either way: only the server decides.
-    result = engine.run(
-        {"url": f"{instance.url}webtest.html", "connections": CONNECTIONS, "threads": 2, "requests": REQUESTS}
-    ).result
+    # The engine asks for keep-alive either way: only the server decides.
+    if kind in NO_ACCESS_LOG:
+        accepted = connections_counted(instance)
+    else:
+        accepted = engine_connections(instance, CLIENT_PORT.get(kind, first_field_port))
+    assert accepted == (4 if keepalive else REQUESTS)
+
+
+def connections_counted(server: ServerInstance) -> int:
+    """engine_connections for a server with a connection counter instead of an access log."""
+    before = server_stats(server)["connections_accepted"]
+    result = engine.run({"url": f"{server.url}webtest.html", "connections": 4, "threads": 2, "requests": REQUESTS}).result
     assert (result["responses"], result["errors_total"]) == (REQUESTS, 0), result["errors"]
-    accepted = CONNECTIONS_ACCEPTED.get(kind, _logged_connections)(instance, REQUESTS)
-    assert accepted == (CONNECTIONS if keepalive else REQUESTS)
-    assert result["connections_opened"] == accepted
+    accepted = server_stats(server)["connections_accepted"] - before - 1  # less the second query's own
+    assert accepted == result["connections_opened"]
+    return accepted
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -99,21 +110,20 @@ def test_runs_the_configured_workers(server: Start, kind: str) -> None:
 @pytest.mark.parametrize("kind", [kind for kind in KINDS if kind not in NO_FIXED_PORT])
 def test_a_taken_port_is_a_one_line_error_with_the_log_tail(server: Start, kind: str) -> None:
     server(kind)  # skips (fails in CI) when the kind is not installed
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen(1)
-        with pytest.raises(GauntletError) as raised:
-            server(kind, port=taken.getsockname()[1], ready_timeout_s=5)
-    message = str(raised.value)
-    assert "\n" not in message and message.startswith(kind)
-    assert "Address already in use" in message, message
+    check_taken_port(lambda **knobs: server(kind, **knobs), PORT_TAKEN.get(kind, "Address already in use"))
+
+
+@pytest.mark.parametrize("kind", PACKAGED)
+def test_reports_the_installed_version(server: Start, kind: str) -> None:
+    server(kind)
+    check_registry_version(kind, KINDS[kind].package)
 
 
 @pytest.mark.parametrize("kind", sorted(NO_ACCESS_LOG | NO_FIXED_PORT))
 def test_what_a_kind_cannot_do_is_a_one_line_error(server: Start, kind: str) -> None:
     if kind in NO_ACCESS_LOG:
-        with pytest.raises(GauntletError, match="instead of an access log"):
+        with pytest.raises(GauntletError, match="does not support an access log"):
             server(kind, access_log=True)
     if kind in NO_FIXED_PORT:
-        with pytest.raises(GauntletError, match="binds a port of its own choosing"):
+        with pytest.raises(GauntletError, match="does not support a fixed port"):
             server(kind, port=8080)

@@ -49,6 +49,16 @@ def test_log_tail_is_one_line(tmp_path):
     assert "no log" in log_tail(tmp_path / "missing.log")
 
 
+def test_log_tail_skips_stack_frames_and_shortens_huge_lines(tmp_path):
+    log = tmp_path / "error.log"
+    java = ["Caused by: java.net.BindException: Address already in use", "\tat sun.nio.ch.Net.bind0(Native Method)"]
+    erlang = "Kernel pid terminated ({badbind," + "x" * 1000 + ",[normal]})"
+    log.write_text("\n".join(["start", *java, "\t... 13 more", erlang]) + "\n")
+    tail = log_tail(log, n_lines=3)
+    assert tail.startswith("start | Caused by: java.net.BindException: Address already in use | Kernel pid terminated (")
+    assert tail.endswith(",[normal]})") and len(tail) < 250
+
+
 def test_nginx_on_a_taken_port_fails_with_its_log_tail(nginx_server):
     nginx_server()  # the fixture's skip/fail when nginx is missing
     before = our_nginx_pids()

@@ -1,6 +1,7 @@
-"""TLS version and cipher suite pinned from the spec, against each real server: the pinned
-version and suite are what a client negotiates, the other version is refused (the engine reports
-`tls` errors), and so is a client that offers only another suite of the same version."""
+"""TLS version and cipher suite pinned from the spec, against every kind's real server: an engine
+client pinned to each version and suite (CLIENT_PINS) gets through exactly when the server's pin
+allows it (otherwise its handshakes fail as `tls` errors), and a client offering everything
+negotiates the pinned suite. How a pin is spelled for each TLS library: test_tls_pin.py."""
 
 from __future__ import annotations
 
@@ -9,80 +10,51 @@ import ssl
 
 import pytest
 
-from gauntlet import engine
 from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.registry import KINDS
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.tls import CIPHER_SUITES, tls_pin
+from gauntlet.servers.tls_pin import SUITES, TlsPin, tls_pin
 from tests.conftest import Start
+from tests.helpers.server_checks import CLIENT_PINS, tls_outcomes
 
-#: Kinds whose driver cannot pin TLS yet (a one-line error, tested in test_contract.py).
-NO_PINNING = {"builtin"}
-PINNING_KINDS = [kind for kind in KINDS if kind not in NO_PINNING]
-#: (pinned suite, another suite of the same version that the server must then refuse)
-PINS = {
-    "1.2": ("TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
-    "1.3": ("TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_GCM_SHA256"),
-}
-OTHER_VERSION = {"1.2": "1.3", "1.3": "1.2"}
-REQUESTS = 20
+PINS = [
+    {"tls_version": "1.2"},
+    {"tls_version": "1.3"},
+    {"cipher": "TLS_AES_256_GCM_SHA384"},
+    {"tls_version": "1.2", "cipher": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"},
+]
+#: Per-kind hook: the TLS versions whose suites a kind cannot pin (a one-line refusal instead).
+NO_SUITE_PIN = {"caddy": "1.3"}  # Go's TLS picks the TLS 1.3 suite itself
+
+
+def accepts(pin: TlsPin, client: dict[str, str]) -> bool:
+    """Whether a server pinned to `pin` lets an engine client pinned to `client` through."""
+    if "version" in client:
+        return client["version"] in pin.versions
+    suite = SUITES[client["cipher"].replace("TLS13_", "TLS_", 1)]
+    return suite.version in pin.versions and pin.suite in (None, suite)
 
 
 def negotiated(server: ServerInstance) -> tuple[str, str]:
-    """(version, cipher) that Python's OpenSSL client, offering everything, ends up with."""
+    """(version, suite) that Python's OpenSSL client, offering everything, ends up with."""
     context = ssl.create_default_context()
     context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
     with socket.create_connection((server.host, server.port), timeout=5) as raw, context.wrap_socket(raw) as tls:
-        cipher, version, _ = tls.cipher()  # type: ignore[misc]
-        return version, cipher
+        suite, version, _ = tls.cipher()  # type: ignore[misc]
+        return version, suite
 
 
-def run_with(server: ServerInstance, **tls: str) -> dict:
-    return engine.run({"url": f"{server.url}webtest.html", "connections": 2, "requests": REQUESTS, "tls": tls}).result
-
-
-@pytest.mark.parametrize("kind", PINNING_KINDS)
-@pytest.mark.parametrize("version", PINS)
-def test_a_pinned_server_speaks_only_its_version_and_suite(server: Start, kind: str, version: str) -> None:
-    pinned, other_suite = (CIPHER_SUITES[name] for name in PINS[version])
-    instance = server(kind, tls=True, cipher=pinned.iana)
-    assert negotiated(instance) == (f"TLSv{version}", pinned.openssl)
-    accepted = run_with(instance, **instance.spec.tls_pin().engine_plan())
-    assert (accepted["responses"], accepted["errors_total"]) == (REQUESTS, 0), accepted["errors"]
-    for refused in (run_with(instance, version=OTHER_VERSION[version]), run_with(instance, cipher=other_suite.rustls)):
-        assert refused["responses"] == 0 and refused["errors"].get("tls", 0) > 0, refused["errors"]
-
-
-@pytest.mark.parametrize("kind", PINNING_KINDS)
-def test_a_pinned_version_without_a_suite_refuses_the_other(server: Start, kind: str) -> None:
-    instance = server(kind, tls=True, tls_version="1.2")
-    assert negotiated(instance)[0] == "TLSv1.2"
-    assert run_with(instance, version="1.2")["errors_total"] == 0
-    assert run_with(instance, version="1.3")["errors"].get("tls", 0) > 0
-
-
-@pytest.mark.parametrize(
-    ("fields", "match"),
-    [
-        ({"tls": True, "cipher": "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}, "needs an RSA certificate"),
-        ({"tls": True, "cipher": "TLS_RSA_WITH_RC4_128_SHA"}, "needs an RSA certificate"),
-        ({"tls": True, "cipher": "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA"}, "not one the engine and the servers both speak"),
-        ({"tls": True, "tls_version": "1.3", "cipher": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}, "a TLS 1.2 suite"),
-        ({"tls": True, "tls_version": "1.1"}, "TLS version '1.1' is not supported"),
-        ({"cipher": "TLS_AES_128_GCM_SHA256"}, "tls is off"),
-    ],
-)
-def test_bad_pins_are_one_line_errors(fields: dict, match: str) -> None:
-    with pytest.raises(GauntletError, match=match) as raised:
-        ServerSpec("nginx", **fields)
-    assert "\n" not in str(raised.value)
-
-
-def test_a_suite_pins_its_own_version() -> None:
-    assert tls_pin(None, "TLS_AES_256_GCM_SHA384").versions == ("1.3",)
-    assert tls_pin(None, None).versions == ("1.2", "1.3") and tls_pin(None, None).engine_plan() == {}
-    assert tls_pin("1.2", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256").engine_plan() == {
-        "version": "1.2",
-        "cipher": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
-    }
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("pins", PINS, ids=["-".join(p.values()) for p in PINS])
+def test_the_server_accepts_what_is_pinned_and_refuses_the_rest(server: Start, kind: str, pins: dict[str, str]) -> None:
+    pin = tls_pin(ServerSpec(kind, tls=True, **pins))
+    if pin.suite is not None and NO_SUITE_PIN.get(kind) == pin.suite.version:
+        with pytest.raises(GauntletError, match="does not support the cipher suite"):
+            server(kind, tls=True, **pins)
+        return
+    instance = server(kind, tls=True, **pins)
+    expected = [3 if accepts(pin, client) else 0 for client in CLIENT_PINS]
+    assert tls_outcomes(instance) == expected
+    if pin.suite is not None:
+        assert negotiated(instance) == (f"TLSv{pin.suite.version}", pin.suite.openssl)

@@ -1,14 +1,14 @@
 //! `gauntlet-engine run PLAN.json`: run a plan and print its RunResult as JSON.
-//! `gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S]`:
-//! the built-in server until SIGINT or SIGTERM.
+//! `gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S]
+//! [--tls true [--tls-version V] [--cipher C]]`: the built-in server until SIGINT or SIGTERM.
 
 use std::process::ExitCode;
 
 use gauntlet_engine::plan::Plan;
 use gauntlet_engine::run;
-use gauntlet_engine::server::{serve, ServeConfig};
+use gauntlet_engine::server::{serve, ServeConfig, ServeError};
 
-const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S] [--tls true]";
+const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S] [--tls true [--tls-version 1.2|1.3] [--cipher SUITE]]";
 
 fn read_input(path: &str) -> std::io::Result<String> {
     if path == "-" {
@@ -37,6 +37,8 @@ fn serve_config(options: &[&str]) -> Result<ServeConfig, String> {
             "--stall-ms" => config.stall_ms = number()?,
             "--stall-every-ms" => config.stall_every_ms = number()?,
             "--tls" => config.tls = value.parse().map_err(|_| format!("--tls takes true or false, not '{value}'"))?,
+            "--tls-version" => config.tls_version = Some(value.to_string()),
+            "--cipher" => config.cipher = Some(value.to_string()),
             _ => return Err(format!("unknown option {name}: {USAGE}")),
         }
     }
@@ -55,8 +57,12 @@ fn run_server(options: &[&str]) -> Result<String, String> {
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
         set
     };
-    let server = serve(&config).map_err(|e| format!("cannot serve on {}:{} ({e})", config.host, config.port))?;
-    println!("gauntlet-engine serve: listening on http://{}/", server.local_addr());
+    let server = serve(&config).map_err(|err| match err {
+        ServeError::Tls(message) => message,
+        ServeError::Io(e) => format!("cannot serve on {}:{} ({e})", config.host, config.port),
+    })?;
+    let scheme = if config.tls { "https" } else { "http" };
+    println!("gauntlet-engine serve: listening on {scheme}://{}/", server.local_addr());
     let mut signal = 0;
     // SAFETY: waits on the set built above.
     unsafe { libc::sigwait(&signals, &mut signal) };

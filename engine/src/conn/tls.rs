@@ -1,13 +1,17 @@
 //! TLS settings: the client's (any certificate accepted, as wrk and h2load do, but handshake
 //! signatures still checked; version, cipher suite and resumption as the plan says) and the
-//! built-in server's (a self-signed certificate generated at start).
+//! built-in server's (a self-signed certificate generated at start; version and cipher suite
+//! pinned the same way). Cipher suites go by rustls's names or by their IANA names, which differ
+//! only for TLS 1.3 (TLS13_AES_128_GCM_SHA256 is IANA's TLS_AES_128_GCM_SHA256).
 
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{ring, verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, ServerConfig, SignatureScheme, SupportedProtocolVersion};
+use rustls::{
+    ClientConfig, DigitallySignedStruct, ServerConfig, SignatureScheme, SupportedCipherSuite, SupportedProtocolVersion,
+};
 use serde::{Deserialize, Serialize};
 
 /// What a plan fixes about TLS; an https URL without it uses the defaults.
@@ -17,7 +21,8 @@ pub struct TlsPlan {
     /// "1.2" or "1.3"; None: either.
     #[serde(default)]
     pub version: Option<String>,
-    /// A rustls cipher suite name such as TLS13_AES_128_GCM_SHA256; None: rustls's preference.
+    /// A cipher suite by its rustls or IANA name (TLS13_AES_128_GCM_SHA256 or
+    /// TLS_AES_128_GCM_SHA256); None: rustls's preference.
     #[serde(default)]
     pub cipher: Option<String>,
     /// Resume sessions on new connections; false forces a full handshake each time.
@@ -44,17 +49,30 @@ fn versions(version: Option<&str>) -> Result<Vec<&'static SupportedProtocolVersi
     }
 }
 
+/// Whether `name` is the suite's rustls name or its IANA name.
+fn is_named(suite: &SupportedCipherSuite, name: &str) -> bool {
+    let rustls_name = format!("{:?}", suite.suite());
+    name == rustls_name || name == rustls_name.replacen("TLS13_", "TLS_", 1)
+}
+
 fn provider(cipher: Option<&str>) -> Result<CryptoProvider, String> {
     let mut provider = ring::default_provider();
     if let Some(name) = cipher {
-        provider.cipher_suites.retain(|suite| format!("{:?}", suite.suite()) == name);
+        provider.cipher_suites.retain(|suite| is_named(suite, name));
         if provider.cipher_suites.is_empty() {
             let known: Vec<String> =
                 ring::default_provider().cipher_suites.iter().map(|s| format!("{:?}", s.suite())).collect();
-            return Err(format!("the cipher suite '{name}' is unknown: use one of {}", known.join(", ")));
+            return Err(format!(
+                "the cipher suite '{name}' is unknown: use one of {} (or its IANA name)",
+                known.join(", ")
+            ));
         }
     }
     Ok(provider)
+}
+
+fn mismatch(err: rustls::Error) -> String {
+    format!("TLS version and cipher suite do not match ({err}): pick a suite of that version")
 }
 
 /// Accepts any certificate (the servers under test use self-signed ones) but checks that the
@@ -101,7 +119,7 @@ pub fn client_config(plan: &TlsPlan) -> Result<Arc<ClientConfig>, String> {
     let provider = Arc::new(provider(plan.cipher.as_deref())?);
     let mut config = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions(plan.version.as_deref())?)
-        .map_err(|e| format!("TLS version and cipher suite do not match ({e}): pick a suite of that version"))?
+        .map_err(mismatch)?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
         .with_no_client_auth();
@@ -127,13 +145,16 @@ pub fn self_signed_pem() -> Result<(String, String), String> {
     Ok((certified.cert.pem(), certified.signing_key.serialize_pem()))
 }
 
-/// The built-in server's TLS: a fresh self-signed certificate.
-pub fn server_config() -> Result<Arc<ServerConfig>, String> {
+/// The built-in server's TLS: a fresh self-signed certificate; only `version` and `cipher` when
+/// given, so that a client offering anything else fails its handshake.
+pub fn server_config(version: Option<&str>, cipher: Option<&str>) -> Result<Arc<ServerConfig>, String> {
+    let provider = Arc::new(provider(cipher)?);
+    let versions = versions(version)?;
     let certified = self_signed()?;
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(certified.signing_key.serialize_der()));
-    let config = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS defaults refused ({e})"))?
+    let config = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&versions)
+        .map_err(mismatch)?
         .with_no_client_auth()
         .with_single_cert(vec![certified.cert.der().clone()], key)
         .map_err(|e| format!("the certificate was refused ({e})"))?;
@@ -163,6 +184,18 @@ mod tests {
             resumption: true,
         };
         assert!(client_config(&mismatch).is_err());
+        let iana = TlsPlan { cipher: Some("TLS_AES_128_GCM_SHA256".into()), ..TlsPlan::default() };
+        assert!(client_config(&iana).is_ok());
+    }
+
+    #[test]
+    fn the_server_checks_its_pins_as_the_client_does() {
+        assert!(server_config(Some("1.3"), Some("TLS_CHACHA20_POLY1305_SHA256")).is_ok());
+        assert!(server_config(Some("1.2"), Some("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256")).is_ok());
+        assert!(server_config(Some("1.0"), None).unwrap_err().contains("1.2 or 1.3"));
+        assert!(server_config(None, Some("RC4")).unwrap_err().contains("is unknown"));
+        let mismatch = server_config(Some("1.2"), Some("TLS13_AES_128_GCM_SHA256")).unwrap_err();
+        assert!(mismatch.contains("do not match"), "{mismatch}");
     }
 
     #[test]
@@ -170,6 +203,6 @@ mod tests {
         let (cert, key) = self_signed_pem().unwrap();
         assert!(cert.starts_with("-----BEGIN CERTIFICATE-----"));
         assert!(key.contains("PRIVATE KEY"));
-        assert!(server_config().is_ok());
+        assert!(server_config(None, None).is_ok());
     }
 }

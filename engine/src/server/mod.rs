@@ -42,12 +42,60 @@ pub struct ServeConfig {
     pub stall_every_ms: u64,
     /// Serve HTTPS with a self-signed certificate made at start.
     pub tls: bool,
+    /// With `tls`: the only TLS version served, "1.2" or "1.3" (None: both).
+    pub tls_version: Option<String>,
+    /// With `tls`: the only cipher suite served, by its rustls or IANA name (None: rustls's).
+    pub cipher: Option<String>,
 }
 
 impl Default for ServeConfig {
     fn default() -> ServeConfig {
-        ServeConfig { host: "127.0.0.1".into(), port: 0, threads: 2, stall_ms: 0, stall_every_ms: 0, tls: false }
+        ServeConfig {
+            host: "127.0.0.1".into(),
+            port: 0,
+            threads: 2,
+            stall_ms: 0,
+            stall_every_ms: 0,
+            tls: false,
+            tls_version: None,
+            cipher: None,
+        }
     }
+}
+
+/// Why the server did not start: its TLS settings (worded "cause: fix"), or the socket.
+#[derive(Debug)]
+pub enum ServeError {
+    Tls(String),
+    Io(io::Error),
+}
+
+impl From<io::Error> for ServeError {
+    fn from(err: io::Error) -> ServeError {
+        ServeError::Io(err)
+    }
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Tls(message) => f.write_str(message),
+            ServeError::Io(err) => err.fmt(f),
+        }
+    }
+}
+
+/// The TLS settings the config asks for, checked before any socket is bound.
+fn tls_config(config: &ServeConfig) -> Result<Option<Arc<rustls::ServerConfig>>, ServeError> {
+    if !config.tls {
+        if config.tls_version.is_some() || config.cipher.is_some() {
+            return Err(ServeError::Tls(
+                "a TLS version or cipher suite was given for plain HTTP: serve with TLS".into(),
+            ));
+        }
+        return Ok(None);
+    }
+    tls::server_config(config.tls_version.as_deref(), config.cipher.as_deref()).map(Some).map_err(ServeError::Tls)
 }
 
 /// What the server has done, summed over its threads.
@@ -129,7 +177,8 @@ fn bind(address: SocketAddr) -> io::Result<std::net::TcpListener> {
 }
 
 /// Bind the port on every thread and start serving; returns once the server accepts.
-pub fn serve(config: &ServeConfig) -> io::Result<ServerHandle> {
+pub fn serve(config: &ServeConfig) -> Result<ServerHandle, ServeError> {
+    let tls = tls_config(config)?;
     let wanted = (config.host.as_str(), config.port).to_socket_addrs()?.next().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, format!("the host '{}' has no address", config.host))
     })?;
@@ -142,10 +191,6 @@ pub fn serve(config: &ServeConfig) -> io::Result<ServerHandle> {
     let counters: Arc<[Counters]> = listeners.iter().map(|_| Counters::default()).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let routes = Arc::new(Routes::new());
-    let tls = match config.tls {
-        true => Some(tls::server_config().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?),
-        false => None,
-    };
     let stall = Stall { ms: config.stall_ms, every_ms: config.stall_every_ms };
     let start_us = now_us();
     let mut wakers = Vec::new();

@@ -22,6 +22,13 @@ def serve_command(
     stall_ms: Annotated[int, typer.Option("--stall-ms", min=0, help="Hold all responses this long...")] = 0,
     stall_every_ms: Annotated[int, typer.Option("--stall-every-ms", min=0, help="...once every this many ms")] = 0,
     tls: Annotated[bool, typer.Option("--tls", help="HTTPS with a self-signed certificate made at start")] = False,
+    tls_version: Annotated[
+        str | None, typer.Option("--tls-version", help="With --tls: the only TLS version served, 1.2 or 1.3")
+    ] = None,
+    cipher: Annotated[
+        str | None,
+        typer.Option("--cipher", help="With --tls: the only cipher suite served, e.g. TLS_AES_128_GCM_SHA256"),
+    ] = None,
 ) -> int:
     """Serve the standard workload (and /hello, fault injection) from memory."""
     stop = threading.Event()
@@ -31,7 +38,7 @@ def serve_command(
 
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
-    server = engine.serve(host, port, threads, stall_ms, stall_every_ms, tls)
+    server = engine.serve(host, port, threads, stall_ms, stall_every_ms, tls, tls_version=tls_version, cipher=cipher)
     shown_host = f"[{server.host}]" if ":" in server.host else server.host
     scheme = "https" if tls else "http"
     print(LISTENING_LINE.format(scheme=scheme, host=shown_host, port=server.port), flush=True)

@@ -12,6 +12,7 @@ from gauntlet.servers.backends.catalog import Gateway, gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.support import setting
 
 MPMS = ("prefork", "worker", "event")
 MODULES = Path("/usr/lib/apache2/modules")
@@ -51,8 +52,8 @@ def start_apache(
     binary = apache_binary()
     if binary is None or not (MODULES / f"mod_mpm_{mpm}.so").exists():
         raise GauntletError("apache2 is not installed", "install it: apt-get install apache2")
-    processes = spec.workers or DEFAULT_PROCESSES
-    threads_per_child = spec.threads_per_child or DEFAULT_THREADS_PER_CHILD
+    processes = setting(spec, "workers", DEFAULT_PROCESSES)
+    threads_per_child = setting(spec, "threads_per_child", DEFAULT_THREADS_PER_CHILD)
     if mpm == "prefork" and processes > PREFORK_MAX_REQUEST_WORKERS:
         raise GauntletError(
             f"Apache prefork cannot start {processes} processes (at most {PREFORK_MAX_REQUEST_WORKERS})",
@@ -65,7 +66,7 @@ def start_apache(
         "threads_per_child": threads_per_child,
         "max_request_workers": PREFORK_MAX_REQUEST_WORKERS,
         "keepalive": spec.keepalive,
-        "keepalive_timeout_s": spec.keepalive_timeout_s or 5,
+        "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", 5),
         # Apache's MaxKeepAliveRequests 0 is no limit.
         "keepalive_requests": spec.requests_per_connection(1000, unlimited=0),
     }

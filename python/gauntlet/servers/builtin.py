@@ -24,11 +24,23 @@ POLL_INTERVAL_S = 0.02
 
 
 def start_builtin(
-    threads: int = 2, stall_ms: int = 0, stall_every_ms: int = 0, tls: bool = False, ready_timeout_s: float = 10.0
+    threads: int = 2,
+    stall_ms: int = 0,
+    stall_every_ms: int = 0,
+    tls: bool = False,
+    ready_timeout_s: float = 10.0,
+    tls_version: str | None = None,
+    cipher: str | None = None,
 ) -> ServerInstance:
-    """Start `gauntlet serve` on 127.0.0.1, port 0, and return once it has announced its address."""
+    """Start `gauntlet serve` on 127.0.0.1, port 0, and return once it has announced its address.
+
+    With `tls`, `tls_version` ("1.2" or "1.3") and `cipher` (IANA name) pin what it accepts; a pin
+    that cannot work is the server's one-line error.
+    """
     argv = [sys.executable, "-m", "gauntlet", "serve", "--port", "0", "--threads", str(threads)]
     argv += ["--stall-ms", str(stall_ms), "--stall-every-ms", str(stall_every_ms)] + (["--tls"] if tls else [])
+    argv += ["--tls-version", tls_version] if tls_version else []
+    argv += ["--cipher", cipher] if cipher else []
     workdir = new_workdir("builtin")
     cgroup = create_cgroup(workdir.name)
     log_path = workdir / "stderr.log"

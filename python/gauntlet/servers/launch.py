@@ -29,6 +29,7 @@ from gauntlet.servers.base import (
 )
 from gauntlet.servers.process import LOOPBACK, free_port, http_get, log_tail, spawn, stop_tree, wait_for_tree, wait_ready
 from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.tls_pin import tls_pin
 
 READY_PATH = "/__gauntlet/ready"
 ERROR_LOG = Path("logs") / "error.log"
@@ -42,7 +43,7 @@ class Launch:
     #: The command line, given the rendered config's path.
     argv: Callable[[Path], list[str]]
     #: Template parameters besides workdir, docroot, host, port, user, tls, tls_pin, access_log,
-    #: backend and ready_path.
+    #: backend and ready_path (a setting of the same name wins).
     settings: dict[str, Any] = field(default_factory=dict)
     #: The backends the driver supports, and how the server reaches each (catalog.py).
     gateways: Mapping[str, Gateway] = field(default_factory=dict)
@@ -55,6 +56,10 @@ class Launch:
     shared_error_log: bool = False
     #: Makes a server that buffers its access log write it out (lighttpd).
     flush_access_log: Callable[[ServerInstance], None] | None = None
+    #: Environment variables the server needs besides ours, given the work dir (HOME, CATALINA_BASE, ...).
+    env: Callable[[Path], dict[str, str]] | None = None
+    #: More files rendered with the same parameters: template name -> path inside the work dir.
+    extra_templates: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -70,6 +75,7 @@ def launch(setup: Launch) -> ServerInstance:
     are up and, with a backend, once its dynamic page comes back exact."""
     spec = setup.spec
     gateway = gateway_for(spec.kind, setup.gateways, spec.backend) if spec.backend else None
+    tls_pin(spec)  # a pin that cannot work fails here, before anything starts
     workdir = new_workdir(spec.kind)
     cgroup = create_cgroup(workdir.name)
     try:
@@ -127,27 +133,33 @@ def _spawn(setup: Launch, gateway: Gateway | None, workdir: Path, cgroup: Cgroup
     backend = prepare_backend(spec, gateway, workdir, docroot, cgroup, setup.ready_timeout_s) if gateway else None
     try:
         port = free_port() if setup.port is None else setup.port
-        config_text = TEMPLATES.get_template(setup.template).render(
-            workdir=workdir,
-            docroot=docroot,
-            host=LOOPBACK,
-            port=port,
-            user=unprivileged_user() if os.geteuid() == 0 else None,
-            tls=spec.tls,
-            tls_pin=spec.tls_pin(),
-            access_log=spec.access_log,
-            backend=backend.config if backend else None,
-            ready_path=READY_PATH,
+        params = {
+            "workdir": workdir,
+            "docroot": docroot,
+            "host": LOOPBACK,
+            "port": port,
+            "user": unprivileged_user() if os.geteuid() == 0 else None,
+            "tls": spec.tls,
+            "tls_pin": tls_pin(spec),
+            "access_log": spec.access_log,
+            "backend": backend.config if backend else None,
+            "ready_path": READY_PATH,
             **setup.settings,
-        )
+        }
+        config_text = TEMPLATES.get_template(setup.template).render(params)
         config_path = workdir / setup.template.removesuffix(".j2")
         config_path.write_text(config_text)
+        for template, relative_path in setup.extra_templates.items():
+            path = workdir / relative_path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(TEMPLATES.get_template(template).render(params))
         log_path = workdir / ERROR_LOG
         if setup.shared_error_log:
             log_path.parent.chmod(0o777)  # mkdir's mode went through the umask
             log_path.touch()
             log_path.chmod(0o666)
-        proc = spawn(setup.argv(config_path), cwd=workdir, log_path=log_path, cgroup=cgroup)
+        env = setup.env(workdir) if setup.env else None
+        proc = spawn(setup.argv(config_path), cwd=workdir, log_path=log_path, env=env, cgroup=cgroup)
     except BaseException:
         if backend is not None and backend.process is not None:
             stop_tree(backend.process.proc, sig=backend.process.stop_signal)

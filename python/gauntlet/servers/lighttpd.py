@@ -14,6 +14,7 @@ from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.process import tree
 from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.support import setting
 
 MAX_WORKERS = 64
 MAX_FDS = 8192
@@ -34,7 +35,7 @@ def start_lighttpd(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
     `workdir/logs/access.log` (the client port tells connections apart); lighttpd buffers the lines,
     so `instance.access_log_lines()` flushes them first. The readiness probe is not logged.
     """
-    workers = spec.workers or 1
+    workers = setting(spec, "workers", 1)
     if workers > MAX_WORKERS:
         raise GauntletError(f"lighttpd workers must be 1 to {MAX_WORKERS}, got {workers}", "set workers to 1..8 as the thesis did")
     binary = lighttpd_binary()
@@ -44,7 +45,7 @@ def start_lighttpd(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
         "workers": workers,
         "max_fds": MAX_FDS,
         "keepalive": spec.keepalive,
-        "keepalive_timeout_s": spec.keepalive_timeout_s or 5,
+        "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", 5),
         "keepalive_requests": min(
             spec.requests_per_connection(1000, unlimited=MOST_REQUESTS_PER_CONNECTION), MOST_REQUESTS_PER_CONNECTION
         ),

@@ -13,6 +13,7 @@ from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.support import setting
 
 DEFAULT_WORKERS = 2
 WORKER_CONNECTIONS = 4096
@@ -33,12 +34,12 @@ def start_nginx(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
     binary = nginx_binary()
     if binary is None:
         raise GauntletError("nginx is not installed", "install it: apt-get install nginx")
-    workers = spec.workers or DEFAULT_WORKERS
+    workers = setting(spec, "workers", DEFAULT_WORKERS)
     settings = {
         "worker_processes": workers,
         "worker_connections": WORKER_CONNECTIONS,
         "keepalive": spec.keepalive,
-        "keepalive_timeout_s": spec.keepalive_timeout_s or 75,
+        "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", 75),
         # nginx's 0 would mean no keep-alive at all, not no limit.
         "keepalive_requests": spec.requests_per_connection(1000, unlimited=2**31 - 1),
     }

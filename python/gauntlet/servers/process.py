@@ -6,13 +6,15 @@ Everything here works on pids the caller started; nothing searches processes by 
 from __future__ import annotations
 
 import http.client
+import os
+import re
 import shutil
 import signal
 import socket
 import ssl
 import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import psutil
@@ -46,13 +48,14 @@ def spawn(
     cwd: Path,
     log_path: Path,
     stdout_path: Path | None = None,
+    env: Mapping[str, str] | None = None,
     cgroup: Cgroup | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start `argv` in its own session (so a Ctrl-C on our terminal does not reach it), inside
     `cgroup` from its first instruction when one is given.
 
     stderr goes to `log_path`, stdout to `stdout_path` (or to `log_path` too). Files, not pipes: a
-    server that logs a lot can never block on a pipe nobody reads.
+    server that logs a lot can never block on a pipe nobody reads. `env` adds to our environment.
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     if shutil.which(argv[0]) is None:
@@ -66,6 +69,7 @@ def spawn(
                 stdout=out,
                 stderr=log,
                 start_new_session=True,
+                env={**os.environ, **env} if env else None,
             )
         except OSError as exc:
             raise GauntletError(
@@ -74,13 +78,32 @@ def spawn(
             ) from exc
 
 
-def log_tail(path: Path, n_lines: int = 5, max_chars: int = 600) -> str:
-    """The last non-empty lines of a log file, joined into one line (for one-line errors)."""
+#: A Java stack frame (`at pkg.Class.method(File.java:12)`, `... 13 more`): the JVM servers' logs
+#: end in these, below the lines that say what went wrong.
+STACK_FRAME = re.compile(r"^(at \S+\(.*\)|\.\.\. \d+ more)$")
+
+
+def shortened(line: str, max_chars: int) -> str:
+    """The line, or its start and end around "...": what failed tends to be said at both ends."""
+    if len(line) <= max_chars:
+        return line
+    head = (max_chars - 3) * 2 // 3
+    return line[:head] + "..." + line[head + 3 - max_chars :]
+
+
+def log_tail(path: Path, n_lines: int = 5, max_chars: int = 600, max_line_chars: int = 160) -> str:
+    """The last non-empty lines of a log file, joined into one line (for one-line errors): stack
+    frames left out, each line shortened so that one huge line (an Erlang exit reason) cannot push
+    out the lines before it."""
     try:
         text = path.read_text(errors="replace")
     except OSError:
         return f"(no log at {path})"
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [
+        shortened(line, max_line_chars)
+        for line in map(str.strip, text.splitlines())
+        if line and not STACK_FRAME.match(line)
+    ]
     if not lines:
         return f"(log {path} is empty)"
     tail = " | ".join(lines[-n_lines:])

@@ -21,9 +21,14 @@ from gauntlet.servers.apache import apache_binary, start_apache
 from gauntlet.servers.backends.catalog import BACKENDS, Gateway, backend_named, missing_packages, unsupported_reason
 from gauntlet.servers.base import ServerInstance, program_version
 from gauntlet.servers.builtin import start_builtin
+from gauntlet.servers.caddy import caddy_binary, start_caddy
+from gauntlet.servers.h2o import h2o_binary, start_h2o
 from gauntlet.servers.lighttpd import lighttpd_binary, start_lighttpd
 from gauntlet.servers.nginx import nginx_binary, start_nginx
 from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.support import setting, unsupported
+from gauntlet.servers.tomcat import start_tomcat, tomcat_binary
+from gauntlet.servers.yaws import start_yaws, yaws_binary
 
 
 class Start(Protocol):
@@ -64,14 +69,18 @@ class Kind:
 
 def _start_builtin(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = 10.0) -> ServerInstance:
     if port is not None:
-        raise GauntletError("the built-in server binds a port of its own choosing", "start it without a port")
-    if not spec.keepalive or spec.access_log or spec.tls_version or spec.cipher:
-        raise GauntletError(
-            "the built-in server always keeps connections alive, counts at /__gauntlet/stats instead of "
-            "an access log, and cannot pin a TLS version or cipher",
-            "leave keepalive, access_log, tls_version and cipher at their defaults for builtin",
-        )
-    return start_builtin(threads=spec.workers or 2, tls=spec.tls, ready_timeout_s=ready_timeout_s)
+        raise unsupported("builtin", "a fixed port", "it binds a free port itself and announces it")
+    if not spec.keepalive:
+        raise unsupported("builtin", "keep-alive off", "it keeps a connection open as long as the client does")
+    if spec.access_log:
+        raise unsupported("builtin", "an access log", "it counts requests and connections at /__gauntlet/stats")
+    return start_builtin(
+        threads=setting(spec, "workers", 2),
+        tls=spec.tls,
+        tls_version=spec.tls_version,
+        cipher=spec.cipher,
+        ready_timeout_s=ready_timeout_s,
+    )
 
 
 KINDS: dict[str, Kind] = {
@@ -83,6 +92,10 @@ KINDS: dict[str, Kind] = {
         Kind("apache-worker", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("worker")),
         Kind("apache-event", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("event")),
         Kind("lighttpd", "lighttpd", lighttpd_binary, "-v", start_lighttpd, backends=lighttpd.BACKENDS),
+        Kind("h2o", "h2o", h2o_binary, "--version", start_h2o),
+        Kind("caddy", "caddy", caddy_binary, "version", start_caddy),
+        Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat),
+        Kind("yaws", "yaws", yaws_binary, "--version", start_yaws),
     )
 }
 

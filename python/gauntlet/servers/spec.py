@@ -10,10 +10,6 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from gauntlet.errors import GauntletError
-from gauntlet.servers.tls import TlsPin, tls_pin
-
-BACKEND_SOCKETS = ("unix", "tcp")
-COUNTS = ("workers", "threads_per_child", "keepalive_requests", "backend_workers", "backend_threads")
 
 
 @dataclass(frozen=True)
@@ -32,7 +28,7 @@ class ServerSpec:
     #: "1.2" or "1.3": the only TLS version the server accepts (None: both).
     tls_version: str | None = None
     #: One cipher suite, by its IANA name (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256):
-    #: the server accepts only that suite, and only its TLS version (servers/tls.py lists them).
+    #: the server accepts only that suite, and only its TLS version (servers/tls_pin.py lists them).
     cipher: str | None = None
     #: How dynamic pages are made: None (static only), php-fpm, mod_php, php-cgi, uwsgi, python-cgi,
     #: python-fastcgi (servers/backends/catalog.py).
@@ -44,29 +40,13 @@ class ServerSpec:
     #: uWSGI threads per process.
     backend_threads: int | None = None
 
-    def __post_init__(self) -> None:
-        for name in COUNTS:
-            value = getattr(self, name)
-            # keepalive_requests 0 means unlimited where the server allows it.
-            if value is not None and value < (0 if name == "keepalive_requests" else 1):
-                raise GauntletError(f"server setting {name} is {value}", f"give {name} a positive number")
-        if self.keepalive_timeout_s is not None and self.keepalive_timeout_s < 1:
-            raise GauntletError(f"keepalive_timeout_s is {self.keepalive_timeout_s}", "give at least 1 second")
-        if self.backend_socket not in BACKEND_SOCKETS:
-            raise GauntletError(f"backend_socket '{self.backend_socket}' is unknown", "use unix or tcp")
-        if (self.tls_version or self.cipher) and not self.tls:
-            raise GauntletError("tls_version and cipher pin HTTPS, but tls is off", "turn tls on or drop them")
-        self.tls_pin()
-
-    def tls_pin(self) -> TlsPin:
-        """The TLS versions and suite the server accepts (checked when the spec is made)."""
-        return tls_pin(self.tls_version, self.cipher)
-
     def requests_per_connection(self, default: int, unlimited: int) -> int:
         """keepalive_requests in a server's terms: `default` when unset, and for 0 (no limit) the
         server's own "no limit" value or its largest."""
         if self.keepalive_requests is None:
             return default
+        if self.keepalive_requests < 0:
+            raise GauntletError(f"{self.kind} needs keepalive_requests of 0 (no limit) or more", "set it to 0 or more")
         return self.keepalive_requests or unlimited
 
     def with_(self, **changes: Any) -> ServerSpec:

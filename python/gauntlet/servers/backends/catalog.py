@@ -114,7 +114,7 @@ def unsupported_reason(kind: str, gateways: Mapping[str, Gateway], backend: str)
     if backend in gateways:
         return None
     if not gateways:
-        return f"Gauntlet's {kind} driver serves the static workload only"
+        return f"Gauntlet's {kind} driver serves static files only"
     return found.elsewhere or f"Gauntlet's {kind} driver cannot run {backend}"
 
 

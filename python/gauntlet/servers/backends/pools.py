@@ -32,6 +32,7 @@ from gauntlet.servers.backends.catalog import (
 from gauntlet.servers.base import TEMPLATES, BackendProcess, unprivileged_user, write_docroot
 from gauntlet.servers.process import LOOPBACK, accepts_connections, free_port, spawn, stop_tree, wait_for_tree, wait_until
 from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.support import setting
 
 DEFAULT_WORKERS = 2
 BACKLOG = 1024
@@ -88,7 +89,7 @@ class PoolContext:
 
     @property
     def workers(self) -> int:
-        return self.spec.backend_workers or DEFAULT_WORKERS
+        return setting(self.spec, "backend_workers", DEFAULT_WORKERS)
 
     @property
     def listen(self) -> str:
@@ -133,7 +134,7 @@ def _php_fpm(context: PoolContext) -> PoolLaunch:
 
 
 def _uwsgi(context: PoolContext) -> PoolLaunch:
-    text = context.render("uwsgi.ini.j2", protocol=context.gateway, threads=context.spec.backend_threads or 1)
+    text = context.render("uwsgi.ini.j2", protocol=context.gateway, threads=setting(context.spec, "backend_threads", 1))
     argv = [_program(UWSGI.find()), "--ini", str(context.workdir / "uwsgi.ini")]
     # SIGINT stops uWSGI; its SIGTERM means reload unless die-on-term, which the ini sets too.
     return PoolLaunch(argv, text, signal.SIGINT, 1 + context.workers)
@@ -192,6 +193,8 @@ def _start_pool(
     if os.geteuid() == 0:
         nobody = pwd.getpwnam("nobody")
         os.chown(run_dir, nobody.pw_uid, nobody.pw_gid)  # fcgiwrap makes its socket as nobody
+    if spec.backend_socket not in ("unix", "tcp"):
+        raise GauntletError(f"backend_socket '{spec.backend_socket}' is unknown", "use unix or tcp")
     unix = spec.backend_socket == "unix"
     context = PoolContext(
         spec=spec,

@@ -1,0 +1,70 @@
+"""Yaws as a server under test: config rendered from templates/yaws.conf.j2 into a private work dir,
+run by the Erlang VM in the foreground (`erl -run yaws`, as Debian's `yaws` script does, without
+its interactive shell or daemon mode and without Erlang distribution, so no epmd is left behind).
+
+One OS process; `workers` is the number of Erlang schedulers (`+S N:N`, threads named
+`N_scheduler`). The access log is written by a small logger module (templates/gauntlet_yaws_log.erl.j2,
+compiled by Yaws at start) because Yaws's own has no client port. Yaws cannot drop privileges:
+as root it serves as root.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gauntlet.errors import GauntletError
+from gauntlet.servers.base import ServerInstance, find_binary
+from gauntlet.servers.launch import Launch, launch
+from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.support import setting
+from gauntlet.servers.tls_pin import tls_pin
+
+EBIN = Path("/usr/lib/yaws/ebin")
+#: Yaws's own default keepalive_timeout (30 s).
+DEFAULT_KEEPALIVE_TIMEOUT_S = 30
+DEFAULT_KEEPALIVE_REQUESTS = 1000
+
+
+def yaws_binary() -> str | None:
+    return find_binary("yaws")
+
+
+def start_yaws(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = 15.0) -> ServerInstance:
+    """Start Yaws on 127.0.0.1 and return once it answers HTTP.
+
+    Keep-alive off is `keepalive_maxuses = 1`; `keepalive_requests` 0 is `nolimit`. With
+    `access_log`, each request is one line `CLIENT_PORT STATUS BYTES "REQUEST"` in
+    `workdir/logs/access.log`; the readiness probe is not logged.
+    """
+    schedulers = setting(spec, "workers", 0)  # 0: the VM's own choice, one per CPU
+    keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
+    requests = DEFAULT_KEEPALIVE_REQUESTS if spec.keepalive_requests is None else spec.keepalive_requests
+    pin = tls_pin(spec)
+    erl = find_binary("erl")
+    if yaws_binary() is None or erl is None or not EBIN.is_dir():
+        raise GauntletError("yaws is not installed", "install it: apt-get install yaws")
+    schedulers_flag = ["+S", f"{schedulers}:{schedulers}"] if schedulers else []
+
+    def argv(config: Path) -> list[str]:
+        vm = [erl, "-noinput", *schedulers_flag, "-config", str(config.parent / "sys")]
+        return [*vm, "-pa", str(EBIN), "-run", "yaws", "-conf", str(config)]
+
+    return launch(
+        Launch(
+            spec=spec,
+            template="yaws.conf.j2",
+            argv=argv,
+            settings={
+                "ebin": EBIN,
+                "keepalive_timeout_s": keepalive_timeout_s,
+                "keepalive_maxuses": (requests or "nolimit") if spec.keepalive else 1,
+                "tls_protocols": ", ".join(f"tlsv{version}" for version in reversed(pin.versions)),
+            },
+            port=port,
+            ready_timeout_s=ready_timeout_s,
+            # HOME: Yaws's control file. A crash dump would only be deleted with the work dir.
+            env=lambda workdir: {"HOME": str(workdir), "ERL_CRASH_DUMP_SECONDS": "0"},
+            extra_templates={"yaws-sys.config.j2": "sys.config"}
+            | ({"gauntlet_yaws_log.erl.j2": "src/gauntlet_yaws_log.erl"} if spec.access_log else {}),
+        )
+    )
