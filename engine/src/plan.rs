@@ -58,6 +58,14 @@ pub struct Plan {
     pub warmup_us: u64,
     #[serde(default = "default_timeout_us")]
     pub timeout_us: u64,
+    /// Wall-clock µs since 1970 at which the load begins (the threads wait for it): the instant
+    /// that several machines running slices of one plan agree on. None: at once.
+    #[serde(default)]
+    pub start_at_unix_us: Option<u64>,
+    /// Give every timeline second its encoded histogram, so that timelines from several
+    /// machines merge losslessly.
+    #[serde(default)]
+    pub timeline_histograms: bool,
 }
 
 fn default_method() -> String {

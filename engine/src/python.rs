@@ -107,6 +107,13 @@ fn histogram_percentiles(encoded: &str, quantiles: Vec<f64>) -> PyResult<Vec<u64
     Ok(quantiles.iter().map(|&q| if histogram.is_empty() { 0 } else { histogram.value_at_quantile(q) }).collect())
 }
 
+/// The summary every result gives of a histogram (count, min, mean, stdev, percentiles, max), as JSON.
+#[pyfunction]
+fn histogram_summary(encoded: &str) -> PyResult<String> {
+    let histogram = latency::decode(encoded).map_err(engine_error)?;
+    serde_json::to_string(&latency::LatencySummary::of(&histogram)).map_err(engine_error)
+}
+
 /// The built-in server, running in this process until `stop()`.
 #[pyclass(module = "gauntlet._engine")]
 struct Server {
@@ -178,5 +185,6 @@ fn engine_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(self_signed_certificate, m)?)?;
     m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_percentiles, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram_summary, m)?)?;
     Ok(())
 }

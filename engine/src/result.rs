@@ -65,6 +65,8 @@ pub struct ScheduleResult {
     pub achieved_rate_per_s: f64,
     /// How long after its due time each measured request was started.
     pub send_lag_us: LatencySummary,
+    /// Every send lag, encoded as the latency histogram is.
+    pub send_lag_histogram: String,
     /// Requests started more than 1 ms after they were due.
     pub late_sends: u64,
 }
@@ -86,17 +88,28 @@ pub struct ClientResult {
     pub cpu_us_per_request: f64,
     /// The busiest load thread's CPU time over its wall time: near 1.0, the client was saturated.
     pub busiest_thread_share: f64,
+    /// Time the load threads were runnable but waiting for a CPU (the scheduler's run-queue
+    /// wait), warm-up included; 0 when the kernel does not expose it.
+    pub cpu_wait_us: u64,
+    /// The highest share of its wall time a load thread was running or waiting for a CPU: near
+    /// 1.0, that thread never waited for the network, so the client was saturated even when it
+    /// shared its CPUs (which `busiest_thread_share` cannot show).
+    pub busiest_thread_runnable_share: f64,
 }
 
 fn client_cost(outcomes: &[WorkerOutcome], elapsed_us: u64, requests: u64) -> ClientResult {
     let cpu_us: u64 = outcomes.iter().map(|o| o.cpu_us).sum();
-    let busiest_thread_share =
-        outcomes.iter().map(|o| o.cpu_us as f64 / o.wall_us.max(1) as f64).fold(0.0, f64::max).min(1.0);
+    let busiest = |used_us: fn(&WorkerOutcome) -> u64| {
+        outcomes.iter().map(|o| used_us(o) as f64 / o.wall_us.max(1) as f64).fold(0.0, f64::max).min(1.0)
+    };
+    let busiest_thread_share = busiest(|o| o.cpu_us);
+    let busiest_thread_runnable_share = busiest(|o| o.cpu_us + o.cpu_wait_us);
+    let cpu_wait_us = outcomes.iter().map(|o| o.cpu_wait_us).sum();
     // Scale the whole run's CPU to the measured interval's share of the wall time.
     let wall_us = outcomes.iter().map(|o| o.wall_us).max().unwrap_or(0).max(1);
     let measured_cpu_us = cpu_us as f64 * elapsed_us.min(wall_us) as f64 / wall_us as f64;
     let cpu_us_per_request = if requests == 0 { 0.0 } else { measured_cpu_us / requests as f64 };
-    ClientResult { cpu_us, cpu_us_per_request, busiest_thread_share }
+    ClientResult { cpu_us, cpu_us_per_request, busiest_thread_share, cpu_wait_us, busiest_thread_runnable_share }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -182,11 +195,15 @@ pub fn merge(
             count as f64 * 1e6 / elapsed_us as f64
         }
     };
-    let schedule = plan.rate_per_s.map(|offered_rate_per_s| ScheduleResult {
-        offered_rate_per_s,
-        achieved_rate_per_s: per_s(sum(|r| r.sent)),
-        send_lag_us: LatencySummary::of(&latency::merge(recorders.iter().map(|r| &r.send_lag))),
-        late_sends: sum(|r| r.late_sends),
+    let schedule = plan.rate_per_s.map(|offered_rate_per_s| {
+        let send_lag = latency::merge(recorders.iter().map(|r| &r.send_lag));
+        ScheduleResult {
+            offered_rate_per_s,
+            achieved_rate_per_s: per_s(sum(|r| r.sent)),
+            send_lag_us: LatencySummary::of(&send_lag),
+            send_lag_histogram: latency::encode(&send_lag),
+            late_sends: sum(|r| r.late_sends),
+        }
     });
     RunResult {
         schema: RESULT_SCHEMA.to_string(),

@@ -31,8 +31,44 @@ pub struct Progress {
 
 pub struct RunHandle {
     shared: Arc<Shared>,
-    measure_start_us: u64,
     result: Mutex<Receiver<RunResult>>,
+}
+
+/// The farthest ahead a plan's agreed start may be: further is a clock or a typing mistake.
+pub const MAX_START_DELAY_US: u64 = 60_000_000;
+
+fn unix_now_us() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
+}
+
+/// Refuse an agreed start too far ahead, before any thread is spawned.
+fn check_start_at(start_at_unix_us: Option<u64>) -> Result<(), PlanError> {
+    let Some(start_at_us) = start_at_unix_us else { return Ok(()) };
+    let ahead_us = start_at_us.saturating_sub(unix_now_us());
+    if ahead_us > MAX_START_DELAY_US {
+        return Err(PlanError(format!(
+            "the plan starts {:.1} s from now, more than {} s ahead: agree on a nearer start (check the machines' clocks)",
+            ahead_us as f64 / 1e6,
+            MAX_START_DELAY_US / 1_000_000
+        )));
+    }
+    Ok(())
+}
+
+/// `Shared::start_us` until the threads are released.
+const NOT_STARTED: u64 = u64::MAX;
+/// The longest sleep while waiting for the agreed start, so that a cancel is seen.
+const MAX_START_STEP_US: u64 = 50_000;
+
+/// Sleep until the wall clock reads `start_at_us` (at once if it already has).
+fn wait_for_start(start_at_us: u64, cancel: &AtomicBool) {
+    loop {
+        let left_us = start_at_us.saturating_sub(unix_now_us());
+        if left_us == 0 || cancel.load(Ordering::Relaxed) {
+            return;
+        }
+        thread::sleep(Duration::from_micros(left_us.min(MAX_START_STEP_US)));
+    }
 }
 
 /// Split `total` into `parts` shares proportional to `weights` whose sum is exactly `total`.
@@ -57,6 +93,7 @@ fn split_connections(connections: usize, threads: usize) -> Vec<usize> {
 /// Validate the plan, start its threads, and return at once.
 pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     let target = plan.resolve()?;
+    check_start_at(plan.start_at_unix_us)?;
     limits::check_connections(plan.connections)?;
     let mut requests = vec![EncodedRequest::new(&plan, &target)?];
     let sessions = match plan.sessions.clone() {
@@ -81,7 +118,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         timeout_us: plan.timeout_us,
         warmup_us: plan.warmup_us,
         duration_us: plan.duration_us,
-        start_us: AtomicU64::new(0),
+        start_us: AtomicU64::new(NOT_STARTED),
         cancel: AtomicBool::new(false),
         live: (0..threads).map(|_| Live::default()).collect(),
     });
@@ -121,25 +158,28 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         }
     }
     drop(tick_tx);
-    barrier.wait();
-    let start_us = now_us();
-    shared.start_us.store(start_us, Ordering::Release);
-    let started_unix_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    barrier.wait();
-    let measure_start_us = start_us + plan.warmup_us;
     let (result_tx, result_rx) = channel();
     let coordinator_shared = shared.clone();
     thread::Builder::new()
         .name("gauntlet-coordinator".into())
         .spawn(move || {
-            let timeline = collect_timeline(tick_rx, threads);
+            let shared = coordinator_shared;
+            barrier.wait();
+            if let Some(start_at_us) = plan.start_at_unix_us {
+                wait_for_start(start_at_us, &shared.cancel);
+            }
+            let start_us = now_us();
+            shared.start_us.store(start_us, Ordering::Release);
+            let started_unix_ms = unix_now_us() / 1_000;
+            barrier.wait();
+            let timeline = collect_timeline(tick_rx, threads, plan.timeline_histograms);
             let outcomes: Vec<WorkerOutcome> = workers.into_iter().map(join_worker).collect();
-            let address = coordinator_shared.address.to_string();
-            let result = merge(plan, address, started_unix_ms, measure_start_us, outcomes, timeline);
+            let address = shared.address.to_string();
+            let result = merge(plan, address, started_unix_ms, start_us + shared.warmup_us, outcomes, timeline);
             let _ = result_tx.send(result);
         })
         .map_err(|e| PlanError(format!("cannot start the coordinator thread ({e}): use fewer threads")))?;
-    Ok(RunHandle { shared, measure_start_us, result: Mutex::new(result_rx) })
+    Ok(RunHandle { shared, result: Mutex::new(result_rx) })
 }
 
 fn join_worker(handle: JoinHandle<WorkerOutcome>) -> WorkerOutcome {
@@ -150,7 +190,7 @@ fn join_worker(handle: JoinHandle<WorkerOutcome>) -> WorkerOutcome {
 }
 
 /// Merge the threads' seconds as they arrive; a second is final once every thread is past it.
-fn collect_timeline(ticks: Receiver<Tick>, threads: usize) -> Vec<TimelineEntry> {
+fn collect_timeline(ticks: Receiver<Tick>, threads: usize, with_histograms: bool) -> Vec<TimelineEntry> {
     let mut pending: BTreeMap<u64, SecondStats> = BTreeMap::new();
     let mut reported: Vec<Option<u64>> = vec![None; threads];
     let mut timeline = Vec::new();
@@ -165,20 +205,25 @@ fn collect_timeline(ticks: Receiver<Tick>, threads: usize) -> Vec<TimelineEntry>
         }
         let complete_below = reported.iter().map(|r| r.map_or(0, |s| s + 1)).min().unwrap_or(0);
         while let Some(entry) = pending.first_entry().filter(|e| *e.key() < complete_below) {
-            timeline.push(entry.remove().entry());
+            timeline.push(entry.remove().entry(with_histograms));
         }
     }
-    timeline.extend(pending.values().map(SecondStats::entry));
+    timeline.extend(pending.values().map(|second| second.entry(with_histograms)));
     timeline
 }
 
 impl RunHandle {
+    /// Before the start (an agreed start still ahead), nothing is measuring yet.
     pub fn progress(&self) -> Progress {
         let now = now_us();
+        let measure_start_us = match self.shared.start_us.load(Ordering::Acquire) {
+            NOT_STARTED => u64::MAX,
+            start_us => start_us + self.shared.warmup_us,
+        };
         Progress {
             totals: Totals::sum(&self.shared.live),
-            elapsed_us: now.saturating_sub(self.measure_start_us),
-            measuring: now >= self.measure_start_us,
+            elapsed_us: now.saturating_sub(measure_start_us),
+            measuring: now >= measure_start_us,
         }
     }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +23,15 @@ class RunOutcome:
     interrupted: bool
 
 
-def run(plan: Plan, on_progress: Callable[[Progress], None] | None = None) -> RunOutcome:
-    """Run a plan with the GIL released; Ctrl-C cancels it and returns what was measured."""
+#: What runs a plan: `run` below, or a cluster of agents (gauntlet.agents.cluster) that runs it split.
+Runner = Callable[[Plan, Callable[[Progress], None] | None], RunOutcome]
+
+
+def run(
+    plan: Plan, on_progress: Callable[[Progress], None] | None = None, stop: threading.Event | None = None
+) -> RunOutcome:
+    """Run a plan with the GIL released; Ctrl-C (or `stop` being set) cancels it and returns what
+    was measured."""
     try:
         handle = _engine.Run(json.dumps(plan))
         handle.start()
@@ -35,11 +43,20 @@ def run(plan: Plan, on_progress: Callable[[Progress], None] | None = None) -> Ru
             result_json = handle.wait(PROGRESS_INTERVAL_S)
             if result_json is not None:
                 return RunOutcome(json.loads(result_json), interrupted)
+            if stop is not None and stop.is_set() and not interrupted:
+                handle.cancel()
+                interrupted = True
             if on_progress is not None and not interrupted:
                 on_progress(handle.progress())
         except KeyboardInterrupt:
             handle.cancel()
             interrupted = True
+
+
+def histogram_summary(encoded: str) -> dict[str, Any]:
+    """count, min, mean, stdev, p50, p90, p99, p99_9, max (µs) of an encoded histogram, as results give them."""
+    summary: dict[str, Any] = json.loads(_engine.histogram_summary(encoded))
+    return summary
 
 
 def workload_files() -> dict[str, bytes]:
@@ -71,5 +88,22 @@ def serve(
     }
     try:
         return _engine.Server(json.dumps(config))
+    except _engine.EngineError as err:
+        raise GauntletError.from_engine(str(err)) from None
+
+
+def merge_histograms(encoded: list[str]) -> str:
+    """Encoded latency histograms (a result's `histogram`) merged losslessly into one, encoded alike
+    (at the first one's precision)."""
+    try:
+        return _engine.merge_histograms(encoded)
+    except _engine.EngineError as err:
+        raise GauntletError.from_engine(str(err)) from None
+
+
+def histogram_percentiles(encoded: str, quantiles: list[float]) -> list[int]:
+    """The latencies (µs) at `quantiles` (0..1) of an encoded histogram; 0 for an empty one."""
+    try:
+        return _engine.histogram_percentiles(encoded, quantiles)
     except _engine.EngineError as err:
         raise GauntletError.from_engine(str(err)) from None

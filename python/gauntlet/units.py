@@ -9,6 +9,8 @@ from gauntlet.errors import GauntletError
 DURATION_UNITS_US = {"us": 1, "ms": 1_000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000}
 BYTE_UNITS = ("B", "kB", "MB", "GB", "TB")
 COUNT_SUFFIXES = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
+LINK_PREFIXES = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+_LINK = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:bit(?:/s)?|bps)\s*$", re.IGNORECASE)
 _NUMBER_UNIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
@@ -37,6 +39,16 @@ def parse_count(text: str, option: str) -> int:
     if count <= 0:
         raise GauntletError(f"{option} {text!r} is zero", "Give a positive count")
     return count
+
+
+def parse_link_bits_per_s(text: str, option: str) -> float:
+    """A link speed as network people write it: '1gbit', '940Mbit/s', '10mbps', in bits/s (> 0)."""
+    match = _LINK.match(text)
+    if match is None or float(match[1]) <= 0:
+        raise GauntletError(
+            f"{option} {text!r} is not a link speed", "Write it as a number of bits per second: 10mbit, 940mbit, 1gbit"
+        )
+    return float(match[1]) * LINK_PREFIXES[match[2].lower()]
 
 
 def format_duration_us(duration_us: float) -> str:

@@ -19,7 +19,7 @@ ROOT = Path(__file__).parents[2]
 SCHEMA = json.loads((ROOT / "python/gauntlet/schema/run-result-v1.json").read_text())
 RESULTS_DOC = (ROOT / "docs/results.md").read_text()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
-OPTIONAL_FIELDS = {"server"}
+OPTIONAL_FIELDS = {"server", "agents", "bottleneck", "environment"}
 
 SESSIONS_BY_USERS = """\
 sessions:
@@ -70,7 +70,8 @@ def test_the_schema_is_draft_2020_12_and_names_the_engines_version() -> None:
 
 
 def test_every_object_is_closed_and_requires_all_its_fields() -> None:
-    """`server` is the one optional field: the CLI adds it when it started the server itself."""
+    """The CLI adds the optional fields: `server` when it started the server itself, `agents` when
+    agents ran the plan, `bottleneck` always, `environment` with --json."""
     for where, node in object_schemas(SCHEMA):
         if where.endswith("/properties/properties") or where == "#/properties":
             continue
@@ -102,6 +103,9 @@ def test_docs_results_names_every_field_of_the_result_and_the_plan() -> None:
         *SCHEMA["properties"]["sessions"]["oneOf"][1]["properties"]["pages"]["additionalProperties"]["properties"],
         *SCHEMA["$defs"]["second"]["properties"],
         *SCHEMA["$defs"]["latency_summary"]["properties"],
+        *SCHEMA["properties"]["bottleneck"]["properties"],
+        *SCHEMA["$defs"]["cpu_side"]["properties"],
+        *SCHEMA["properties"]["environment"]["properties"],
     }
     assert fields - named == set()
 

@@ -134,7 +134,10 @@ def test_ctrl_c_keeps_the_finished_steps(builtin_server: ServerInstance, tmp_pat
     out = tmp_path / "sweep.json"
     args = ["sweep", "concurrency", builtin_server.url, "--levels", "1,2,3", "-d", "1s", "--json", out]
     with Running(*args) as running:
-        time.sleep(1.6)
+        deadline = time.monotonic() + 30
+        while not (out.exists() and json.loads(out.read_text())["steps"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # into the second step
         done = running.interrupt_and_wait(timeout_s=10)
     assert done.code == 130, done.stderr
     sweep = validate(out)

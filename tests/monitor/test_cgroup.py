@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gauntlet.monitor.cgroup import create_cgroup, parse_hierarchies
+from gauntlet.monitor.cgroup import create_cgroup, hierarchies
 
 HYBRID_MOUNTS = """\
 31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
@@ -28,13 +28,13 @@ CONTAINER_OWN = "3:cpu,cpuacct:/docker/abc/inner\n"
 
 
 def test_v2_first_then_v1_cpuacct_below_our_own_group() -> None:
-    assert parse_hierarchies(HYBRID_MOUNTS, HYBRID_OWN) == [
+    assert hierarchies(HYBRID_MOUNTS, HYBRID_OWN) == [
         (2, Path("/sys/fs/cgroup/unified")),
         (1, Path("/sys/fs/cgroup/cpuacct")),
     ]
-    assert parse_hierarchies(V2_MOUNTS, V2_OWN) == [(2, Path("/sys/fs/cgroup/user.slice/user-0.slice/session-3.scope"))]
-    assert parse_hierarchies(CONTAINER_MOUNTS, CONTAINER_OWN) == [(1, Path("/sys/fs/cgroup/cpu,cpuacct/inner"))]
-    assert parse_hierarchies(HYBRID_MOUNTS.replace("cgroup2 cgroup2", "tmpfs tmpfs"), "2:cpu:/\n") == []
+    assert hierarchies(V2_MOUNTS, V2_OWN) == [(2, Path("/sys/fs/cgroup/user.slice/user-0.slice/session-3.scope"))]
+    assert hierarchies(CONTAINER_MOUNTS, CONTAINER_OWN) == [(1, Path("/sys/fs/cgroup/cpu,cpuacct/inner"))]
+    assert hierarchies(HYBRID_MOUNTS.replace("cgroup2 cgroup2", "tmpfs tmpfs"), "2:cpu:/\n") == []
 
 
 def test_a_group_counts_what_its_processes_used_after_they_exit() -> None:

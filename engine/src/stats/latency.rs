@@ -43,9 +43,16 @@ pub fn merge<'a>(histograms: impl IntoIterator<Item = &'a Histogram<u64>>) -> Hi
     merged
 }
 
+/// Merge encoded histograms at the precision of the first (a timeline second's 2 digits stay 2
+/// digits, so its percentiles read as those of one second fed every sample).
 pub fn merge_encoded(encoded: &[String]) -> Result<String, String> {
     let histograms = encoded.iter().map(|e| decode(e)).collect::<Result<Vec<_>, _>>()?;
-    Ok(encode(&merge(&histograms)))
+    let Some(first) = histograms.first() else { return Ok(encode(&new_histogram())) };
+    let mut merged = Histogram::new_from(first);
+    for histogram in &histograms {
+        merged.add(histogram).map_err(|e| format!("the histograms have different ranges ({e:?})"))?;
+    }
+    Ok(encode(&merged))
 }
 
 /// The latency figures every result reports, in microseconds.
@@ -101,6 +108,25 @@ mod tests {
         let mut h = new_histogram();
         record(&mut h, 0);
         assert_eq!(h.min(), 1);
+    }
+
+    #[test]
+    fn merge_keeps_the_precision_of_its_inputs() {
+        let two_digits = || Histogram::<u64>::new_with_bounds(LOWEST_US, HIGHEST_US, 2).unwrap();
+        let (mut a, mut b, mut whole) = (two_digits(), two_digits(), two_digits());
+        for v in [1_003, 1_017, 55_555, 3] {
+            record(&mut a, v);
+            record(&mut whole, v);
+        }
+        for v in [1_009, 999_999] {
+            record(&mut b, v);
+            record(&mut whole, v);
+        }
+        let merged = decode(&merge_encoded(&[encode(&a), encode(&b)]).unwrap()).unwrap();
+        assert_eq!(merged.sigfig(), 2);
+        assert_eq!(merged, whole);
+        assert_eq!(merged.value_at_quantile(0.5), whole.value_at_quantile(0.5));
+        assert!(decode(&merge_encoded(&[]).unwrap()).unwrap().is_empty());
     }
 
     #[test]

@@ -46,7 +46,8 @@ impl SecondStats {
         self.latency.add(&other.latency).expect("histograms with the engine's bounds");
     }
 
-    pub fn entry(&self) -> TimelineEntry {
+    /// The second as reported; `with_histogram` adds its encoded latencies (for merging).
+    pub fn entry(&self, with_histogram: bool) -> TimelineEntry {
         let percentile = |q| {
             if self.latency.is_empty() {
                 0
@@ -65,6 +66,7 @@ impl SecondStats {
             p90_us: percentile(0.9),
             p99_us: percentile(0.99),
             max_us: self.latency.max(),
+            histogram: with_histogram.then(|| latency::encode(&self.latency)),
         }
     }
 }
@@ -83,4 +85,26 @@ pub struct TimelineEntry {
     pub p90_us: u64,
     pub p99_us: u64,
     pub max_us: u64,
+    /// This second's latencies, encoded as the run's histogram is (at 2 significant digits);
+    /// None unless the plan asked for `timeline_histograms`.
+    pub histogram: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_carries_its_histogram_only_when_asked() {
+        let mut second = SecondStats::new(4);
+        for v in [120, 130, 9_000] {
+            latency::record(&mut second.latency, v);
+            second.responses += 1;
+        }
+        assert_eq!(second.entry(false).histogram, None);
+        let entry = second.entry(true);
+        let decoded = latency::decode(entry.histogram.as_deref().unwrap()).unwrap();
+        assert_eq!(decoded.len(), 3);
+        assert_eq!((decoded.value_at_quantile(0.5), decoded.max()), (entry.p50_us, entry.max_us));
+    }
 }

@@ -23,7 +23,7 @@ use crate::conn::{tcp, Conn, Outcome, Phase, Step};
 use crate::request::EncodedRequest;
 use crate::schedule::rate::RateSchedule;
 use crate::schedule::timer::SendTimer;
-use crate::stats::cpu::thread_cpu_us;
+use crate::stats::cpu::{thread_cpu_us, thread_cpu_wait_us};
 use crate::stats::error::ErrorKind;
 use crate::stats::{Live, Recorder};
 
@@ -75,6 +75,8 @@ pub struct WorkerOutcome {
     pub end_us: u64,
     /// CPU time (user + system) this thread used, from its start to its end.
     pub cpu_us: u64,
+    /// Time this thread was runnable but waiting for a CPU, from its start to its end.
+    pub cpu_wait_us: u64,
     /// Wall time from the common start to this thread's end.
     pub wall_us: u64,
     pub stop_reason: StopReason,
@@ -147,7 +149,7 @@ impl Worker {
         barrier.wait();
         barrier.wait();
         let start_us = self.shared.start_us.load(Ordering::Acquire);
-        let cpu_start_us = thread_cpu_us();
+        let (cpu_start_us, wait_start_us) = (thread_cpu_us(), thread_cpu_wait_us());
         self.set_windows(start_us);
         self.pace = self.setup.rate_per_s.map(|rate| RateSchedule::new(start_us, rate));
         self.users = self.shared.sessions.as_ref().map(|s| sessions::Users::new(s, &self.setup, start_us));
@@ -203,7 +205,8 @@ impl Worker {
         self.recorder.publish(&self.shared.live[self.setup.index]);
         let sessions = self.users.take().map(sessions::Users::outcome);
         let (cpu_us, wall_us) = (thread_cpu_us() - cpu_start_us, now_us() - start_us);
-        WorkerOutcome { recorder: self.recorder, end_us, cpu_us, wall_us, stop_reason, sessions }
+        let cpu_wait_us = thread_cpu_wait_us().saturating_sub(wait_start_us);
+        WorkerOutcome { recorder: self.recorder, end_us, cpu_us, cpu_wait_us, wall_us, stop_reason, sessions }
     }
 
     /// Warm-up, measurement, and (for sessions) ramp-down, from the common start.

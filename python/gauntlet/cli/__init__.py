@@ -12,7 +12,7 @@ import sys
 import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
-from gauntlet.cli import capacity, run, serve, servers, sweep, workload
+from gauntlet.cli import calibrate, capacity, compare, doctor, export, report, run, serve, servers, suite, sweep, workload
 from gauntlet.errors import GauntletError
 
 EXIT_USER_ERROR = 2
@@ -29,6 +29,12 @@ app = typer.Typer(
 app.command("run", no_args_is_help=False)(run.run_command)
 app.command("serve")(serve.serve_command)
 app.command("capacity")(capacity.capacity_command)
+app.command("report")(report.report_command)
+app.command("compare")(compare.compare_command)
+app.command("export")(export.export_command)
+app.command("doctor")(doctor.doctor_command)
+app.command("calibrate")(calibrate.calibrate_command)
+app.add_typer(suite.app, name="suite")
 app.command("servers")(servers.servers_command)
 app.add_typer(sweep.app, name="sweep")
 app.add_typer(workload.app, name="workload")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from gauntlet import engine
+from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.run import EXIT_INTERRUPTED, target_url, write_json
 
@@ -26,6 +26,8 @@ def capacity_command(
     start: Annotated[int, typer.Option("--start", min=1, help="The first number of sessions tried")] = 10,
     max_probes: Annotated[int, typer.Option("--max-probes", min=1, help="At most this many measurements")] = 10,
     json_path: Annotated[Path | None, typer.Option("--json", help="Every probe's result and the answer")] = None,
+    agents: Agents = None,
+    scheduler: Scheduler = None,
 ) -> int:
     """Grow the number of simultaneous sessions until QoS fails, then bisect."""
     # Imported here: pydantic and PyYAML would slow every other command's start (and its CPU figure).
@@ -41,11 +43,11 @@ def capacity_command(
             answer = None if found is None else {"users": found.users, "first_invalid": found.first_invalid}
             write_json(json_path, {"schema": "gauntlet.capacity-result/1", "probes": probes, "capacity": answer})
 
-    with target_url(url, 2, err) as target:
+    with load_runner(agents, scheduler) as run_plan, target_url(url, 2, err) as target:
 
         def probe(users: int) -> bool:
             with ProgressLine(err, None, load.measure) as progress:
-                outcome = engine.run(load.with_users(users).plan(target.url), progress.update)
+                outcome = run_plan(load.with_users(users).plan(target.url), progress.update)
             verdict = qos.verdict(outcome.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
             probes.append({"users": users, "valid": verdict.valid, "result": outcome.result})
             save(None)

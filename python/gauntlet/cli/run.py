@@ -10,25 +10,31 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from gauntlet import engine
+from gauntlet import engine, host
+from gauntlet.cli import measuring
+from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
-from gauntlet.lab.case import monitored
-from gauntlet.monitor.per_request import per_request
-from gauntlet.report.tables import print_run
-from gauntlet.servers.base import ServerInstance
+from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE
+from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_case, measure_run
+from gauntlet.report.agents import print_agents
+from gauntlet.report.tables import print_run, repeat_line, spread_table
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import parse_count, parse_duration_us
+
+if TYPE_CHECKING:
+    from gauntlet.servers.base import ServerInstance
 
 DEFAULT_DURATION = "10s"
 DEFAULT_PATH = "/webtest.html"
 EXIT_NO_SUCCESS = 1
 EXIT_INTERRUPTED = 130
+REPEAT_SCHEMA = "gauntlet.repeat-result/1"
 
 
 def parse_header(text: str) -> tuple[str, str]:
@@ -85,12 +91,6 @@ def plan_options(**given: Any) -> dict[str, Any]:
     return {**defaults, "header": [], **given}
 
 
-class Target(NamedTuple):
-    url: str
-    #: The server when Gauntlet started it, so that it can be monitored.
-    server: ServerInstance | None
-
-
 @contextlib.contextmanager
 def target_url(
     url: str | None, threads: int, console: Console, server: ServerSpec | None = None, path: str = DEFAULT_PATH
@@ -98,15 +98,18 @@ def target_url(
     """The URL to load: the one given, or `path` on the server Gauntlet starts for this run (`server`,
     by default the built-in one with `threads` threads)."""
     if url is not None:
-        yield Target(url, None)
+        with Target(url) as target:
+            yield target
         return
     from gauntlet.servers.registry import start_server
 
     spec = server or ServerSpec("builtin", workers=threads)
-    with start_server(spec) as instance:
-        pid = instance.pids()[0]
-        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {pid})[/dim]")
-        yield Target(f"{instance.url.rstrip('/')}{path}", instance)
+
+    def announce(instance: ServerInstance) -> None:
+        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {instance.pids()[0]})[/dim]")
+
+    with Target(start=lambda: start_server(spec), path=path, announce=announce) as target:
+        yield target
 
 
 def check_json_destination(path: Path) -> None:
@@ -129,7 +132,7 @@ def write_json(path: Path, result: dict[str, Any]) -> None:
         raise GauntletError(f"cannot write {str(path)!r} ({err.strerror})", "Check the directory and its permissions") from None
 
 
-def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> int:
+def run_sessions(load_path: Path, url: str | None, json_path: Path | None, run_plan: engine.Runner) -> int:
     """Each iteration of the load file's sessions, with its pages and QoS verdict."""
     from gauntlet.lab import loadfile, qos
     from gauntlet.report.sessions import print_sessions
@@ -141,7 +144,7 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> in
     with target_url(url, 2, err) as target:
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
-                outcome = engine.run(load.plan(target.url), progress.update)
+                outcome = measure_run(load.plan(target.url), target.server, DEFAULT_SETTINGS, progress.update, run_plan)
             results.append(outcome.result)
             if json_path is not None:
                 write_json(json_path, results[0] if load.iterations == 1 else {"iterations": results})
@@ -150,6 +153,7 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None) -> in
             if load.iterations > 1:
                 out.print(f"[bold]iteration {iteration + 1} of {load.iterations}[/bold]")
             print_run(out, outcome.result)
+            print_agents(out, outcome.result)
             print_sessions(out, outcome.result, verdict)
             if outcome.interrupted:
                 return EXIT_INTERRUPTED
@@ -217,31 +221,56 @@ def run_command(
         int | None, typer.Option("--backend-workers", min=1, help="--server: the backend's pool size")
     ] = None,
     https: Annotated[bool, typer.Option("--https", help="--server: serve HTTPS (self-signed certificate)")] = False,
+    repeat: measuring.Repeat = 1,
+    restart_between: measuring.RestartBetween = False,
+    warmup_requests: measuring.WarmupRequests = None,
+    link: measuring.Link = None,
+    error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
+    agents: Agents = None,
+    scheduler: Scheduler = None,
 ) -> int:
     """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load)."""
     if json_path is not None:
         check_json_destination(json_path)
     if load is not None:
-        return run_sessions(load, url, json_path)
+        with load_runner(agents, scheduler) as run_plan:
+            return run_sessions(load, url, json_path, run_plan)
     options = dict(locals())
     options["header"] = header or []
     out = Console()
     err = Console(stderr=True)
     plan = build_plan(url or "", options)
+    settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
+    environment = host.snapshot_after_load()
+
+    def measured(case: Repeats) -> None:
+        if json_path is not None:
+            write_json(json_path, run_json(case, environment()))
+        if repeat > 1:
+            out.print(repeat_line(len(case.measurements) - 1, repeat, case.results[-1]), highlight=False)
+
     spec = server_spec(url, options)
-    with target_url(url, plan["threads"], err, spec, path) as target:
-        plan["url"] = target.url
-        with monitored(target.server) as sampler, ProgressLine(err, plan["requests"], plan["duration_us"]) as progress:
-            outcome = engine.run(plan, progress.update)
-    if sampler is not None:
-        outcome.result["server"] = per_request(sampler.totals(), outcome.result["requests"])
-    print_run(out, outcome.result)
-    if json_path is not None:
-        write_json(json_path, outcome.result)
-    if outcome.interrupted:
+    with load_runner(agents, scheduler) as run_plan, target_url(url, plan["threads"], err, spec, path) as target, ProgressLine(
+        err, plan["requests"], plan["duration_us"]
+    ) as progress:
+        case = measure_case(plan, target, settings, progress.update, measured, run_plan)
+    if case.measurements:
+        print_run(out, case.median().result)
+        print_agents(out, case.median().result)
+    if len(case.measurements) > 1:
+        out.print("[dim]the repeat shown is the median by requests/s[/dim]")
+        out.print(spread_table(case.to_json()["spread"]))
+    if case.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until Ctrl-C[/yellow]")
         return EXIT_INTERRUPTED
-    if not succeeded(outcome.result):
+    if not any(succeeded(result) for result in case.results):
         print("gauntlet: no request succeeded (no 2xx or 3xx response); see the errors above", file=sys.stderr)
         return EXIT_NO_SUCCESS
     return 0
+
+
+def run_json(case: Repeats, environment: dict[str, Any]) -> dict[str, Any]:
+    """One repeat: its result as is; several: every repeat and their spread (gauntlet.repeat-result/1)."""
+    if len(case.measurements) == 1:
+        return {**case.results[0], "environment": environment}
+    return {"schema": REPEAT_SCHEMA, "environment": environment, **case.to_json()}

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
+from gauntlet import host
+from gauntlet.cli import measuring
+from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.run import EXIT_INTERRUPTED, build_plan, plan_options, target_url, write_json
+from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE
+from gauntlet.lab.measure import Settings
 from gauntlet.lab.sweep import Sweep, concurrency_levels, offered_rates, run_sweep
 from gauntlet.report.tables import sweep_header, sweep_row
 
@@ -20,24 +26,26 @@ Threads = Annotated[int, typer.Option("-t", "--threads", help="Load threads")]
 JsonPath = Annotated[Path | None, typer.Option("--json", help="Every step's result, rewritten after each step")]
 
 
-def run_steps(kind: str, url: str | None, plans: list[tuple[float, dict]], threads: int, json_path: Path | None) -> int:
+def run_steps(
+    kind: str, url: str | None, plans: Sequence[tuple[float, dict]], threads: int, json_path: Path | None, settings: Settings,
+    agents: int | None, scheduler: str | None,
+) -> int:
     out, err = Console(), Console(stderr=True)
     printed = 0
+    environment = host.snapshot_after_load()
 
     def show(sweep: Sweep) -> None:
         nonlocal printed
         if json_path is not None:
-            write_json(json_path, sweep.to_json())
+            write_json(json_path, {**sweep.to_json(), "environment": environment()})
         for step in sweep.steps[printed:]:
-            out.print(sweep_row(kind, step), highlight=False)
+            out.print(sweep_row(kind, step), highlight=False, soft_wrap=True)
         printed = len(sweep.steps)
 
-    with target_url(url, threads, err) as target:
-        for _, plan in plans:
-            plan["url"] = target.url
+    with load_runner(agents, scheduler) as runner, target_url(url, threads, err) as target:
         out.print(sweep_header(kind), highlight=False)
         with ProgressLine(err, None, None) as progress:
-            sweep = run_sweep(kind, plans, show, progress.update)
+            sweep = run_sweep(kind, plans, target, settings, show, progress.update, runner)
     if sweep.interrupted:
         err.print("[yellow]interrupted: the steps above were measured; the last one is partial[/yellow]")
         return EXIT_INTERRUPTED
@@ -54,6 +62,13 @@ def concurrency_command(
     no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
     threads: Threads = 2,
     json_path: JsonPath = None,
+    repeat: measuring.Repeat = 1,
+    restart_between: measuring.RestartBetween = False,
+    warmup_requests: measuring.WarmupRequests = None,
+    link: measuring.Link = None,
+    error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
+    agents: Agents = None,
+    scheduler: Scheduler = None,
 ) -> int:
     """Throughput, latency and failed/timed-out shares at each concurrency level (ab-style)."""
     options = dict(requests=requests, duration=duration, timeout=timeout, no_keepalive=no_keepalive)
@@ -61,7 +76,8 @@ def concurrency_command(
         (level, build_plan("", plan_options(connections=level, threads=min(threads, level), **options)))
         for level in concurrency_levels(levels)
     ]
-    return run_steps("concurrency", url, plans, threads, json_path)
+    settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
+    return run_steps("concurrency", url, plans, threads, json_path, settings, agents, scheduler)
 
 
 @app.command("rate")
@@ -78,6 +94,13 @@ def rate_command(
     timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout")] = "15s",
     threads: Threads = 2,
     json_path: JsonPath = None,
+    repeat: measuring.Repeat = 1,
+    restart_between: measuring.RestartBetween = False,
+    warmup_requests: measuring.WarmupRequests = None,
+    link: measuring.Link = None,
+    error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
+    agents: Agents = None,
+    scheduler: Scheduler = None,
 ) -> int:
     """Replies/s, latency and errors at each offered rate (httperf/autobench-style)."""
     options = dict(
@@ -85,4 +108,5 @@ def rate_command(
         calls_per_connection=calls_per_connection,
     )
     plans = [(rate, build_plan("", plan_options(rate=rate, **options))) for rate in offered_rates(low, high, step)]
-    return run_steps("rate", url, plans, threads, json_path)
+    settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
+    return run_steps("rate", url, plans, threads, json_path, settings, agents, scheduler)

@@ -1,27 +1,23 @@
 """One case: a load plan measured against a running server, with the server's process tree
-monitored while the load runs, handed back as a CaseRecord."""
+monitored while the load runs and the result's bottleneck labels (lab.measure.measure_run), handed
+back as a CaseRecord."""
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gauntlet import engine
 from gauntlet.errors import GauntletError
+from gauntlet.lab.measure import DEFAULT_SETTINGS, Settings, measure_run
 from gauntlet.lab.record import CaseRecord
-from gauntlet.monitor.per_request import per_request
-from gauntlet.monitor.sampler import Sampler
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.spec import ServerSpec
 
 if TYPE_CHECKING:
     from gauntlet.lab.loadfile import LoadFile
-
-#: engine.run, or a runner with its signature (Dask agents).
-Runner = Callable[[engine.Plan, Callable[[engine.Progress], None] | None], engine.RunOutcome]
 
 
 @dataclass(frozen=True)
@@ -57,17 +53,6 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-@contextlib.contextmanager
-def monitored(server: ServerInstance | None) -> Iterator[Sampler | None]:
-    """Sample the server's process tree (and its backend pool's) while the load runs, when Gauntlet
-    started the server."""
-    if server is None:
-        yield None
-        return
-    with Sampler.of(server) as sampler:
-        yield sampler
-
-
 def measure(
     plan: engine.Plan,
     server: ServerInstance | None,
@@ -75,8 +60,9 @@ def measure(
     *,
     server_version: str | None = None,
     repeat: int = 0,
-    run_plan: Runner = engine.run,
+    run_plan: engine.Runner = engine.run,
     on_progress: Callable[[engine.Progress], None] | None = None,
+    settings: Settings = DEFAULT_SETTINGS,
 ) -> Measured:
     """Run `plan` (its URL filled in) and record it; a plan the engine refuses becomes a record
     with the reason, so a suite goes on."""
@@ -89,15 +75,12 @@ def measure(
         started_unix_ms=started_ms,
     )
     try:
-        with monitored(server) as sampler:
-            outcome = run_plan(plan, on_progress)
+        measured = measure_run(plan, server, settings, on_progress, run_plan)
     except GauntletError as err:
         base.error = str(err)
         base.ended_unix_ms = now_ms()
         return Measured(base, interrupted=False)
-    result = outcome.result
-    if sampler is not None:
-        result["server"] = per_request(sampler.totals(), result["requests"])
-    base.result = result
+    base.result = measured.result
+    base.labels = measured.labels
     base.ended_unix_ms = now_ms()
-    return Measured(base, outcome.interrupted)
+    return Measured(base, measured.interrupted)

@@ -10,16 +10,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from gauntlet import engine
 from gauntlet.errors import GauntletError
 from gauntlet.lab import capacity, qos
-from gauntlet.lab.case import Case, Runner, measure, now_ms
+from gauntlet.lab.case import Case, measure, now_ms
 from gauntlet.lab.record import CaseRecord, case_key
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.registry import availability, start_server
-from gauntlet.suite.expand import Block
+from gauntlet.suite.expand import Block, expand
+from gauntlet.suite.load import LoadedSuite, parse_suite
 
 
 class Interrupted(Exception):
@@ -102,7 +104,7 @@ def _server(block: Block) -> Iterator[ServerInstance | str]:
 
 
 class SuiteRunner:
-    def __init__(self, plan: SuitePlan, sink: Sink, run_plan: Runner = engine.run) -> None:
+    def __init__(self, plan: SuitePlan, sink: Sink, run_plan: engine.Runner = engine.run) -> None:
         self._plan = plan
         self._sink = sink
         self._run_plan = run_plan
@@ -174,3 +176,42 @@ def select_servers(suite_kinds: list[str], asked: list[str] | None) -> tuple[lis
         else:
             skipped.append(f"{kind} skipped: {found.reason}")
     return kinds, skipped
+
+
+@dataclass
+class Prepared:
+    """A suite ready to run: what it expanded to on the installed servers, and the options to store
+    with the run so that a resume rebuilds the same plan."""
+
+    loaded: LoadedSuite
+    plan: SuitePlan
+    kinds: list[str]
+    skipped: list[str]
+    options: dict[str, Any]
+
+
+def prepare(loaded: LoadedSuite, options: dict[str, Any], done: dict[tuple[str, int], bool | None]) -> Prepared:
+    """`options`: servers (kinds asked for, or None), repeats, restart_every, as `new_options` makes them."""
+    suite_kinds = [entry.kind for entry in loaded.suite.servers]
+    kinds, skipped = select_servers(suite_kinds, options["servers"])
+    if not kinds:
+        raise GauntletError("none of the suite's servers is installed", "Install one (see the lines above)")
+    blocks = expand(loaded.suite, kinds, loaded.path.parent)
+    return Prepared(loaded, SuitePlan(blocks, options["repeats"], options["restart_every"], done), kinds, skipped, options)
+
+
+def new_options(
+    loaded: LoadedSuite, servers: list[str] | None, repeats: int | None, restart_between: bool
+) -> dict[str, Any]:
+    return {
+        "suite_path": str(loaded.path.resolve()),
+        "quick": loaded.quick,
+        "servers": servers,
+        "repeats": repeats or loaded.suite.repeats,
+        "restart_every": 1 if restart_between else loaded.suite.restart_every,
+    }
+
+
+def resumed(suite_text: str, options: dict[str, Any], done: dict[tuple[str, int], bool | None]) -> Prepared:
+    """The plan of a stored run, from the suite text and options it started with, minus what is done."""
+    return prepare(parse_suite(suite_text, Path(options["suite_path"]), options["quick"]), options, done)

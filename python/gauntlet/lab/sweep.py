@@ -1,8 +1,9 @@
 """Sweeps: one measurement per concurrency level or per offered rate, each a fresh engine run.
 
-A level the engine refuses (too many connections for the open-files limit, say) is kept in the
-result with its reason, and the sweep goes on; Ctrl-C ends the sweep after the step it cut short,
-which is kept and marked partial.
+Each step is a case measured by `lab.measure.measure_case` (warm-up, repeats, labels). A level the
+engine refuses (too many connections for the open-files limit, say) is kept in the result with
+its reason, and the sweep goes on; Ctrl-C ends the sweep after the step it cut short, which is
+kept and marked partial.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from gauntlet import engine
 from gauntlet.errors import GauntletError
+from gauntlet.lab.measure import Repeats, Settings, Target, measure_case
 
 SWEEP_SCHEMA = "gauntlet.sweep-result/1"
 
@@ -20,8 +22,20 @@ SWEEP_SCHEMA = "gauntlet.sweep-result/1"
 @dataclass
 class Step:
     value: float
-    result: dict[str, Any] | None = None
+    case: Repeats | None = None
     refused: str | None = None
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """The median repeat's result (the only one without --repeat)."""
+        return self.case.median().result if self.case is not None else None
+
+    def to_json(self, key: str) -> dict[str, Any]:
+        found = {key: self.value, "result": self.result, "refused": self.refused}
+        if self.case is not None and len(self.case.measurements) > 1:
+            repeats = self.case.to_json()
+            found |= {"repeats": repeats["repeats"], "spread": repeats["spread"]}
+        return found
 
 
 @dataclass
@@ -36,26 +50,30 @@ class Sweep:
             "schema": SWEEP_SCHEMA,
             "kind": self.kind,
             "interrupted": self.interrupted,
-            "steps": [{key: s.value, "result": s.result, "refused": s.refused} for s in self.steps],
+            "steps": [step.to_json(key) for step in self.steps],
         }
 
 
 def run_sweep(
     kind: str,
     plans: Iterable[tuple[float, engine.Plan]],
+    target: Target,
+    settings: Settings,
     on_step: Callable[[Sweep], None],
     on_progress: Callable[[engine.Progress], None] | None = None,
+    runner: engine.Runner = engine.run,
 ) -> Sweep:
-    """Run each (value, plan) in turn; `on_step` sees the sweep after every step."""
+    """Measure each (value, plan) in turn on `target` with `runner`; `on_step` sees the sweep after every step."""
     sweep = Sweep(kind)
     for value, plan in plans:
         try:
-            outcome = engine.run(plan, on_progress)
+            case = measure_case(plan, target, settings, on_progress, run_plan=runner)
         except GauntletError as err:
             sweep.steps.append(Step(value, refused=str(err)))
         else:
-            sweep.steps.append(Step(value, result=outcome.result))
-            sweep.interrupted = outcome.interrupted
+            if case.measurements:
+                sweep.steps.append(Step(value, case=case))
+            sweep.interrupted = case.interrupted
         on_step(sweep)
         if sweep.interrupted:
             break

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gauntlet.host import cgroup_dirs
+
 PROC_MOUNTINFO = "/proc/self/mountinfo"
 PROC_CGROUP = "/proc/self/cgroup"
 #: Moves the shell into the group named by $0, then becomes the command: every process the command
@@ -63,31 +65,10 @@ class Cgroup:
                 time.sleep(0.02)
 
 
-def parse_hierarchies(mountinfo: str, own_cgroups: str) -> list[tuple[int, Path]]:
-    """Where this process's own group is in each usable hierarchy, v2 first: (version, directory).
-
-    `mountinfo` is /proc/self/mountinfo, `own_cgroups` is /proc/self/cgroup.
-    """
-    own: dict[str, str] = {}
-    for line in own_cgroups.splitlines():
-        _, controllers, path = line.split(":", 2)
-        for controller in controllers.split(",") if controllers else [""]:
-            own[controller] = path
-    found: list[tuple[int, Path]] = []
-    for line in mountinfo.splitlines():
-        fields = line.split()
-        separator = fields.index("-")
-        root, mountpoint = fields[3], fields[4]
-        fstype, super_options = fields[separator + 1], fields[separator + 3].split(",")
-        if fstype == "cgroup2" and "" in own:
-            version, path = 2, own[""]
-        elif fstype == "cgroup" and "cpuacct" in super_options and "cpuacct" in own:
-            version, path = 1, own["cpuacct"]
-        else:
-            continue
-        if not path.startswith(root):
-            continue
-        found.append((version, Path(mountpoint) / path[len(root):].lstrip("/")))
+def hierarchies(mountinfo: str, own_cgroups: str) -> list[tuple[int, Path]]:
+    """Where this process's own group is in each hierarchy that counts CPU, v2 first: (version,
+    directory). `mountinfo` is /proc/self/mountinfo, `own_cgroups` is /proc/self/cgroup."""
+    found = [(version, group) for version, group, _ in cgroup_dirs(mountinfo, own_cgroups, "cpuacct")]
     return sorted(found, key=lambda entry: -entry[0])
 
 
@@ -95,10 +76,10 @@ def create_cgroup(name: str) -> Cgroup | None:
     """A new group below this process's own, in the first hierarchy that lets us; None if none does."""
     try:
         with open(PROC_MOUNTINFO) as mountinfo, open(PROC_CGROUP) as own:
-            hierarchies = parse_hierarchies(mountinfo.read(), own.read())
+            found = hierarchies(mountinfo.read(), own.read())
     except OSError:
         return None
-    for version, parent in hierarchies:
+    for version, parent in found:
         group = Cgroup(parent / name, version)
         try:
             group.path.mkdir()

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from gauntlet.lab.bottleneck import format_link, rate_held
 from gauntlet.lab.record import CaseRecord
+from gauntlet.lab.spread import spreads
 from gauntlet.report.labels import case_label
 from gauntlet.units import format_bytes, format_count, format_duration_us
+
+if TYPE_CHECKING:
+    from gauntlet.report import views
+    from gauntlet.store import Store
 
 LATENCY_COLUMNS = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9"), ("max", "max"))
 
@@ -73,8 +80,7 @@ def schedule_line(result: dict[str, Any]) -> str | None:
         f"sent {format_count(schedule['achieved_rate_per_s'])}/s; send lag p99 {format_duration_us(lag['p99'])}, "
         f"max {format_duration_us(lag['max'])}; {format_count(schedule['late_sends'])} sends more than 1 ms late"
     )
-    held = schedule["achieved_rate_per_s"] >= 0.98 * schedule["offered_rate_per_s"] and lag["p99"] <= 1_000
-    if held:
+    if rate_held(schedule):
         return line
     return (
         f"[yellow]{line}. The rate was NOT held: every connection was busy or the client saturated; "
@@ -120,6 +126,53 @@ def print_run(console: Console, result: dict[str, Any]) -> None:
     if line is not None:
         console.print(line)
     console.print(outcomes_table(result))
+    if "bottleneck" in result:
+        for line in bottleneck_lines(result["bottleneck"]):
+            console.print(line, highlight=False)
+
+
+def bottleneck_lines(bottleneck: dict[str, Any]) -> list[str]:
+    """What bounded the result, each label with its reason; then the bandwidth ceiling."""
+    lines = [f"[bold yellow]{label}[/bold yellow]: {bottleneck['reasons'][label]}" for label in bottleneck["labels"]]
+    if not lines:
+        lines.append("[green]no bottleneck[/green]: nothing was saturated, no error share or schedule was missed")
+    ceiling = bottleneck["bandwidth_ceiling_per_s"]
+    if ceiling is None:
+        lines.append("[dim]bandwidth ceiling: not applicable (loopback; declare a link with --link 1gbit)[/dim]")
+    elif "bandwidth-bound" not in bottleneck["labels"]:
+        link = format_link(bottleneck["link_bits_per_s"])
+        lines.append(f"[dim]bandwidth ceiling: {format_count(ceiling)} requests/s on the {link} link[/dim]")
+    return lines
+
+
+SPREAD_ROWS = (
+    ("requests/s", "requests_per_s", format_count),
+    ("latency p50", "latency_p50_us", format_duration_us),
+    ("latency p99", "latency_p99_us", format_duration_us),
+    ("client CPU/request", "client_cpu_us_per_request", lambda us: f"{us:.1f} µs"),
+    ("server CPU/request", "server_cpu_us_per_request", lambda us: f"{us:.1f} µs"),
+)
+
+
+def spread_table(spread: dict[str, dict[str, Any]]) -> Table:
+    """Median, min..max and coefficient of variation over the repeats."""
+    count = next(iter(spread.values()))["count"] if spread else 0
+    table = Table(title=f"Spread over {count} repeats", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
+    for column in ("figure", "median", "min", "max", "variation"):
+        table.add_column(column, justify="left" if column == "figure" else "right")
+    for label, key, shown in SPREAD_ROWS:
+        if key in spread:
+            found = spread[key]
+            cv = "-" if found["cv"] is None else f"{found['cv']:.1%}"
+            table.add_row(label, shown(found["median"]), shown(found["min"]), shown(found["max"]), cv)
+    return table
+
+
+def repeat_line(index: int, count: int, result: dict[str, Any]) -> str:
+    """One line per repeat, as it ends."""
+    labels = ", ".join(result["bottleneck"]["labels"]) or "no bottleneck"
+    p99 = format_duration_us(result["latency_us"]["p99"]) if result["latency_us"]["count"] else "-"
+    return f"repeat {index + 1} of {count}: {format_count(result['requests_per_s'])} requests/s, p99 {p99}; {labels}"
 
 
 SWEEP_COLUMNS = {
@@ -158,6 +211,11 @@ def sweep_row(kind: str, step: Any) -> str:
         cells = [value, sent, rate, format_duration_us(latency["p50"]), format_duration_us(latency["p99"]),
                  format_count(result["errors_total"]), format_count(result["requests"])]
     suffix = "  (partial)" if result["partial"] else ""
+    if step.case is not None and len(step.case.measurements) > 1:
+        cv = spreads(step.case.results)["requests_per_s"]["cv"]
+        suffix += f"  {len(step.case.measurements)} repeats, req/s cv {cv:.1%}"
+    if "bottleneck" in result and result["bottleneck"]["labels"]:
+        suffix += "  " + ", ".join(result["bottleneck"]["labels"])
     return _fixed(cells) + suffix
 
 
@@ -176,3 +234,43 @@ def case_line(record: CaseRecord) -> str:
     if record.labels:
         figures += f"  [yellow]{', '.join(record.labels)}[/yellow]"
     return f"{label}  {figures}" + ("  [yellow](partial)[/yellow]" if result["partial"] else "")
+
+
+#: Text columns (case names) give way to figures on a narrow terminal, down to this width.
+TEXT_MIN_WIDTH = 16
+
+
+def _widest(table: views.Table, column: views.Column) -> int:
+    index = table.columns.index(column)
+    return max([len(column.name), *(len(row[index]) for row in table.rows)])
+
+
+def rich_table(table: views.Table) -> Table:
+    """One of the report's tables for the terminal; cells as Text, so no stored string is read as markup."""
+    shown = Table(
+        title=table.title, title_justify="left", box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, collapse_padding=True
+    )
+    for column in table.columns:
+        if column.numeric:
+            shown.add_column(column.name, justify="right", no_wrap=True)
+        else:
+            shown.add_column(column.name, overflow="fold", ratio=1, min_width=min(TEXT_MIN_WIDTH, _widest(table, column)))
+    for row in table.rows:
+        shown.add_row(*(Text(cell) for cell in row))
+    return shown
+
+
+def print_summary(console: Console, store: Store, *run_ids: int) -> None:
+    """Stored runs as the HTML report's headline shows them (`gauntlet suite run` prints it at the end)."""
+    # Imported here: `gauntlet run` prints the tables above without the store or the report's views.
+    from gauntlet.report.points import grid_points
+    from gauntlet.report.views import SUMMARY_TABLES, run_line, tables
+
+    for run_id in run_ids:
+        console.print(Text(run_line(store.run(run_id))))
+    points = grid_points(store.cases(list(run_ids)), by_run=len(run_ids) > 1)
+    if not points:
+        console.print("no case stored yet")
+        return
+    for table in tables(points, SUMMARY_TABLES):
+        console.print(rich_table(table))

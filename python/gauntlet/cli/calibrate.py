@@ -1,0 +1,102 @@
+"""`gauntlet calibrate [URL]`: the engine against wrk and h2load on the same target, so users can
+check that Gauntlet is not the bottleneck."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from gauntlet import host
+from gauntlet.cli.run import DEFAULT_PATH, check_json_destination, write_json
+from gauntlet.errors import GauntletError
+from gauntlet.lab import calibrate
+from gauntlet.units import parse_duration_us
+
+CALIBRATION_SCHEMA = "gauntlet.calibration/1"
+
+
+def calibrate_command(
+    url: Annotated[str | None, typer.Argument(help="http[s]://HOST[:PORT]/PATH; without it, the built-in server")] = None,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Rounds; each runs every tool once")] = 3,
+    duration: Annotated[str, typer.Option("-d", "--duration", help="Length of each run (whole seconds)")] = "5s",
+    connections: Annotated[int, typer.Option("-c", "--connections", min=1, help="Connections of every tool")] = 100,
+    threads: Annotated[int, typer.Option("-t", "--threads", min=1, help="Threads of every tool")] = 2,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Write every run and the ratios here")] = None,
+) -> int:
+    """Run the engine and each installed peer (wrk, h2load) alternately; print the engine's ratios."""
+    if json_path is not None:
+        check_json_destination(json_path)
+    peers = calibrate.installed_peers()
+    if not peers:
+        raise GauntletError(
+            f"no peer load generator is installed ({', '.join(calibrate.PEERS)})",
+            f"Install one: apt-get install {' '.join(calibrate.PEER_PACKAGES.values())}",
+        )
+    duration_s = max(1, round(parse_duration_us(duration, "--duration") / 1_000_000))
+    out, err = Console(), Console(stderr=True)
+    environment = host.snapshot_after_load()
+    with _target(url, threads, err) as (target_url, server_pids):
+        load = calibrate.Load(target_url, connections, min(threads, connections), duration_s)
+
+        def show(sample: calibrate.Sample) -> None:
+            server = sample.server_us_per_request
+            err.print(
+                f"round {sample.round + 1} {sample.tool:9} {sample.requests_per_s:10,.0f} requests/s  "
+                f"client {sample.client_us_per_request:5.1f} µs/request"
+                + ("" if server is None else f"  server {server:5.1f} µs/request"),
+                highlight=False,
+                soft_wrap=True,
+            )
+
+        samples = calibrate.run_rounds(load, (calibrate.ENGINE, *peers), rounds, server_pids, show)
+    found = calibrate.summary(samples, peers)
+    out.print(_table(found, peers, load, rounds))
+    if json_path is not None:
+        write_json(json_path, {"schema": CALIBRATION_SCHEMA, "load": load.__dict__, "rounds": rounds,
+                               **found, "environment": environment()})
+    return 0
+
+
+@contextlib.contextmanager
+def _target(url: str | None, threads: int, console: Console) -> Iterator[tuple[str, Sequence[int] | None]]:
+    """The URL given, or the built-in server in its own process (its pids, to count its CPU)."""
+    if url is not None:
+        yield url, None
+        return
+    from gauntlet.servers.builtin import start_builtin
+
+    with start_builtin(threads=threads) as server:
+        pids = server.pids()
+        console.print(f"[dim]built-in server on {server.url} (pid {pids[0]})[/dim]")
+        yield f"{server.url.rstrip('/')}{DEFAULT_PATH}", pids
+
+
+def _table(found: dict, peers: Sequence[str], load: calibrate.Load, rounds: int) -> Table:
+    table = Table(
+        title=f"{load.url}, -c {load.connections} -t {load.threads}, {rounds} rounds of {load.duration_s} s (medians)",
+        caption="ratios: gauntlet / tool within each round, median over rounds; client CPU below 1: gauntlet is cheaper",
+        title_justify="left", caption_justify="left", box=box.SIMPLE_HEAD, header_style="bold",
+    )
+    for column in ("tool", "req/s", "client µs/req", "server µs/req", "errors", "req/s ratio", "CPU ratio"):
+        table.add_column(column, justify="left" if column == "tool" else "right")
+    for tool in (calibrate.ENGINE, *peers):
+        figures = found["tools"][tool]
+        ratio = found["ratios"].get(tool)
+        server = figures["server_cpu_us_per_request"]
+        table.add_row(
+            tool,
+            f"{figures['requests_per_s']:,.0f}",
+            f"{figures['client_cpu_us_per_request']:.1f}",
+            "-" if server is None else f"{server:.1f}",
+            f"{figures['errors']:,}",
+            "1.00" if ratio is None else f"{ratio['requests_per_s']:.2f}",
+            "1.00" if ratio is None else f"{ratio['client_cpu_us_per_request']:.2f}",
+        )
+    return table

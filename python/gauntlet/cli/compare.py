@@ -1,0 +1,49 @@
+"""`gauntlet compare RUN_A RUN_B`: case by case, the changes from a baseline run; exit 1 on a regression (CI)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
+
+EXIT_REGRESSION = 1
+
+
+def compare_command(
+    run_a: Annotated[int, typer.Argument(help="The baseline run")],
+    run_b: Annotated[int, typer.Argument(help="The run compared with it")],
+    threshold: Annotated[
+        float, typer.Option("--threshold", min=0, help="Exit 1 only for a regression larger than PCT percent")
+    ] = 0.0,
+    db: DbOption = DEFAULT_DB_PATH,
+) -> int:
+    """Compare requests/s, p99 and CPU per request; regressions count only beyond the runs' own spread."""
+    from gauntlet.report.compare import compare, comparison_table, failing
+    from gauntlet.report.tables import rich_table
+    from gauntlet.store import Store
+
+    out, err = Console(), Console(stderr=True)
+    with Store.open(db, create=False) as store:
+        before, after = store.run(run_a), store.run(run_b)
+        comparison = compare(store.cases([run_a]), store.cases([run_b]), before.environment, after.environment)
+    if comparison.environment_differences:
+        err.print(Text(
+            f"warning: the runs' environments differ in {', '.join(comparison.environment_differences)}; "
+            "changes may come from the machine, not the server",
+            style="yellow",
+        ), soft_wrap=True)
+    out.print(rich_table(comparison_table(comparison)))
+    for points, which in ((comparison.only_before, f"run {run_a}"), (comparison.only_after, f"run {run_b}")):
+        if points:
+            out.print(Text(f"{len(points)} cases only in {which}: not compared"), soft_wrap=True)
+    regressions = comparison.regressions()
+    over = failing(comparison, threshold)
+    out.print(Text(
+        f"{len(comparison.cases)} cases compared; {len(regressions)} regressions beyond the runs' spread, "
+        f"{len(over)} larger than {threshold:g} %"
+    ), soft_wrap=True)
+    return EXIT_REGRESSION if over else 0

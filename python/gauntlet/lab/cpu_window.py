@@ -1,0 +1,130 @@
+"""What the CPUs did while a load ran: how long each CPU stayed idle (/proc/stat), and what the
+server's threads used and waited for (the scheduler's /proc/PID/task/TID/schedstat), from the
+moment before the load to the moment after. The bottleneck labels are judged from these.
+
+A thread of the server that exits during the load is not counted (two readings, not a timeline);
+the client's threads are measured by the engine itself (`client.cpu_wait_us`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+import psutil
+
+from gauntlet.host import allowed_cpus, cpu_quota_cores
+from gauntlet.lab.bottleneck import CpuUse
+
+
+@dataclass(frozen=True)
+class ThreadTime:
+    cpu_s: float
+    wait_s: float
+
+
+def read_schedstat(text: str) -> ThreadTime:
+    """/proc/.../schedstat: ns on a CPU, ns runnable but waiting for one, timeslices."""
+    cpu_ns, wait_ns, _ = text.split()
+    return ThreadTime(int(cpu_ns) / 1e9, int(wait_ns) / 1e9)
+
+
+def thread_times(pids: list[int]) -> dict[int, ThreadTime]:
+    """Every thread of these processes, by thread id (processes that are gone are skipped)."""
+    found = {}
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                found[int(task.name)] = read_schedstat((task / "schedstat").read_text())
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+def idle_s_by_cpu() -> dict[int, float]:
+    """Seconds each CPU has been idle (idle + iowait) since boot."""
+    return {cpu: times.idle + getattr(times, "iowait", 0.0) for cpu, times in enumerate(psutil.cpu_times(percpu=True))}
+
+
+class CpuWindow:
+    """`with CpuWindow(server_pids) as window: <load>`; then `window.server_use()` and
+    `window.idle_s_by_cpu`. `server_pids` lists the server's processes at the time it is called
+    (None: Gauntlet did not start the server, and only the CPUs' idle time is read)."""
+
+    def __init__(self, server_pids: Callable[[], list[int]] | None) -> None:
+        self._server_pids = server_pids
+        self._before: dict[int, ThreadTime] = {}
+        self._after: dict[int, ThreadTime] = {}
+        self._idle_before: dict[int, float] = {}
+        self._began_s = 0.0
+        self._cpus: frozenset[int] = frozenset()
+        self._quota_cores: float | None = None
+        self.window_s = 0.0
+        self.idle_s_by_cpu: dict[int, float] = {}
+
+    def __enter__(self) -> Self:
+        if self._server_pids is not None:
+            pids = self._server_pids()
+            self._cpus = cpus_of_threads(pids)
+            self._quota_cores = cpu_quota_cores(pids[0])
+            self._before = thread_times(pids)
+        self._idle_before = idle_s_by_cpu()
+        self._began_s = time.monotonic()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.window_s = time.monotonic() - self._began_s
+        idle_after = idle_s_by_cpu()
+        self.idle_s_by_cpu = {
+            cpu: idle_after[cpu] - before for cpu, before in self._idle_before.items() if cpu in idle_after
+        }
+        if self._server_pids is not None:
+            self._after = thread_times(self._server_pids())
+
+    def server_use(self) -> CpuUse | None:
+        """The server's threads over the window; None when Gauntlet did not start the server."""
+        if self._server_pids is None:
+            return None
+        zero = ThreadTime(0.0, 0.0)
+        deltas = [
+            ThreadTime(after.cpu_s - self._before.get(tid, zero).cpu_s, after.wait_s - self._before.get(tid, zero).wait_s)
+            for tid, after in self._after.items()
+        ]
+        window_s = max(self.window_s, 1e-9)
+        return CpuUse(
+            cpu_s=sum(d.cpu_s for d in deltas),
+            wait_s=sum(d.wait_s for d in deltas),
+            threads=len(deltas),
+            busiest_thread_runnable_share=min(1.0, max(((d.cpu_s + d.wait_s) / window_s for d in deltas), default=0.0)),
+            cpus=self._cpus,
+            quota_cores=self._quota_cores,
+        )
+
+
+def client_use(result: dict[str, Any]) -> CpuUse:
+    """The load threads, from the engine's own figures, and the CPUs this process may use."""
+    client = result["client"]
+    return CpuUse(
+        cpu_s=client["cpu_us"] / 1e6,
+        wait_s=client["cpu_wait_us"] / 1e6,
+        threads=result["threads"],
+        busiest_thread_runnable_share=client["busiest_thread_runnable_share"],
+        cpus=allowed_cpus(0),
+        quota_cores=cpu_quota_cores(os.getpid()),
+    )
+
+
+def cpus_of_threads(pids: list[int]) -> frozenset[int]:
+    """Every CPU one of the processes' threads may run on (taskset can pin each thread apart)."""
+    cpus: set[int] = set()
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                cpus |= allowed_cpus(int(task.name))
+            except (OSError, ValueError):
+                continue
+    return frozenset(cpus)

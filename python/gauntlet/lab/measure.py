@@ -1,0 +1,199 @@
+"""One case measured the way results can be trusted: a warm-up run and discarded, then N repeats
+(the server restarted between them when asked, as Deathmatch did), each with the server's
+monitor, the CPU window and the bottleneck labels in its result.
+
+`measure_run` is one engine run with its labels (suites call it through `lab.case.measure` for
+every case); `measure_case` adds the warm-up and the repeats for `gauntlet run` and `sweep`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Self
+
+from gauntlet import engine
+from gauntlet.errors import GauntletError
+from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE, Context, assess
+from gauntlet.lab.cpu_window import CpuWindow, client_use
+from gauntlet.lab.spread import median_index, spreads
+from gauntlet.monitor.per_request import per_request
+from gauntlet.monitor.sampler import Sampler
+
+if TYPE_CHECKING:
+    from gauntlet.servers.base import ServerInstance
+
+@dataclass(frozen=True)
+class Settings:
+    """How each case is measured, besides its plan."""
+
+    repeats: int = 1
+    restart_between: bool = False
+    #: Requests run and discarded before the first repeat and after each restart (None: none).
+    warmup_requests: int | None = None
+    #: The declared link speed (--link), for the bandwidth ceiling.
+    link_bits_per_s: float | None = None
+    error_share_limit: float = DEFAULT_ERROR_SHARE
+
+
+DEFAULT_SETTINGS = Settings()
+
+
+@dataclass
+class Measurement:
+    #: The run result plus `server` (when Gauntlet started the server) and `bottleneck`.
+    result: dict[str, Any]
+    interrupted: bool
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.result["bottleneck"]["labels"])
+
+
+@dataclass
+class Repeats:
+    measurements: list[Measurement] = field(default_factory=list)
+    #: Ctrl-C cut the case short: the last measurement (if any) is partial.
+    interrupted: bool = False
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        return [m.result for m in self.measurements]
+
+    def median(self) -> Measurement:
+        """The repeat whose requests/s is the median: the one shown in full."""
+        return self.measurements[median_index(self.results)]
+
+    def to_json(self) -> dict[str, Any]:
+        """Every repeat, the spread of the headline figures, and which repeat is the median."""
+        results = self.results
+        return {"repeats": results, "spread": spreads(results), "median_repeat": median_index(results) if results else None}
+
+
+class Target:
+    """Where the load goes: a URL given by the user, or a path on a server Gauntlet started
+    (monitored, and restartable between repeats); `announce` is told of each server started."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        start: Callable[[], ServerInstance] | None = None,
+        path: str = "/",
+        announce: Callable[[ServerInstance], None] | None = None,
+    ) -> None:
+        self._fixed_url = url
+        self._start = start
+        self._path = path
+        self._announce = announce
+        self.server: ServerInstance | None = None
+
+    @property
+    def url(self) -> str:
+        if self.server is None:
+            return self._fixed_url or ""
+        return f"{self.server.url.rstrip('/')}{self._path}"
+
+    def restart(self) -> None:
+        """Stop the server and start a fresh one (a new process, maybe a new port)."""
+        if self._start is None:
+            return
+        self.stop()
+        self.server = self._start()
+        if self._announce is not None:
+            self._announce(self.server)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+    def __enter__(self) -> Self:
+        try:
+            self.restart()
+        except BaseException:
+            self.stop()  # a Ctrl-C while announcing: no __exit__ will run
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def measure_run(
+    plan: engine.Plan,
+    server: ServerInstance | None,
+    settings: Settings,
+    on_progress: Callable[[engine.Progress], None] | None = None,
+    run_plan: engine.Runner = engine.run,
+) -> Measurement:
+    """One run of `plan`; `server` (when Gauntlet started it) is monitored. Its result gains
+    `server` (then) and `bottleneck` (always)."""
+    with CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
+        outcome = run_plan(plan, on_progress)
+    result = outcome.result
+    if sampler is not None:
+        result["server"] = per_request(sampler.totals(), result["requests"])
+    context = Context(
+        window_s=window.window_s,
+        idle_s_by_cpu=window.idle_s_by_cpu,
+        client=client_use(result),
+        server=window.server_use(),
+        link_bits_per_s=settings.link_bits_per_s,
+        error_share_limit=settings.error_share_limit,
+    )
+    result["bottleneck"] = assess(result, context)
+    return Measurement(result, outcome.interrupted)
+
+
+def measure_case(
+    plan: engine.Plan,
+    target: Target,
+    settings: Settings,
+    on_progress: Callable[[engine.Progress], None] | None = None,
+    on_measured: Callable[[Repeats], None] | None = None,
+    run_plan: engine.Runner = engine.run,
+) -> Repeats:
+    """Warm up, then measure `settings.repeats` times; `on_measured` sees the case after each repeat."""
+    if settings.repeats < 1:
+        raise GauntletError(f"--repeat {settings.repeats} measures nothing", "Give --repeat 1 or more")
+    if settings.restart_between and target.server is None:
+        raise GauntletError(
+            "--restart-between restarts a server Gauntlet started, and this target is a URL",
+            "Leave out the URL or the option",
+        )
+    case = Repeats()
+    for index in range(settings.repeats):
+        restarted = index > 0 and settings.restart_between
+        if restarted:
+            target.restart()
+        if (index == 0 or restarted) and settings.warmup_requests and warm_up(plan, target.url, settings.warmup_requests, run_plan):
+            case.interrupted = True
+            break
+        measured = measure_run({**plan, "url": target.url}, target.server, settings, on_progress, run_plan)
+        case.measurements.append(measured)
+        case.interrupted = measured.interrupted
+        if on_measured is not None:
+            on_measured(case)
+        if case.interrupted:
+            break
+    return case
+
+
+def warm_up(plan: engine.Plan, url: str, requests: int, run_plan: engine.Runner = engine.run) -> bool:
+    """Run `requests` requests of the plan and discard them; True when Ctrl-C cut it short."""
+    if plan.get("sessions") is not None:
+        raise GauntletError("--warmup-requests does not apply to sessions", "Use the load file's warm-up window")
+    warmup_plan = {**plan, "url": url, "requests": requests, "duration_us": None, "warmup_us": 0}
+    return run_plan(warmup_plan, None).interrupted
+
+
+@contextlib.contextmanager
+def monitored(server: ServerInstance | None) -> Iterator[Sampler | None]:
+    """Sample the server's process tree (and its backend pool's, and its cgroup's CPU) while the load
+    runs, when Gauntlet started the server."""
+    if server is None:
+        yield None
+        return
+    with Sampler.of(server) as sampler:
+        yield sampler

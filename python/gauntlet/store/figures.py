@@ -1,0 +1,87 @@
+"""The flat figures of a case: one column each in the store's `measurements` table, in the CSV and
+in the DataFrame, so that queries need not parse the result JSON.
+
+Each is read from the run result (docs/results.md, docs/metrics.md); a figure that does not apply
+to the case (no server monitor, no TLS, no rate, no response to time) is None, never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Figure = int | float | None
+Result = dict[str, Any]
+
+
+def _field(*path: str) -> Callable[[Result], Figure]:
+    """The value at `path`, None where a part of the path is missing or null."""
+
+    def read(result: Result) -> Figure:
+        value: Any = result
+        for name in path:
+            if not isinstance(value, dict) or value.get(name) is None:
+                return None
+            value = value[name]
+        return value  # type: ignore[no-any-return]
+
+    return read
+
+
+def _timed(summary: str, name: str) -> Callable[[Result], Figure]:
+    """A latency figure, None when the summary has no sample (the engine reports 0 then)."""
+
+    def read(result: Result) -> Figure:
+        timed = result.get(summary) or {}
+        return timed[name] if timed.get("count") else None
+
+    return read
+
+
+def _server_memory(name: str) -> Callable[[Result], Figure]:
+    """A memory size summed over the server's roles."""
+
+    def read(result: Result) -> Figure:
+        server = result.get("server")
+        return None if server is None else sum(role[name] for role in server["memory"].values())
+
+    return read
+
+
+FIGURES: dict[str, Callable[[Result], Figure]] = {
+    "responses": _field("responses"),
+    "errors_total": _field("errors_total"),
+    "bytes_in": _field("bytes_in"),
+    "bytes_out": _field("bytes_out"),
+    "connections_opened": _field("connections_opened"),
+    "elapsed_us": _field("elapsed_us"),
+    "requests_per_s": _field("requests_per_s"),
+    "bytes_in_per_s": _field("bytes_in_per_s"),
+    "latency_mean_us": _timed("latency_us", "mean"),
+    "latency_p50_us": _timed("latency_us", "p50"),
+    "latency_p90_us": _timed("latency_us", "p90"),
+    "latency_p99_us": _timed("latency_us", "p99"),
+    "latency_p99_9_us": _timed("latency_us", "p99_9"),
+    "latency_max_us": _timed("latency_us", "max"),
+    "service_time_p50_us": _timed("service_time_us", "p50"),
+    "service_time_p99_us": _timed("service_time_us", "p99"),
+    "offered_rate_per_s": _field("schedule", "offered_rate_per_s"),
+    "achieved_rate_per_s": _field("schedule", "achieved_rate_per_s"),
+    "tls_handshakes": _field("tls", "handshakes"),
+    "tls_resumed": _field("tls", "resumed"),
+    "client_cpu_us_per_request": _field("client", "cpu_us_per_request"),
+    "client_busiest_thread_share": _field("client", "busiest_thread_share"),
+    "server_cpu_us_per_request": _field("server", "cpu_us_per_request"),
+    "server_context_switches_per_request": _field("server", "context_switches_per_request"),
+    "server_page_faults_per_request": _field("server", "page_faults_per_request"),
+    "server_rss_bytes": _server_memory("rss_bytes"),
+    "server_vm_size_bytes": _server_memory("vm_size_bytes"),
+    "server_max_processes": _field("server", "max_processes"),
+    "sessions_users_completed": _field("sessions", "users_completed"),
+    "sessions_users_dropped": _field("sessions", "users_dropped"),
+    "qos_valid": _field("qos", "valid"),
+}
+
+
+def figures_of(result: Result) -> dict[str, Figure]:
+    return {name: read(result) for name, read in FIGURES.items()}

@@ -1,0 +1,173 @@
+"""Read runs and cases back, each case with its figures and its whole result as it was written."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from gauntlet.errors import GauntletError
+from gauntlet.store.figures import FIGURES, Figure
+from gauntlet.store.write import HISTOGRAM_FIELDS, TIMELINE_COLUMNS
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run_id: int
+    suite: str
+    suite_text: str | None
+    options: dict[str, Any]
+    environment: dict[str, Any]
+    planned_cases: int
+    gauntlet_version: str
+    started_unix_ms: int
+    ended_unix_ms: int | None
+    status: str
+    #: Cases stored so far, whatever their status.
+    stored_cases: int
+
+    def __getitem__(self, name: str) -> Any:
+        """The fields read as a mapping too: row["suite_text"] is row.suite_text."""
+        if name not in {f.name for f in fields(self)}:
+            raise KeyError(name)
+        return getattr(self, name)
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    case_id: int
+    run_id: int
+    key: str
+    repeat: int
+    params: dict[str, Any]
+    #: ok, partial or error (see gauntlet.lab.record.CaseRecord.status).
+    status: str
+    server_version: str | None
+    config_text: str | None
+    labels: list[str]
+    error: str | None
+    started_unix_ms: int
+    ended_unix_ms: int
+    #: gauntlet.store.figures.FIGURES of the result; empty without a result.
+    figures: dict[str, Figure]
+    #: The run result as add_case received it (timeline and histograms included), or None.
+    result: dict[str, Any] | None
+
+
+RUN_QUERY = """
+SELECT runs.*, (SELECT count(*) FROM cases WHERE cases.run_id = runs.run_id) AS stored_cases
+FROM runs
+"""
+
+
+def _run_row(row: sqlite3.Row) -> RunRow:
+    return RunRow(
+        run_id=row["run_id"],
+        suite=row["suite"],
+        suite_text=row["suite_text"],
+        options=json.loads(row["options_json"]),
+        environment=json.loads(row["environment_json"]),
+        planned_cases=row["planned_cases"],
+        gauntlet_version=row["gauntlet_version"],
+        started_unix_ms=row["started_unix_ms"],
+        ended_unix_ms=row["ended_unix_ms"],
+        status=row["status"],
+        stored_cases=row["stored_cases"],
+    )
+
+
+def runs(conn: sqlite3.Connection) -> list[RunRow]:
+    """Every run, oldest first."""
+    return [_run_row(row) for row in conn.execute(RUN_QUERY + " ORDER BY run_id")]
+
+
+def run(conn: sqlite3.Connection, path: Path, run_id: int) -> RunRow:
+    row = conn.execute(RUN_QUERY + " WHERE run_id = ?", (run_id,)).fetchone()
+    if row is None:
+        raise GauntletError(
+            f"there is no run {run_id} in {str(path)!r}", "`gauntlet report --list` lists the runs it holds"
+        )
+    return _run_row(row)
+
+
+def latest_run_id(conn: sqlite3.Connection, path: Path) -> int:
+    row = conn.execute("SELECT max(run_id) FROM runs").fetchone()
+    if row[0] is None:
+        raise GauntletError(f"{str(path)!r} holds no run yet", "Run a suite first (gauntlet suite run quick)")
+    return int(row[0])
+
+
+def done(conn: sqlite3.Connection, run_id: int) -> dict[tuple[str, int], bool | None]:
+    """The cases a resume need not measure again (all but the partial ones), by (key, repeat), with
+    their QoS verdict when the suite gave one (sessions), else None."""
+    rows = conn.execute(
+        "SELECT key, repeat, qos_valid FROM cases LEFT JOIN measurements USING (case_id)"
+        " WHERE run_id = ? AND status != 'partial'",
+        (run_id,),
+    )
+    return {(row["key"], row["repeat"]): None if row["qos_valid"] is None else bool(row["qos_valid"]) for row in rows}
+
+
+def cases(conn: sqlite3.Connection, run_ids: list[int]) -> list[CaseRow]:
+    """The runs' cases in the order they were stored, results put back together."""
+    marks = ", ".join("?" * len(run_ids))
+    figures = ", ".join(f"measurements.{name}" for name in FIGURES)
+    rows = conn.execute(
+        f"SELECT cases.*, {figures}, measurements.result_json FROM cases LEFT JOIN measurements USING (case_id)"
+        f" WHERE run_id IN ({marks}) ORDER BY case_id",
+        run_ids,
+    ).fetchall()
+    timelines = _timelines(conn, marks, run_ids)
+    histograms = _histograms(conn, marks, run_ids)
+    return [_case_row(row, timelines[row["case_id"]], histograms[row["case_id"]]) for row in rows]
+
+
+def _case_row(row: sqlite3.Row, timeline: list[dict[str, Any]], histograms: dict[str, str]) -> CaseRow:
+    result = None
+    if row["result_json"] is not None:
+        result = json.loads(row["result_json"])
+        result["timeline"] = timeline
+        for field, name in HISTOGRAM_FIELDS.items():
+            if name in histograms:
+                result[field] = histograms[name]
+    return CaseRow(
+        case_id=row["case_id"],
+        run_id=row["run_id"],
+        key=row["key"],
+        repeat=row["repeat"],
+        params=json.loads(row["params_json"]),
+        status=row["status"],
+        server_version=row["server_version"],
+        config_text=row["config_text"],
+        labels=json.loads(row["labels_json"]),
+        error=row["error"],
+        started_unix_ms=row["started_unix_ms"],
+        ended_unix_ms=row["ended_unix_ms"],
+        figures={} if result is None else {name: row[name] for name in FIGURES},
+        result=result,
+    )
+
+
+def _timelines(conn: sqlite3.Connection, marks: str, run_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    found: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    rows = conn.execute(
+        f"SELECT timelines.* FROM timelines JOIN cases USING (case_id) WHERE run_id IN ({marks})"
+        " ORDER BY case_id, second",
+        run_ids,
+    )
+    for row in rows:
+        found[row["case_id"]].append({name: row[name] for name in TIMELINE_COLUMNS})
+    return found
+
+
+def _histograms(conn: sqlite3.Connection, marks: str, run_ids: list[int]) -> dict[int, dict[str, str]]:
+    found: dict[int, dict[str, str]] = defaultdict(dict)
+    rows = conn.execute(
+        f"SELECT histograms.* FROM histograms JOIN cases USING (case_id) WHERE run_id IN ({marks})", run_ids
+    )
+    for row in rows:
+        found[row["case_id"]][row["name"]] = row["encoded"]
+    return found

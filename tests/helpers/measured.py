@@ -1,0 +1,56 @@
+"""Real cases for the store and report tests: short engine runs against the built-in server,
+measured and recorded by the suite's own `lab.case.measure` (the server's tree monitored)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gauntlet import __version__
+from gauntlet.cli.run import build_plan, plan_options
+from gauntlet.lab import loadfile
+from gauntlet.lab.case import Case, Sessions, measure
+from gauntlet.lab.record import CaseRecord
+from gauntlet.lab.suite import qos_summary
+from gauntlet.servers.base import ServerInstance
+from gauntlet.servers.spec import ServerSpec
+
+MEASURE_S = 0.3
+
+
+def load_case(
+    server: ServerInstance, params: dict[str, Any], *, repeat: int = 0, query: str = "", measure_s: float = MEASURE_S
+) -> CaseRecord:
+    """One case of the closed loop (or of a constant rate with `rate_per_s`): `params` name the
+    path, connections, keep-alive; `query` adds an injected fault (?delay_ms=5) the key does not show."""
+    url = f"{server.url.rstrip('/')}{params.get('path', '/webtest.html')}{query}"
+    options = plan_options(
+        connections=params.get("connections", 4), threads=2, duration=f"{measure_s}s",
+        no_keepalive=not params.get("keepalive", True), rate=params.get("rate_per_s"),
+    )
+    params = {"server": "builtin", "protocol": server.scheme, **params}
+    return measure(build_plan(url, options), server, params, server_version=__version__, repeat=repeat).record
+
+
+SLOW_PAGE_LOAD = """\
+sessions:
+  - name: wait
+    pages: [{name: slow, path: '/hello?delay_per_connection_ms=10'}]
+users: 1
+warm_up: 200ms
+measure: 1s
+qos: {good: 200ms, tolerable: 10s}
+"""
+
+
+def sessions_case(server: ServerInstance, load_path: Path, users: int, params: dict[str, Any]) -> CaseRecord:
+    """Sessions of the load file at `users`, with the QoS verdict the suite stores beside them; with
+    SLOW_PAGE_LOAD, pages take about 10 ms per user, so up to 19 users are QoS-valid and 20 or more
+    are not (as tests/cli/test_sessions.py shows)."""
+    load = loadfile.load(load_path).with_users(users)
+    params = {"server": "builtin", "protocol": server.scheme, "model": "sessions", "users": users, **params}
+    record = measure(load.plan(server.url), server, params, server_version=__version__).record
+    assert record.result is not None, record.error
+    case = Case(params.get("group", ""), ServerSpec("builtin"), "/", params, sessions=Sessions(load, users))
+    record.result["qos"] = qos_summary(case, record.result)
+    return record

@@ -1,0 +1,117 @@
+"""Calibration against the peers: their reports parsed (captured from real runs), the per-round
+ratios, and `gauntlet calibrate` against the built-in server with whatever peer is installed."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gauntlet.errors import GauntletError
+from gauntlet.lab.calibrate import ENGINE, Load, Sample, argv, installed_peers, median_ratio, parse
+from tests.conftest import require_installed
+from tests.helpers.cli_process import GAUNTLET, run_cli
+
+WRK_REPORT = """\
+Running 2s test @ http://127.0.0.1:42869/webtest.html
+  2 threads and 20 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     0.97ms    5.59ms  74.96ms   98.46%
+    Req/Sec    39.49k    12.59k   71.22k    77.50%
+  157244 requests in 2.00s, 49.34MB read
+  Socket errors: connect 0, read 3, write 0, timeout 2
+  Non-2xx or 3xx responses: 7
+Requests/sec:  78455.71
+Transfer/sec:     24.62MB
+"""
+H2LOAD_REPORT = """\
+Main benchmark duration is over for thread #0. Stopping all clients.
+Stopped all clients for thread #0
+
+finished in 2.00s, 85837.00 req/s, 26.93MB/s
+requests: 171674 total, 171694 started, 171674 done, 171670 succeeded, 4 failed, 1 errored, 2 timeout
+status codes: 171674 2xx, 0 3xx, 0 4xx, 0 5xx
+"""
+
+
+def test_wrk_report() -> None:
+    assert parse("wrk", WRK_REPORT) == (157244, 3 + 2 + 7, 78455.71)
+
+
+def test_h2load_report() -> None:
+    assert parse("h2load", H2LOAD_REPORT) == (171670, 4 + 1 + 2, 85837.0)
+
+
+def test_a_report_without_figures_is_a_clear_error() -> None:
+    with pytest.raises(GauntletError, match="wrk's report has no"):
+        parse("wrk", "wrk: unable to connect\n")
+    with pytest.raises(GauntletError, match="h2load printed no request counts"):
+        parse("h2load", "")
+
+
+def test_every_tool_gets_the_same_load() -> None:
+    load = Load("http://127.0.0.1:8080/webtest.html", connections=100, threads=2, duration_s=5)
+    assert argv("wrk", load) == ["wrk", "-t2", "-c100", "-d5s", load.url]
+    assert argv("h2load", load) == ["h2load", "--h1", "-t2", "-c100", "-D5", load.url]
+    engine_argv = argv(ENGINE, load)
+    assert engine_argv[:3] == [sys.executable, "-m", "gauntlet.lab.calibrate"]
+    plan = json.loads(engine_argv[3])
+    assert (plan["url"], plan["connections"], plan["threads"], plan["duration_us"], plan["keepalive"]) == (
+        load.url, 100, 2, 5_000_000, True,
+    )
+    closing = Load(load.url, 100, 2, 5, keepalive=False)
+    assert argv("wrk", closing)[-3:] == ["-H", "Connection: close", load.url]
+    with pytest.raises(GauntletError, match="h2load's duration mode"):
+        argv("h2load", closing)
+
+
+def sample(tool: str, round_: int, requests_per_s: float, client_cpu_s: float) -> Sample:
+    return Sample(tool, round_, int(requests_per_s), 0, requests_per_s, client_cpu_s, None)
+
+
+def test_ratios_are_medians_of_per_round_ratios() -> None:
+    """Round 2 is slow for both tools: the within-round ratio is steady, the raw medians are not."""
+    samples = [
+        sample(ENGINE, 0, 100.0, 1.0), sample("wrk", 0, 80.0, 1.0),
+        sample(ENGINE, 1, 50.0, 1.0), sample("wrk", 1, 40.0, 1.0),
+        sample(ENGINE, 2, 90.0, 1.0), sample("wrk", 2, 100.0, 1.0),
+    ]
+    assert median_ratio(samples, ENGINE, "wrk", lambda s: s.requests_per_s) == pytest.approx(1.25)
+    assert median_ratio(samples, ENGINE, "wrk", lambda s: s.client_us_per_request) == pytest.approx(0.8)
+
+
+def test_calibrate_against_the_builtin_server_gives_a_finite_ratio_per_peer(tmp_path: Path) -> None:
+    peers = installed_peers()
+    require_installed("wrk or h2load", bool(peers), "apt-get install wrk nghttp2-client")
+    out = tmp_path / "calibration.json"
+    done = run_cli("calibrate", "--rounds", "1", "-d", "1s", "-c", "10", "--json", out, timeout_s=120)
+    assert done.code == 0, done.stderr
+    found = json.loads(out.read_text())
+    assert set(found["ratios"]) == set(peers)
+    for ratios in found["ratios"].values():
+        for ratio in ratios.values():
+            assert math.isfinite(ratio) and ratio > 0
+    for tool in (ENGINE, *peers):
+        figures = found["tools"][tool]
+        assert figures["requests_per_s"] > 0 and figures["errors"] == 0
+        assert figures["client_cpu_us_per_request"] > 0 and figures["server_cpu_us_per_request"] > 0
+    assert len(found["samples"]) == 1 + len(peers)
+    assert found["environment"]["tools"]["wrk"] is not None or "wrk" not in peers
+    assert "ratios: gauntlet / tool within each round" in " ".join(done.stdout.split())
+
+
+def test_calibrate_without_any_peer_says_what_to_install() -> None:
+    done = subprocess.run(
+        [*GAUNTLET, "calibrate", "--rounds", "1", "-d", "1s"],
+        capture_output=True, text=True, timeout=60, check=False, env={**os.environ, "PATH": "/nonexistent"},
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        "gauntlet: error: no peer load generator is installed (wrk, h2load). "
+        "Install one: apt-get install wrk nghttp2-client\n"
+    )

@@ -1,0 +1,93 @@
+"""A small study measured once per session against the built-in server and stored in a real SQLite
+file: the report, export and compare tests read it back."""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gauntlet.lab.record import CaseRecord
+from gauntlet.servers.builtin import start_builtin
+from gauntlet.store import Store
+from tests.conftest import Started
+from tests.helpers.measured import SLOW_PAGE_LOAD, load_case, sessions_case
+
+#: Strings a server or a suite could hand over; nothing in the report may run or render them as markup.
+HOSTILE_SERVER = "<img src=x onerror=window.__pwned=1><b>nginx</b>"
+HOSTILE_SCRIPT = "</pre></details><script>window.__pwned=2</script>[red]rich markup[/red]"
+
+
+def environment() -> dict[str, object]:
+    """What this machine is, in the shape host.snapshot() gives (nested dicts of plain values)."""
+    model = next(
+        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+         if line.startswith("model name")),
+        platform.machine(),
+    )
+    return {
+        "cpu": {"model": model, "cores": os.cpu_count()},
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "note": HOSTILE_SCRIPT,
+    }
+
+
+def study_cases(tmp: Path) -> Iterator[CaseRecord]:
+    """Every view's data: concurrency and keep-alive (2 repeats), a file size, worker scaling, HTTPS
+    (with timelines), requests that fail, sessions at a valid and an invalid level, a case that failed,
+    hostile strings."""
+    started = Started()
+    try:
+        two = started.add(start_builtin(threads=2))
+        for connections in (1, 4, 16):
+            for keepalive in (True, False):
+                for repeat in (0, 1):
+                    params = {"group": "static", "workers": 2, "path": "/webtest.html", "keepalive": keepalive,
+                              "connections": connections}
+                    yield load_case(two, params, repeat=repeat)
+        for connections in (1, 4):
+            params = {"group": "static", "workers": 2, "path": "/image_large.jpg", "keepalive": True, "connections": connections}
+            yield load_case(two, params)
+        one = started.add(start_builtin(threads=1))
+        for server, workers in ((one, 1), (two, 2)):
+            yield load_case(server, {"group": "worker-scaling", "workers": workers, "path": "/webtest.html", "connections": 8})
+        tls = started.add(start_builtin(threads=2, tls=True))
+        for server in (two, tls):  # long enough for a timeline of three seconds
+            params = {"group": "https", "workers": 2, "path": "/webtest.html", "connections": 4}
+            yield load_case(server, params, measure_s=2.2)
+        for connections in (1, 4):  # every request reset by the server: the failed-requests view
+            yield load_case(two, {"group": "faults", "fault": "reset", "connections": connections}, query="?reset=1")
+        load = tmp / "slow.yaml"
+        load.write_text(SLOW_PAGE_LOAD)
+        for users in (2, 30):
+            yield sessions_case(two, load, users, {"group": "capacity", "workers": 2})
+        for connections in (2, 8):
+            case = load_case(two, {"group": "hostile", "path": "/webtest.html", "connections": connections})
+            case.params["server"] = HOSTILE_SERVER
+            case.config_text = HOSTILE_SCRIPT
+            case.labels = [HOSTILE_SCRIPT]
+            yield case
+        yield CaseRecord(
+            params={"group": "hostile", "server": HOSTILE_SERVER, "path": "/webtest.html", "connections": 32},
+            config_text=HOSTILE_SCRIPT, error=f"the server did not start: {HOSTILE_SCRIPT}",
+        )
+    finally:
+        started.stop_all_and_check()
+
+
+@pytest.fixture(scope="session")
+def study_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """(database path, run id) of the study; tests must not write to it."""
+    tmp = tmp_path_factory.mktemp("study")
+    path = tmp / "results.db"
+    with Store.open(path) as store:
+        run_id = store.begin_run(suite="study", suite_text="servers: [builtin]\n", options={"quick": True},
+                                 environment=environment(), planned_cases=25)
+        for case in list(study_cases(tmp)):
+            store.add_case(run_id, case)
+        store.end_run(run_id, "complete")
+    return path, run_id

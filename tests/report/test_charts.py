@@ -1,0 +1,141 @@
+"""The study's views, built from the store alone: each shows what the stored cases measured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gauntlet.report import charts, views
+from gauntlet.report.points import GridPoint, grid_points
+from gauntlet.store import CaseRow, Store
+
+
+@pytest.fixture(scope="module")
+def study(study_db: tuple[Path, int]) -> list[CaseRow]:
+    path, run_id = study_db
+    with Store.open(path, create=False) as store:
+        return store.cases([run_id])
+
+
+def in_group(cases: list[CaseRow], group: str, **params: object) -> list[CaseRow]:
+    return [c for c in cases if c.params.get("group") == group and all(c.params.get(k) == v for k, v in params.items())]
+
+
+def chart(found: list[charts.Chart], title: str) -> charts.Chart:
+    matching = [c for c in found if c.title == title]
+    assert len(matching) == 1, [c.title for c in found]
+    return matching[0]
+
+
+def test_requests_per_s_vs_concurrency_has_the_repeats_mean_and_range(study: list[CaseRow]) -> None:
+    found = charts.throughput_vs_concurrency(grid_points(study))
+    figure = chart(found, "Requests/s vs concurrency: static, http, keep-alive, /webtest.html").figure
+    (trace,) = figure["data"]
+    assert trace["x"] == [1, 4, 16]
+    for x, y, high, low in zip(trace["x"], trace["y"], trace["error_y"]["array"], trace["error_y"]["arrayminus"], strict=True):
+        rates = [c.figures["requests_per_s"] for c in in_group(study, "static", keepalive=True, connections=x, path="/webtest.html")]
+        assert len(rates) == 2
+        assert y == pytest.approx(sum(rates) / 2) and y + high == pytest.approx(max(rates)) and y - low == pytest.approx(min(rates))
+    assert figure["layout"]["xaxis"]["tickvals"] == [1, 4, 16]
+    # Lines join only cases of the same part of the study: the HTTPS pair (one concurrency each) has none.
+    assert not any("https" in c.title for c in found)
+
+
+def test_keepalive_and_https_pairs(study: list[CaseRow]) -> None:
+    points = grid_points(study)
+    keepalive = chart(charts.keepalive_comparison(points), "Keep-alive vs a new connection per request: static").figure
+    on, off = keepalive["data"]
+    assert on["x"] == off["x"] == ["1 conn", "4 conns", "16 conns"]
+    assert all(a > b for a, b in zip(on["y"], off["y"], strict=True)), "a connection per request is slower here"
+    https = chart(charts.https_penalty(points), "HTTPS penalty: https").figure
+    plain, tls = https["data"]
+    rate = {c.params["protocol"]: c.figures["requests_per_s"] for c in in_group(study, "https")}
+    assert (plain["y"], tls["y"]) == ([rate["http"]], [rate["https"]])
+    assert tls["text"] == [f"{(rate['https'] - rate['http']) / rate['http']:+.0%}"]
+
+
+def test_worker_scaling_and_failed_requests(study: list[CaseRow]) -> None:
+    points = grid_points(study)
+    (workers,) = charts.worker_scaling(points)
+    assert workers.title == "Worker scaling: worker-scaling, http, /webtest.html"
+    assert workers.figure["data"][0]["x"] == [1, 2]
+    (errors,) = charts.errors_vs_concurrency(points)
+    assert errors.title == "Failed requests vs concurrency: faults, http"
+    assert errors.figure["data"][0]["y"] == [100.0, 100.0], "every request was reset by the server"
+
+
+def test_latency_percentiles_agree_with_the_engines_summary(study: list[CaseRow]) -> None:
+    points = [p for p in grid_points(study) if p.params.get("group") == "worker-scaling"]
+    (latency,) = charts.latency_percentiles(points)
+    for trace, point in zip(latency.figure["data"], points, strict=True):
+        summary = point.measured[0].result["latency_us"] if point.measured[0].result else {}
+        assert trace["x"] == ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
+        shown_us = [round(y * 1000) for y in trace["y"]]
+        assert [shown_us[0], shown_us[2], shown_us[3], shown_us[5]] == [summary[k] for k in ("p50", "p99", "p99_9", "max")]
+
+
+def test_timelines_show_cases_of_two_seconds_or_more(study: list[CaseRow]) -> None:
+    (timeline,) = charts.timelines(grid_points(study))
+    long_cases = [c for c in study if c.result and len(c.result["timeline"]) >= 2]
+    assert {c.params["group"] for c in long_cases} == {"https"}
+    traces = timeline.figure["data"]
+    assert len(traces) == 2 * len(long_cases) and [t["visible"] for t in traces] == [True, True, False, False]
+    first = long_cases[0].result["timeline"] if long_cases[0].result else []
+    assert traces[0]["y"] == [s["responses"] * 1e6 / s["span_us"] for s in first]
+    assert traces[1]["y"] == [s["p99_us"] / 1000 for s in first]
+    assert len(timeline.figure["layout"]["updatemenus"][0]["buttons"]) == len(long_cases)
+
+
+def test_a_view_appears_only_when_the_cases_hold_its_data(study: list[CaseRow]) -> None:
+    static = [p for p in grid_points(study) if p.params.get("group") == "static"]
+    ids = {c.chart_id.rsplit("-", 1)[0] for c in charts.all_charts(static)}
+    assert ids == {"throughput", "keepalive", "latency"}
+    names = {t.table_id for t in views.tables(static)}
+    assert names == {"cases", "resources", "memory"}
+    assert charts.all_charts([]) == [] and views.tables([]) == []
+
+
+def test_tables_of_resources_memory_qos_and_capacity(study: list[CaseRow]) -> None:
+    points = grid_points(study)
+    resources = views.resources_table(points)
+    assert len(resources.rows) == len([p for p in points if p.measured])
+    memory = views.memory_table(points)
+    assert {row[2] for row in memory.rows} == {"server"}, "the built-in server is one process"
+    qos = views.qos_table(points)
+    assert [(row[0], row[1], row[-1]) for row in qos.rows] == [("2 users", "slow", "VALID"), ("30 users", "slow", "INVALID")]
+    capacity = views.capacity_table(points)
+    assert capacity.rows == [["builtin", "2 valid, 30 invalid", "2", "30"]]
+    failures = views.failures_table(points)
+    assert len(failures.rows) == 1 and failures.rows[0][-1].startswith("the server did not start")
+
+
+def test_cases_table_is_the_headline(study: list[CaseRow]) -> None:
+    points = grid_points(study)
+    table = views.cases_table(points)
+    assert [c.name for c in table.columns[:2]] == ["group", "case"]
+    assert len(table.rows) == len(points)
+    row = table.rows[0]
+    rates = [c.figures["requests_per_s"] for c in points[0].measured]
+    assert row[2] == "2" and row[3] == f"{sum(rates) / 2:,.0f}"
+    assert row[4] == f"{(max(rates) - min(rates)) / (sum(rates) / 2):.0%}"
+    faults = next(r for r, p in zip(table.rows, points, strict=True) if p.params.get("group") == "faults")
+    assert faults[7] == "100.0%"
+
+
+def test_repeats_of_one_key_are_one_point(study: list[CaseRow]) -> None:
+    points = grid_points(study)
+    assert len(points) == len({c.key for c in study})
+    assert sum(len(p.measured) + len(p.failed) for p in points) == len(study)
+    two_runs = grid_points([*study, *(replace_run(c, 99) for c in study)], by_run=True)
+    assert len(two_runs) == 2 * len(points) and two_runs[-1].params["run"] == 99
+
+
+def replace_run(case: CaseRow, run_id: int) -> CaseRow:
+    from dataclasses import replace
+
+    return replace(case, run_id=run_id)
+
+
+def test_grid_point_without_results_has_no_latency() -> None:
+    assert GridPoint("k", {}).latency_percentiles_us([0.5]) is None

@@ -1,0 +1,80 @@
+"""`gauntlet compare` on a real regression: the same cases, then with a delay injected in the server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gauntlet.report.compare import compare
+from gauntlet.servers.builtin import start_builtin
+from gauntlet.store import Store
+from tests.conftest import Started
+from tests.helpers.cli_process import run_cli
+from tests.helpers.measured import load_case
+
+DELAY = "?delay_ms=20"
+BASE_ENVIRONMENT = {"cpu": {"cores": 2}, "kernel": "6.1.0"}
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
+    """(database, baseline run, slowed run): connections 2 and 4 in both; 8 in the baseline only."""
+    path = tmp_path_factory.mktemp("compare") / "results.db"
+    started = Started()
+    try:
+        server = started.add(start_builtin(threads=2))
+        with Store.open(path) as store:
+            run_ids = []
+            for query, levels, environment in (
+                ("", (2, 4, 8), BASE_ENVIRONMENT),
+                (DELAY, (2, 4), {**BASE_ENVIRONMENT, "kernel": "6.12.0"}),
+            ):
+                run_id = store.begin_run(
+                    suite="delay", suite_text=None, options={}, environment=environment, planned_cases=len(levels)
+                )
+                for connections in levels:
+                    store.add_case(run_id, load_case(server, {"path": "/webtest.html", "connections": connections}, query=query))
+                store.end_run(run_id, "complete")
+                run_ids.append(run_id)
+    finally:
+        started.stop_all_and_check()
+    return path, run_ids[0], run_ids[1]
+
+
+def test_a_delay_is_a_regression_and_fails_ci(two_runs: tuple[Path, int, int]) -> None:
+    path, baseline, slowed = two_runs
+    done = run_cli("compare", str(baseline), str(slowed), "--db", path)
+    assert done.code == 1, done.stdout + done.stderr
+    flagged = [line.split() for line in done.stdout.splitlines() if line.rstrip().endswith("REGRESSION")]
+    assert ["2", "conns", "requests/s"] in [words[:3] for words in flagged], done.stdout
+    assert ["4", "conns", "p99"] in [words[:3] for words in flagged], done.stdout
+    assert "1 cases only in run 1: not compared" in done.stdout
+    assert "2 cases compared; " in done.stdout
+    assert done.stderr.startswith("warning: the runs' environments differ in kernel;")
+
+
+def test_the_threshold_decides_the_exit_code(two_runs: tuple[Path, int, int]) -> None:
+    path, baseline, slowed = two_runs
+    with Store.open(path, create=False) as store:
+        found = compare(store.cases([baseline]), store.cases([slowed]), {}, {})
+    sizes_pct = sorted(abs(change.change) * 100 for _, change in found.regressions())
+    assert {change.figure for _, change in found.regressions()} >= {"requests_per_s", "latency_p99_us"}
+    above = run_cli("compare", str(baseline), str(slowed), "--db", path, "--threshold", f"{sizes_pct[-1] + 1:.0f}")
+    assert above.code == 0, above.stdout
+    below = run_cli("compare", str(baseline), str(slowed), "--db", path, "--threshold", f"{sizes_pct[0] - 1:.0f}")
+    assert below.code == 1, below.stdout
+
+
+def test_an_improvement_is_no_regression(two_runs: tuple[Path, int, int]) -> None:
+    path, baseline, slowed = two_runs
+    done = run_cli("compare", str(slowed), str(baseline), "--db", path)
+    assert done.code == 0, done.stdout
+    assert "0 regressions beyond the runs' spread" in done.stdout
+    assert "1 cases only in run 1: not compared" in done.stdout
+
+
+def test_comparing_an_unknown_run_is_a_one_line_error(two_runs: tuple[Path, int, int]) -> None:
+    path, baseline, _ = two_runs
+    done = run_cli("compare", str(baseline), "99", "--db", path)
+    assert done.code == 2 and done.stderr.startswith("gauntlet: error: there is no run 99 in") and done.stderr.count("\n") == 1

@@ -1,0 +1,61 @@
+"""The terminal summary of a stored run: the report's headline tables, read from the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from gauntlet.report.points import grid_points
+from gauntlet.report.tables import print_summary
+from gauntlet.store import Store
+from gauntlet.units import format_count
+from tests.helpers.cli_process import run_cli
+from tests.report.conftest import HOSTILE_SCRIPT
+
+
+def summary_text(path: Path, run_ids: list[int]) -> str:
+    console = Console(record=True, width=300, color_system=None)
+    with Store.open(path, create=False) as store:
+        print_summary(console, store, *run_ids)
+    return console.export_text()
+
+
+def test_summary_shows_each_case_with_its_figures(study_db: tuple[Path, int]) -> None:
+    path, run_id = study_db
+    text = summary_text(path, [run_id])
+    with Store.open(path, create=False) as store:
+        points = grid_points(store.cases([run_id]))
+    assert text.startswith(f"run {run_id}: suite study, complete, 25 of 25 cases stored")
+    for title in ("Cases", "QoS verdicts", "Capacity", "Cases that did not complete"):
+        assert f"\n{title}" in text
+    assert "Memory footprint" not in text, "the terminal keeps to the headline tables"
+    for point in points:
+        rate = point.figure("requests_per_s")
+        if rate is not None:
+            assert format_count(rate.mean) in text
+    assert HOSTILE_SCRIPT in text, "stored strings are shown as they are, not read as rich markup"
+
+
+def test_report_lists_runs_and_summarises_the_latest(study_db: tuple[Path, int], tmp_path: Path) -> None:
+    path, run_id = study_db
+    listed = run_cli("report", "--list", "--db", path)
+    assert listed.code == 0 and listed.stdout.startswith(f"run {run_id}: suite study, complete"), listed.stderr
+    out = tmp_path / "latest.html"
+    done = run_cli("report", "-o", out, "--db", path, timeout_s=120)
+    assert done.code == 0, done.stderr
+    assert "Cases" in done.stdout and "QoS verdicts" in done.stdout and out.stat().st_size > 4_000_000
+
+
+def test_report_of_an_empty_database_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    Store.open(path).close()
+    done = run_cli("report", "--db", path)
+    assert done.code == 2
+    assert done.stderr == f"gauntlet: error: '{path}' holds no run yet. Run a suite first (gauntlet suite run quick)\n"
+    with Store.open(path) as store:
+        run_id = store.begin_run(suite="quick", suite_text=None, options={}, environment={}, planned_cases=3)
+    assert summary_text(path, [run_id]).endswith("no case stored yet\n")
+    out = tmp_path / "empty.html"
+    assert run_cli("report", "-o", out, "--db", path).code == 0
+    assert "No chart: the run has no measured case yet." in out.read_text()
