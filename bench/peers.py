@@ -26,6 +26,7 @@ from pathlib import Path
 
 from gauntlet.lab.calibrate import ENGINE, Load, Sample, median_ratio, run_rounds
 from gauntlet.servers.nginx import start_nginx
+from gauntlet.servers.spec import ServerSpec
 
 MODES = ("keep-alive", "no-keep-alive", "https")
 TOOLS = ("wrk", ENGINE)
@@ -75,7 +76,7 @@ def main() -> None:
 
     samples: dict[str, list[Sample]] = {}
     for mode in MODES:
-        with start_nginx(worker_processes=2, access_log=False, tls=mode == "https") as server:
+        with start_nginx(ServerSpec("nginx", workers=2, tls=mode == "https")) as server:
             load = Load(server.url + "webtest.html", args.connections, args.threads, args.duration, mode != "no-keep-alive")
 
             def show(sample: Sample, mode: str = mode) -> None:

@@ -1,7 +1,7 @@
-"""Fixtures that start real servers through the drivers and check that stopping them leaves nothing.
+"""Fixtures that start real servers through the registry and check that stopping them leaves nothing.
 
-A server that is not installed skips the test with the reason locally, and fails it in CI (CI=true),
-where every server is installed.
+A server or backend that is not installed skips the test with the reason locally, and fails it in
+CI (CI=true), where every server is installed.
 """
 
 from __future__ import annotations
@@ -14,15 +14,9 @@ import pytest
 
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.builtin import start_builtin
-from gauntlet.servers.apache import apache_binary, start_apache
-from gauntlet.servers.lighttpd import lighttpd_binary, start_lighttpd
-from gauntlet.servers.nginx import nginx_binary, start_nginx
 from gauntlet.servers.process import leftovers
-from gauntlet.servers.caddy import caddy_binary, start_caddy
-from gauntlet.servers.h2o import h2o_binary, start_h2o
+from gauntlet.servers.registry import availability, combination, kind_of, start_server
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.tomcat import start_tomcat, tomcat_binary
-from gauntlet.servers.yaws import start_yaws, yaws_binary
 
 IN_CI = os.environ.get("CI") == "true"
 
@@ -36,8 +30,21 @@ def require_installed(kind: str, installed: bool, install_hint: str) -> None:
     pytest.skip(reason)
 
 
+def require_available(spec: ServerSpec) -> None:
+    """Skip (fail in CI) when the spec's server or backend is not installed; a combination the
+    server cannot run is left to fail at start, as it would for a user."""
+    found = availability(spec.kind)
+    require_installed(spec.kind, found.available, (found.reason or "").removeprefix("not installed: "))
+    if spec.backend is not None:
+        pair = combination(kind_of(spec.kind), spec.backend)
+        if pair.supported:
+            hint = (pair.reason or "").removeprefix("not installed: ")
+            require_installed(f"{spec.backend} on {spec.kind}", pair.available, hint)
+
+
 class Started:
-    """Servers a test started, stopped at teardown by pid; teardown fails on any leftover."""
+    """Servers a test started, stopped at teardown by pid; teardown fails on any leftover:
+    a process, a listening port (the server's or its backend's), the cgroup, the work dir."""
 
     def __init__(self) -> None:
         self._seen: list[tuple[ServerInstance, set[int]]] = []
@@ -46,13 +53,41 @@ class Started:
         self._seen.append((instance, set(instance.pids())))
         return instance
 
+    def start(self, spec: ServerSpec, **knobs: Any) -> ServerInstance:
+        require_available(spec)
+        return self.add(start_server(spec, **knobs))
+
     def stop_all_and_check(self) -> None:
         problems = []
         for instance, pids in self._seen:
             pids |= set(instance.pids())
+            ports = instance.ports
             instance.stop()
-            problems += [f"{instance.kind}: {p}" for p in leftovers(pids, instance.port)]
+            for port in ports:
+                problems += [f"{instance.kind}: {p}" for p in leftovers(pids, port)]
+            if instance.cgroup is not None and instance.cgroup.path.exists():
+                problems.append(f"{instance.kind}: cgroup {instance.cgroup.path} is still there")
+            if instance.workdir.exists():
+                problems.append(f"{instance.kind}: {instance.workdir} is still there")
         assert not problems, "left behind after stop: " + "; ".join(problems)
+
+
+Start = Callable[..., ServerInstance]
+
+
+@pytest.fixture
+def server() -> Iterator[Start]:
+    """A factory through the registry: `server("nginx", workers=3, access_log=True)` (spec
+    fields) or `server(ServerSpec(...), port=..., ready_timeout_s=...)` (test knobs)."""
+    started = Started()
+
+    def start(kind_or_spec: str | ServerSpec, *, port: int | None = None, ready_timeout_s: float | None = None,
+              **fields: Any) -> ServerInstance:
+        spec = kind_or_spec if isinstance(kind_or_spec, ServerSpec) else ServerSpec(kind_or_spec, **fields)
+        return started.start(spec, port=port, ready_timeout_s=ready_timeout_s)
+
+    yield start
+    started.stop_all_and_check()
 
 
 @pytest.fixture
@@ -63,75 +98,32 @@ def builtin_server() -> Iterator[ServerInstance]:
     started.stop_all_and_check()
 
 
-@pytest.fixture
-def nginx_server() -> Iterator[Callable[..., ServerInstance]]:
-    """A factory: `nginx_server(**params)` starts nginx with the driver's parameters."""
-    require_installed("nginx", nginx_binary() is not None, "apt-get install nginx")
-    started = Started()
-
-    def start(**params: Any) -> ServerInstance:
-        return started.add(start_nginx(**params))
-
-    yield start
-    started.stop_all_and_check()
+def kind_factory(server: Start, kind: str) -> Start:
+    """`factory(port=..., ready_timeout_s=..., **spec_fields)` for one kind (skips when it is not installed)."""
+    require_available(ServerSpec(kind))
+    return lambda **fields: server(kind, **fields)
 
 
 @pytest.fixture
-def lighttpd_server() -> Iterator[Callable[..., ServerInstance]]:
-    """A factory: `lighttpd_server(**params)` starts lighttpd with the driver's parameters."""
-    require_installed("lighttpd", lighttpd_binary() is not None, "apt-get install lighttpd")
-    started = Started()
-
-    def start(**params: Any) -> ServerInstance:
-        return started.add(start_lighttpd(**params))
-
-    yield start
-    started.stop_all_and_check()
+def nginx_server(server: Start) -> Start:
+    return kind_factory(server, "nginx")
 
 
 @pytest.fixture
-def apache_server() -> Iterator[Callable[..., ServerInstance]]:
-    """A factory: `apache_server(mpm=..., **params)` starts Apache with that MPM."""
-    require_installed("apache2", apache_binary() is not None, "apt-get install apache2")
-    started = Started()
-
-    def start(**params: Any) -> ServerInstance:
-        return started.add(start_apache(**params))
-
-    yield start
-    started.stop_all_and_check()
-
-
-def spec_server_factory(
-    kind: str, start: Callable[..., ServerInstance], binary: Callable[[], str | None], package: str
-) -> Iterator[Callable[..., ServerInstance]]:
-    """For drivers that take a ServerSpec: `factory(port=..., ready_timeout_s=..., **spec_fields)`."""
-    require_installed(kind, binary() is not None, f"apt-get install {package}")
-    started = Started()
-
-    def start_with(**params: Any) -> ServerInstance:
-        options = {name: params.pop(name) for name in ("port", "ready_timeout_s") if name in params}
-        return started.add(start(ServerSpec(kind, **params), **options))
-
-    yield start_with
-    started.stop_all_and_check()
+def h2o_server(server: Start) -> Start:
+    return kind_factory(server, "h2o")
 
 
 @pytest.fixture
-def h2o_server() -> Iterator[Callable[..., ServerInstance]]:
-    yield from spec_server_factory("h2o", start_h2o, h2o_binary, "h2o")
+def caddy_server(server: Start) -> Start:
+    return kind_factory(server, "caddy")
 
 
 @pytest.fixture
-def caddy_server() -> Iterator[Callable[..., ServerInstance]]:
-    yield from spec_server_factory("caddy", start_caddy, caddy_binary, "caddy")
+def tomcat_server(server: Start) -> Start:
+    return kind_factory(server, "tomcat")
 
 
 @pytest.fixture
-def tomcat_server() -> Iterator[Callable[..., ServerInstance]]:
-    yield from spec_server_factory("tomcat", start_tomcat, tomcat_binary, "tomcat10")
-
-
-@pytest.fixture
-def yaws_server() -> Iterator[Callable[..., ServerInstance]]:
-    yield from spec_server_factory("yaws", start_yaws, yaws_binary, "yaws")
+def yaws_server(server: Start) -> Start:
+    return kind_factory(server, "yaws")

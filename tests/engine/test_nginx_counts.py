@@ -37,7 +37,7 @@ def plan(url: str, **fields: object) -> engine.Plan:
 def test_engine_counts_equal_the_access_log(
     nginx_server: Callable[..., ServerInstance], mode: str, fields: dict[str, object], connections: range
 ) -> None:
-    server = nginx_server(worker_processes=2, access_log=True, keepalive_requests=100_000)
+    server = nginx_server(workers=2, access_log=True, keepalive_requests=100_000)
     result = engine.run(plan(f"{server.url}webtest.html", **fields)).result
     requests = fields["requests"]
     assert (result["requests"], result["responses"], result["errors_total"]) == (requests, requests, 0), mode
@@ -48,7 +48,7 @@ def test_engine_counts_equal_the_access_log(
 
 
 def test_a_duration_run_abandons_at_most_one_request_per_connection(nginx_server: Callable[..., ServerInstance]) -> None:
-    server = nginx_server(worker_processes=2, access_log=True, keepalive_requests=100_000)
+    server = nginx_server(workers=2, access_log=True, keepalive_requests=100_000)
     result = engine.run(plan(f"{server.url}webtest.html", duration_us=1_000_000, warmup_us=200_000)).result
     logged_requests, _ = logged(server, result["responses"])
     assert result["stop_reason"] == "duration" and result["elapsed_us"] == 1_000_000

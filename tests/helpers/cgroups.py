@@ -12,17 +12,14 @@ from pathlib import Path
 import pytest
 
 from gauntlet.host import cgroup_dirs
+from gauntlet.monitor.cgroup import Cgroup
 from tests.conftest import IN_CI
 
 PERIOD_US = 100_000
-#: Moves the shell into the group named by $0, then becomes the command (children are born inside).
-JOIN_AND_EXEC = 'echo $$ > "$0" && exec "$@"'
 
 
-class CpuGroup:
-    def __init__(self, path: Path, version: int) -> None:
-        self.path = path
-        self.version = version
+class CpuGroup(Cgroup):
+    """A cgroup (monitor/cgroup.py: `wrap` a command into it, `remove` it) that also takes a quota."""
 
     def limit(self, quota_cores: float) -> None:
         quota_us = round(quota_cores * PERIOD_US)
@@ -35,24 +32,6 @@ class CpuGroup:
     def add(self, pid: int) -> None:
         """The process and all its threads."""
         (self.path / "cgroup.procs").write_text(str(pid))
-
-    def wrap(self, argv: list[str]) -> list[str]:
-        """The command line that runs `argv` inside this group."""
-        return ["/bin/sh", "-c", JOIN_AND_EXEC, str(self.path / "cgroup.procs"), *argv]
-
-    def remove(self, timeout_s: float = 5.0) -> None:
-        """Remove the group once its processes are gone (a process just stopped may hold it a moment)."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                if time.monotonic() >= deadline:
-                    raise
-                time.sleep(0.05)
 
 
 def _new_group() -> CpuGroup | None:
@@ -83,4 +62,4 @@ def cpu_quota(quota_cores: float) -> Iterator[CpuGroup]:
         group.limit(quota_cores)
         yield group
     finally:
-        group.remove()
+        assert group.remove(timeout_s=5.0), f"{group.path} is still there"

@@ -120,9 +120,8 @@ def engine_connections(
     plan = {"url": url, "connections": 4, "threads": 2, "requests": requests, "keepalive": keepalive}
     result = engine.run(plan).result
     assert (result["responses"], result["errors_total"]) == (requests, 0), result["errors"]
-    log = server.workdir / "logs" / "access.log"
     deadline = time.monotonic() + LOG_WAIT_S
-    while len(lines := [line for line in log_text(log).splitlines() if marker in line]) < requests:
+    while len(lines := [line for line in server.access_log_lines() if marker in line]) < requests:
         if time.monotonic() >= deadline:
             break
         time.sleep(0.01)
@@ -130,10 +129,6 @@ def engine_connections(
     ports = {client_port(line) for line in lines}
     assert len(ports) == result["connections_opened"], "the server accepted the connections the engine opened"
     return len(ports)
-
-
-def log_text(path: Path) -> str:
-    return path.read_text() if path.exists() else ""
 
 
 def first_field_port(line: str) -> int:
@@ -147,6 +142,9 @@ def tls_outcomes(server: ServerInstance) -> list[int]:
     for tls in CLIENT_PINS:
         result = engine.run({"url": server.url + "webtest.html", "connections": 1, "requests": 3, "tls": tls}).result
         assert result["responses"] + result["errors_total"] == 3, result["errors"]
+        # A refusal fails the handshake: a TLS alert (`tls`), or h2o's reset of the connection.
+        refused = result["errors"].get("tls", 0) + result["errors"].get("reset", 0)
+        assert refused == result["errors_total"], result["errors"]
         outcomes.append(result["responses"])
     return outcomes
 

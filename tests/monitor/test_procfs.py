@@ -23,6 +23,8 @@ def test_pid_stat_with_spaces_and_parentheses_in_the_command() -> None:
     assert (sample.pid, sample.ppid, sample.comm) == (4242, 4241, "nginx: worker (x) ")
     assert (sample.minor_faults, sample.major_faults, sample.threads) == (1200, 3, 2)
     assert sample.user_s == 250 / CLOCK_TICKS_PER_S and sample.system_s == 125 / CLOCK_TICKS_PER_S
+    assert (sample.children_user_s, sample.children_system_s) == (7 / CLOCK_TICKS_PER_S, 9 / CLOCK_TICKS_PER_S)
+    assert (sample.children_minor_faults, sample.children_major_faults) == (0, 0)
     assert (sample.vm_size_bytes, sample.rss_bytes) == (11952128, 1125 * PAGE_BYTES)
 
 

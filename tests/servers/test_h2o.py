@@ -1,5 +1,6 @@
-"""The h2o driver against the real h2o: workload, threads, keep-alive, access log against the
-engine, HTTPS with pinned versions and suites, refused settings, a taken port."""
+"""The h2o driver against the real h2o, beyond what every kind meets (test_contract.py,
+test_tls.py): event-loop threads and their user, idle close, the access log against the engine
+when the client closes, over HTTPS too, and the settings h2o refuses."""
 
 from __future__ import annotations
 
@@ -12,22 +13,13 @@ import pytest
 from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.server_checks import (
-    check_registry_version,
-    check_serves_the_workload,
-    check_taken_port,
     engine_connections,
     first_field_port,
     idle_close_s,
     requests_before_close,
-    tls_outcomes,
 )
 
 Start = Callable[..., ServerInstance]
-
-
-@pytest.mark.parametrize("tls", [False, True])
-def test_serves_the_workload_byte_exact(h2o_server: Start, tls: bool) -> None:
-    check_serves_the_workload(h2o_server(tls=tls))
 
 
 @pytest.mark.parametrize("workers", [1, 3])
@@ -59,20 +51,6 @@ def test_https_access_log_and_engine_agree(h2o_server: Start) -> None:
 
 
 @pytest.mark.parametrize(
-    ("pins", "accepted"),
-    [
-        ({"tls_version": "1.2"}, [0, 0, 0, 3, 3, 3]),
-        ({"tls_version": "1.3"}, [3, 3, 3, 0, 0, 0]),
-        ({"cipher": "TLS_AES_256_GCM_SHA384"}, [3, 0, 3, 0, 0, 0]),
-        ({"tls_version": "1.2", "cipher": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}, [0, 0, 0, 3, 0, 3]),
-    ],
-)
-def test_tls_version_and_cipher_are_pinned(h2o_server: Start, pins: dict, accepted: list[int]) -> None:
-    server = h2o_server(tls=True, **pins)
-    assert tls_outcomes(server) == accepted
-
-
-@pytest.mark.parametrize(
     ("fields", "refused"),
     [
         ({"keepalive": False}, "keep-alive off"),
@@ -86,11 +64,3 @@ def test_tls_version_and_cipher_are_pinned(h2o_server: Start, pins: dict, accept
 def test_what_h2o_cannot_do_is_refused_before_it_starts(h2o_server: Start, fields: dict, refused: str) -> None:
     with pytest.raises(GauntletError, match=refused):
         h2o_server(**fields)
-
-
-def test_a_taken_port_is_one_line_with_the_log(h2o_server: Start) -> None:
-    check_taken_port(h2o_server, "Address already in use", ready_timeout_s=3)
-
-
-def test_the_registry_reports_the_installed_version(h2o_server: Start) -> None:
-    check_registry_version("h2o", "h2o")

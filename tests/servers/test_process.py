@@ -20,6 +20,7 @@ from gauntlet.servers.process import (
     tree,
     wait_ready,
 )
+from gauntlet.servers.spec import ServerSpec
 
 # Ignores SIGTERM, has a child that ignores it too, serves HTTP on the port given as argv[1].
 STUBBORN_SERVER = """
@@ -66,7 +67,7 @@ def test_nginx_on_a_taken_port_fails_with_its_log_tail(nginx_server):
         held.listen()
         port = held.getsockname()[1]
         with pytest.raises(GauntletError) as failure:
-            start_nginx(port=port)
+            start_nginx(ServerSpec("nginx"), port=port)
     message = str(failure.value)
     assert "\n" not in message
     assert "nginx exited with status 1" in message
@@ -135,7 +136,7 @@ def test_stop_is_idempotent_and_runs_when_the_body_raises(nginx_server):
     nginx_server()  # the fixture's skip/fail when nginx is missing
     with (
         pytest.raises(RuntimeError, match="test body failed"),
-        start_nginx() as server,
+        start_nginx(ServerSpec("nginx")) as server,
     ):
         pids, port, workdir = server.pids(), server.port, server.workdir
         assert len(pids) == 3

@@ -12,7 +12,7 @@ import sys
 import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
-from gauntlet.cli import calibrate, capacity, compare, doctor, export, report, run, serve, suite, sweep, workload
+from gauntlet.cli import calibrate, capacity, compare, doctor, export, report, run, serve, servers, suite, sweep, workload
 from gauntlet.errors import GauntletError
 
 EXIT_USER_ERROR = 2
@@ -35,6 +35,7 @@ app.command("export")(export.export_command)
 app.command("doctor")(doctor.doctor_command)
 app.command("calibrate")(calibrate.calibrate_command)
 app.add_typer(suite.app, name="suite")
+app.command("servers")(servers.servers_command)
 app.add_typer(sweep.app, name="sweep")
 app.add_typer(workload.app, name="workload")
 

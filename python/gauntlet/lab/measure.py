@@ -190,9 +190,10 @@ def warm_up(plan: engine.Plan, url: str, requests: int, run_plan: engine.Runner 
 
 @contextlib.contextmanager
 def monitored(server: ServerInstance | None) -> Iterator[Sampler | None]:
-    """Sample the server's process tree while the load runs, when Gauntlet started the server."""
+    """Sample the server's process tree (and its backend pool's, and its cgroup's CPU) while the load
+    runs, when Gauntlet started the server."""
     if server is None:
         yield None
         return
-    with Sampler(server.pids()[0]) as sampler:
+    with Sampler.of(server) as sampler:
         yield sampler

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from gauntlet.monitor.sampler import ServerTotals
@@ -13,6 +14,7 @@ def per_request(totals: ServerTotals, requests: int) -> dict[str, Any]:
     return {
         "cpu_user_s": totals.cpu_user_s,
         "cpu_system_s": totals.cpu_system_s,
+        "cpu_source": totals.cpu_source,
         "cpu_us_per_request": divide(totals.cpu_s * 1e6),
         "context_switches_per_request": divide(totals.voluntary_switches + totals.involuntary_switches),
         "voluntary_switches": totals.voluntary_switches,
@@ -30,6 +32,7 @@ def per_request(totals: ServerTotals, requests: int) -> dict[str, Any]:
             role: {"processes": m.processes, "rss_bytes": m.rss_bytes, "vm_size_bytes": m.vm_size_bytes}
             for role, m in totals.memory.items()
         },
+        "timeline": [asdict(point) for point in totals.timeline],
         "load_1m": totals.load_1m,
         "samples": totals.samples,
         "monitor_cpu_s": totals.monitor_cpu_s,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
@@ -23,6 +23,11 @@ class ProcSample:
     threads: int
     vm_size_bytes: int
     rss_bytes: int
+    #: What the process's reaped children used (cutime, cstime, cminflt, cmajflt).
+    children_user_s: float = 0.0
+    children_system_s: float = 0.0
+    children_minor_faults: int = 0
+    children_major_faults: int = 0
     voluntary_switches: int = 0
     involuntary_switches: int = 0
 
@@ -38,9 +43,13 @@ def parse_pid_stat(text: str) -> ProcSample:
         ppid=int(fields[1]),
         comm=comm,
         minor_faults=int(fields[7]),
+        children_minor_faults=int(fields[8]),
         major_faults=int(fields[9]),
+        children_major_faults=int(fields[10]),
         user_s=int(fields[11]) / CLOCK_TICKS_PER_S,
         system_s=int(fields[12]) / CLOCK_TICKS_PER_S,
+        children_user_s=int(fields[13]) / CLOCK_TICKS_PER_S,
+        children_system_s=int(fields[14]) / CLOCK_TICKS_PER_S,
         threads=int(fields[17]),
         vm_size_bytes=int(fields[20]),
         rss_bytes=int(fields[21]) * PAGE_BYTES,
@@ -121,7 +130,7 @@ def sample_process(pid: int) -> ProcSample | None:
         voluntary, involuntary = thread_context_switches(pid)
     except (FileNotFoundError, ProcessLookupError, ValueError):
         return None
-    return ProcSample(**{**sample.__dict__, "voluntary_switches": voluntary, "involuntary_switches": involuntary})
+    return replace(sample, voluntary_switches=voluntary, involuntary_switches=involuntary)
 
 
 def sample_system() -> SystemSample:

@@ -4,6 +4,7 @@ PHP-FPM or uWSGI pools, CGI children)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from gauntlet.monitor.procfs import ProcSample
@@ -15,9 +16,14 @@ def descendants(root_pid: int) -> list[int]:
     while queue:
         pid = queue.pop()
         found.append(pid)
-        for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        # A CGI child may exit at any point of this walk: whatever is gone is skipped.
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        for task in tasks:
             try:
-                queue.extend(int(child) for child in children.read_text().split())
+                queue.extend(int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split())
             except (FileNotFoundError, ProcessLookupError):
                 continue
     return found

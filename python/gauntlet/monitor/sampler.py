@@ -1,17 +1,39 @@
 """A background thread that samples the server's process tree and the system from /proc, and
-sums what happened between start and stop. It measures its own CPU cost."""
+sums what happened between start and stop, with a point per sample for the timeline. It measures
+its own CPU cost.
+
+CPU comes from the instance's cgroup when it has one (every process that ran in it counts, also
+those born and gone between two samples); otherwise from /proc, where a process that has exited
+counts through its parent's children's times once the parent has reaped it (docs/metrics.md).
+"""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Protocol
 
 from gauntlet.monitor import proctree
+from gauntlet.monitor.cgroup import Cgroup
 from gauntlet.monitor.procfs import ProcSample, SystemSample, sample_process, sample_system
 
 DEFAULT_INTERVAL_S = 0.5
+PROC_SOURCE = "proc"
+
+
+class Monitored(Protocol):
+    """What the sampler needs of a server instance (gauntlet.servers.base.ServerInstance)."""
+
+    @property
+    def main_pid(self) -> int: ...
+
+    def backend_pids(self) -> list[int]: ...
+
+    @property
+    def cgroup(self) -> Cgroup | None: ...
 
 
 @dataclass
@@ -21,6 +43,21 @@ class RoleMemory:
     vm_size_bytes: int = 0
 
 
+@dataclass(frozen=True)
+class TimelinePoint:
+    """The server between the previous sample and this one."""
+
+    #: Seconds since the first sample.
+    t_s: float
+    #: CPU of the whole tree, in % of one core (200 = two cores busy).
+    cpu_percent: float
+    rss_bytes: int
+    processes: int
+    threads: int
+    #: Voluntary + involuntary, of the threads seen in this sample and the one before.
+    context_switches: int
+
+
 @dataclass
 class ServerTotals:
     """What the server's tree did between start and stop (see docs/metrics.md)."""
@@ -28,6 +65,8 @@ class ServerTotals:
     elapsed_s: float = 0.0
     cpu_user_s: float = 0.0
     cpu_system_s: float = 0.0
+    #: Where the CPU figures come from: cgroup-v2, cgroup-v1 or proc.
+    cpu_source: str = PROC_SOURCE
     voluntary_switches: int = 0
     involuntary_switches: int = 0
     minor_faults: int = 0
@@ -35,6 +74,7 @@ class ServerTotals:
     max_processes: int = 0
     max_threads: int = 0
     memory: dict[str, RoleMemory] = field(default_factory=dict)
+    timeline: list[TimelinePoint] = field(default_factory=list)
     system_interrupts: int = 0
     system_context_switches: int = 0
     system_pages_freed: int = 0
@@ -49,24 +89,48 @@ class ServerTotals:
         return self.cpu_user_s + self.cpu_system_s
 
 
-class Sampler:
-    """`with Sampler(pid): ...` samples the tree rooted at `pid` every `interval_s`."""
+@dataclass(frozen=True)
+class _Reading:
+    """One sample of the whole tree: cumulative counters and what is alive now."""
 
-    def __init__(self, root_pid: int, interval_s: float = DEFAULT_INTERVAL_S) -> None:
+    at_s: float
+    cpu_user_s: float
+    cpu_system_s: float
+    minor_faults: int
+    major_faults: int
+    processes: dict[int, tuple[ProcSample, str]]
+
+
+class Sampler:
+    """`with Sampler(pid): ...` samples the tree rooted at `pid` (and the backends' trees, roles
+    `backend`) every `interval_s`; `Sampler.of(server)` takes all of that from a server instance."""
+
+    def __init__(
+        self,
+        root_pid: int,
+        interval_s: float = DEFAULT_INTERVAL_S,
+        *,
+        backend_pids: Sequence[int] = (),
+        cgroup: Cgroup | None = None,
+    ) -> None:
         self._root_pid = root_pid
+        self._backend_pids = list(backend_pids)
+        self._cgroup = cgroup
         self._interval_s = interval_s
-        self._first: dict[int, ProcSample] = {}
-        self._last: dict[int, ProcSample] = {}
-        self._totals = ServerTotals()
+        self._first: _Reading | None = None
+        self._previous: _Reading | None = None
+        self._totals = ServerTotals(cpu_source=cgroup.source if cgroup else PROC_SOURCE)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="gauntlet-monitor", daemon=True)
         self._system_first: SystemSample | None = None
-        self._began_s = 0.0
+
+    @classmethod
+    def of(cls, server: Monitored, interval_s: float = DEFAULT_INTERVAL_S) -> Sampler:
+        return cls(server.main_pid, interval_s, backend_pids=server.backend_pids(), cgroup=server.cgroup)
 
     def __enter__(self) -> Sampler:
-        self._began_s = time.monotonic()
         self._system_first = sample_system()
-        self._sample(first=True)
+        self._sample()
         self._thread.start()
         return self
 
@@ -76,35 +140,80 @@ class Sampler:
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval_s):
-            self._sample(first=False)
-        self._sample(first=False)
+            self._sample()
+        self._sample()
         self._totals.monitor_cpu_s = time.thread_time()
 
-    def _sample(self, first: bool) -> None:
-        samples = [s for s in map(sample_process, proctree.descendants(self._root_pid)) if s is not None]
-        for sample in samples:
-            if first:
-                self._first[sample.pid] = sample
-            self._last[sample.pid] = sample
-        self._totals.samples += 1
-        self._totals.max_processes = max(self._totals.max_processes, len(samples))
-        self._totals.max_threads = max(self._totals.max_threads, sum(s.threads for s in samples))
+    def _read(self) -> _Reading:
+        processes: dict[int, tuple[ProcSample, str]] = {}
+        for root in [self._root_pid, *self._backend_pids]:
+            tree = [s for s in map(sample_process, proctree.descendants(root)) if s is not None]
+            if not tree:
+                continue
+            for sample in tree:
+                role = proctree.role(sample, tree[0], len(tree) > 1) if root == self._root_pid else "backend"
+                processes[sample.pid] = (sample, role)
+        samples = [s for s, _ in processes.values()]
+        if self._cgroup is not None:
+            user_s, system_s = self._cgroup.cpu_s()
+        else:
+            # Alive now plus everything they have reaped: continuous as processes come and go.
+            user_s = sum(s.user_s + s.children_user_s for s in samples)
+            system_s = sum(s.system_s + s.children_system_s for s in samples)
+        return _Reading(
+            at_s=time.monotonic(),
+            cpu_user_s=user_s,
+            cpu_system_s=system_s,
+            minor_faults=sum(s.minor_faults + s.children_minor_faults for s in samples),
+            major_faults=sum(s.major_faults + s.children_major_faults for s in samples),
+            processes=processes,
+        )
+
+    def _sample(self) -> None:
+        reading = self._read()
+        totals = self._totals
+        totals.samples += 1
+        samples = [s for s, _ in reading.processes.values()]
+        totals.max_processes = max(totals.max_processes, len(samples))
+        totals.max_threads = max(totals.max_threads, sum(s.threads for s in samples))
         if samples:
-            self._totals.memory = memory_by_role(self._root_pid, samples)
+            totals.memory = memory_by_role(list(reading.processes.values()))
+        previous = self._previous
+        self._previous = reading
+        if previous is None:
+            self._first = reading
+            return
+        voluntary = involuntary = 0
+        for pid, (sample, _) in reading.processes.items():
+            before = previous.processes.get(pid)
+            # Per-thread counters: a thread that exited takes its count along, hence the floor.
+            voluntary += max(0, sample.voluntary_switches - (before[0].voluntary_switches if before else 0))
+            involuntary += max(0, sample.involuntary_switches - (before[0].involuntary_switches if before else 0))
+        totals.voluntary_switches += voluntary
+        totals.involuntary_switches += involuntary
+        cpu_s = reading.cpu_user_s + reading.cpu_system_s - previous.cpu_user_s - previous.cpu_system_s
+        assert self._first is not None
+        totals.timeline.append(
+            TimelinePoint(
+                t_s=reading.at_s - self._first.at_s,
+                cpu_percent=max(0.0, 100 * cpu_s / max(reading.at_s - previous.at_s, 1e-6)),
+                rss_bytes=sum(s.rss_bytes for s in samples),
+                processes=len(samples),
+                threads=sum(s.threads for s in samples),
+                context_switches=voluntary + involuntary,
+            )
+        )
 
     def totals(self) -> ServerTotals:
-        """Call after the `with` block: the sums over every process seen."""
+        """Call after the `with` block: the sums over the tree between the first and last sample."""
         totals = self._totals
-        totals.elapsed_s = time.monotonic() - self._began_s
-        zero = ProcSample(0, 0, "", 0.0, 0.0, 0, 0, 0, 0, 0)
-        for pid, last in self._last.items():
-            first = self._first.get(pid, zero)
-            totals.cpu_user_s += last.user_s - first.user_s
-            totals.cpu_system_s += last.system_s - first.system_s
-            totals.voluntary_switches += last.voluntary_switches - first.voluntary_switches
-            totals.involuntary_switches += last.involuntary_switches - first.involuntary_switches
-            totals.minor_faults += last.minor_faults - first.minor_faults
-            totals.major_faults += last.major_faults - first.major_faults
+        first, last = self._first, self._previous
+        if first is not None and last is not None:
+            totals.elapsed_s = last.at_s - first.at_s
+            totals.cpu_user_s = max(0.0, last.cpu_user_s - first.cpu_user_s)
+            totals.cpu_system_s = max(0.0, last.cpu_system_s - first.cpu_system_s)
+            totals.minor_faults = max(0, last.minor_faults - first.minor_faults)
+            totals.major_faults = max(0, last.major_faults - first.major_faults)
         if self._system_first is not None:
             before, after = self._system_first, sample_system()
             totals.system_interrupts = after.interrupts - before.interrupts
@@ -116,13 +225,11 @@ class Sampler:
         return totals
 
 
-def memory_by_role(root_pid: int, samples: list[ProcSample]) -> dict[str, RoleMemory]:
+def memory_by_role(processes: list[tuple[ProcSample, str]]) -> dict[str, RoleMemory]:
     """The thesis's VmRSS/VmSize table: processes and summed sizes per role."""
-    root = next((s for s in samples if s.pid == root_pid), samples[0])
-    has_children = len(samples) > 1
     memory: dict[str, RoleMemory] = {}
-    for sample in samples:
-        entry = memory.setdefault(proctree.role(sample, root, has_children), RoleMemory())
+    for sample, role in processes:
+        entry = memory.setdefault(role, RoleMemory())
         entry.processes += 1
         entry.rss_bytes += sample.rss_bytes
         entry.vm_size_bytes += sample.vm_size_bytes

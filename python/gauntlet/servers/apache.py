@@ -8,68 +8,76 @@ from __future__ import annotations
 from pathlib import Path
 
 from gauntlet.errors import GauntletError
+from gauntlet.servers.backends.catalog import Gateway, gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
+from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.support import setting
 
 MPMS = ("prefork", "worker", "event")
 MODULES = Path("/usr/lib/apache2/modules")
+DEFAULT_PROCESSES = 2
+DEFAULT_THREADS_PER_CHILD = 25
+#: prefork: the most processes it may grow to (ServerLimit, MaxRequestWorkers).
+PREFORK_MAX_REQUEST_WORKERS = 150
+#: Every MPM reaches pools through mod_proxy and forks CGI (mod_cgi, or mod_cgid when threaded).
+THREADED_BACKENDS = gateways(cgi="cgi")
+#: mod_php only under prefork: Debian's PHP is not thread-safe, and Apache refuses it otherwise.
+PREFORK_BACKENDS: dict[str, Gateway] = {**THREADED_BACKENDS, "mod_php": "module"}
 
 
 def apache_binary() -> str | None:
     return find_binary("apache2")
 
 
-def start_apache(
-    *,
-    mpm: str,
-    processes: int = 2,
-    threads_per_child: int = 25,
-    max_request_workers: int = 150,
-    keepalive: bool = True,
-    keepalive_timeout_s: int = 5,
-    keepalive_requests: int = 1000,
-    access_log: bool = False,
-    tls: bool = False,
-    port: int | None = None,
-    ready_timeout_s: float = 10.0,
-) -> ServerInstance:
-    """Start Apache with one MPM on 127.0.0.1 and return once it answers HTTP.
+def backends(mpm: str) -> dict[str, Gateway]:
+    return PREFORK_BACKENDS if mpm == "prefork" else THREADED_BACKENDS
 
-    `processes` is StartServers (prefork keeps exactly that many, spare limits included; worker
-    and event run that many processes of `threads_per_child` threads). With `access_log`, each
-    request is one line `CLIENT_PORT KEEPALIVE_COUNT STATUS BYTES "REQUEST"`; the readiness
-    probe is not logged.
+
+def start_apache(
+    spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = 10.0, modules: Path = MODULES
+) -> ServerInstance:
+    """Start Apache with the MPM the spec's kind names (apache-prefork, ...) on 127.0.0.1 and
+    return once it answers HTTP.
+
+    `spec.workers` is StartServers (default 2; prefork keeps exactly that many, spare limits
+    included; worker and event run that many processes of `threads_per_child` threads, default
+    25). With `access_log`, each request is one line `CLIENT_PORT KEEPALIVE_COUNT STATUS BYTES
+    "REQUEST"`; the readiness probe is not logged. `modules` is where the modules are (a test
+    points it elsewhere to see a missing module fail the start).
     """
+    mpm = spec.kind.removeprefix("apache-")
     if mpm not in MPMS:
-        raise GauntletError(f"'{mpm}' is not an Apache MPM", f"use one of {', '.join(MPMS)}")
-    if processes < 1 or threads_per_child < 1 or max_request_workers < processes:
-        raise GauntletError(
-            f"Apache {mpm} cannot run {processes} processes of {threads_per_child} threads "
-            f"with MaxRequestWorkers {max_request_workers}",
-            "give at least 1 process and thread, and MaxRequestWorkers >= processes",
-        )
+        raise GauntletError(f"'{spec.kind}' is not an Apache kind", f"use one of {', '.join('apache-' + m for m in MPMS)}")
     binary = apache_binary()
     if binary is None or not (MODULES / f"mod_mpm_{mpm}.so").exists():
         raise GauntletError("apache2 is not installed", "install it: apt-get install apache2")
+    processes = setting(spec, "workers", DEFAULT_PROCESSES)
+    threads_per_child = setting(spec, "threads_per_child", DEFAULT_THREADS_PER_CHILD)
+    if mpm == "prefork" and processes > PREFORK_MAX_REQUEST_WORKERS:
+        raise GauntletError(
+            f"Apache prefork cannot start {processes} processes (at most {PREFORK_MAX_REQUEST_WORKERS})",
+            f"give workers 1..{PREFORK_MAX_REQUEST_WORKERS}",
+        )
     settings = {
-        "modules": MODULES,
+        "modules": modules,
         "mpm": mpm,
         "processes": processes,
         "threads_per_child": threads_per_child,
-        "max_request_workers": max_request_workers,
-        "keepalive": keepalive,
-        "keepalive_timeout_s": keepalive_timeout_s,
-        "keepalive_requests": keepalive_requests,
-        "access_log": access_log,
+        "max_request_workers": PREFORK_MAX_REQUEST_WORKERS,
+        "keepalive": spec.keepalive,
+        "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", 5),
+        # Apache's MaxKeepAliveRequests 0 is no limit.
+        "keepalive_requests": spec.requests_per_connection(1000, unlimited=0),
     }
     return launch(
         Launch(
-            kind=f"apache-{mpm}",
+            spec=spec,
             template="apache2.conf.j2",
             argv=lambda config: [binary, "-f", str(config), "-DFOREGROUND"],
             settings=settings,
+            gateways=backends(mpm),
             workers=processes,
-            tls=tls,
             port=port,
             ready_timeout_s=ready_timeout_s,
             subdirs=("logs", "run"),

@@ -5,12 +5,13 @@ from __future__ import annotations
 import grp
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
 import tempfile
-import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -20,7 +21,11 @@ import psutil
 
 from gauntlet.engine import self_signed_certificate
 from gauntlet.errors import GauntletError
-from gauntlet.servers.process import LOOPBACK, log_tail, stop_tree, tree
+from gauntlet.monitor.cgroup import Cgroup
+from gauntlet.servers.process import LOOPBACK, kill_all, stop_tree, tree
+from gauntlet.servers.spec import ServerSpec
+
+VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
 
 
 def new_workdir(kind: str) -> Path:
@@ -34,12 +39,26 @@ def new_workdir(kind: str) -> Path:
     return workdir
 
 
+@dataclass
+class BackendProcess:
+    """A pool the server talks to (PHP-FPM, uWSGI, fcgiwrap): started before it, stopped after it."""
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    stop_signal: int
+    #: Its rendered config, or its command line when it has no config file.
+    config_text: str
+    log_path: Path
+    #: Its loopback TCP port, when it listens on one (None: a unix socket).
+    port: int | None = None
+
+
 class ServerInstance:
     """A server under test started by a driver, in its own work directory.
 
     A context manager: leaving the `with` block stops it, also when the block raised. `stop()` ends
-    the whole process tree by pid (a polite signal, then SIGKILL) and removes the work directory; it
-    is idempotent.
+    the whole process tree by pid (a polite signal, then SIGKILL), then the backends' trees, then
+    anything left in its cgroup, and removes the work directory; it is idempotent.
     """
 
     def __init__(
@@ -54,30 +73,71 @@ class ServerInstance:
         scheme: str = "http",
         stop_signal: int = signal.SIGTERM,
         grace_s: float = 5.0,
+        spec: ServerSpec | None = None,
+        backends: Sequence[BackendProcess] = (),
+        cgroup: Cgroup | None = None,
+        access_log: Path | None = None,
+        flush_access_log: Callable[[ServerInstance], None] | None = None,
     ) -> None:
         self.kind = kind
         self.host = host
         self.scheme = scheme
         self.port = port
         self.workdir = workdir
+        #: Every config Gauntlet rendered for it (the server's, then its backend pool's).
         self.config_text = config_text
+        self.spec = spec or ServerSpec(kind)
+        #: Filled by registry.start_server: the server's and the backend's versions.
+        self.version: str | None = None
+        self.backend_version: str | None = None
+        self.backends = list(backends)
+        #: The cgroup all its processes run in (None: the machine offers none; see docs/metrics.md).
+        self.cgroup = cgroup
+        #: One line per request when the spec asks for an access log; the first field tells
+        #: connections apart (a client port or a connection serial number).
+        self.access_log = access_log
+        self._flush_access_log = flush_access_log
         self._proc = proc
         self._stop_signal = stop_signal
         self._grace_s = grace_s
-        self._known: dict[int, psutil.Process] = {}
+        self._known: dict[int, dict[int, psutil.Process]] = {}
         self._stopped = False
 
     @property
     def url(self) -> str:
         return f"{self.scheme}://{self.host}:{self.port}/"
 
-    def pids(self) -> list[int]:
-        """The main process and all its descendants now (empty once stopped)."""
+    @property
+    def main_pid(self) -> int:
+        return self._proc.pid
+
+    @property
+    def ports(self) -> list[int]:
+        """Every loopback port it listens on: the server's, and its backend's when on TCP."""
+        return [self.port, *(b.port for b in self.backends if b.port is not None)]
+
+    def backend_pids(self) -> list[int]:
+        """The main process of each backend pool."""
+        return [b.proc.pid for b in self.backends]
+
+    def _tree(self, root: subprocess.Popen[bytes]) -> list[int]:
         if self._stopped:
             return []
-        procs = tree(self._proc.pid)
-        self._known.update((p.pid, p) for p in procs)
+        procs = tree(root.pid)
+        self._known.setdefault(root.pid, {}).update((p.pid, p) for p in procs)
         return [p.pid for p in procs]
+
+    def pids(self) -> list[int]:
+        """The server's tree, then each backend pool's tree (empty once stopped)."""
+        return [pid for root in [self._proc, *(b.proc for b in self.backends)] for pid in self._tree(root)]
+
+    def access_log_lines(self) -> list[str]:
+        """The access log so far (flushed first where the server buffers it)."""
+        if self.access_log is None:
+            raise GauntletError(f"{self.kind} was started without an access log", "start it with access_log on")
+        if self._flush_access_log is not None and not self._stopped:
+            self._flush_access_log(self)
+        return self.access_log.read_text().splitlines() if self.access_log.exists() else []
 
     def stop(self) -> None:
         if self._stopped:
@@ -85,12 +145,12 @@ class ServerInstance:
         self.pids()
         self._stopped = True
         try:
-            stop_tree(
-                self._proc,
-                known=self._known.values(),
-                sig=self._stop_signal,
-                grace_s=self._grace_s,
-            )
+            roots = [(self._proc, self._stop_signal), *((b.proc, b.stop_signal) for b in self.backends)]
+            for root, sig in roots:
+                stop_tree(root, known=self._known.get(root.pid, {}).values(), sig=sig, grace_s=self._grace_s)
+            if self.cgroup is not None:
+                kill_all(self.cgroup.pids(), self._grace_s)
+                self.cgroup.remove()
         finally:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -126,13 +186,13 @@ def unprivileged_user() -> str:
     return f"nobody {group}"
 
 
-def write_docroot(docroot: Path, files: Mapping[str, bytes]) -> None:
+def write_docroot(docroot: Path, files: Mapping[str, bytes], mode: int = 0o644) -> None:
     """Write the files, readable by everyone (the workers may run as `nobody`)."""
     docroot.mkdir(mode=0o755, parents=True, exist_ok=True)
     for name, body in files.items():
         path = docroot / name
         path.write_bytes(body)
-        path.chmod(0o644)
+        path.chmod(mode)
 
 
 def write_certificate(workdir: Path) -> None:
@@ -152,14 +212,13 @@ def find_binary(name: str) -> str | None:
     return str(candidate) if os.access(candidate, os.X_OK) else None
 
 
-def wait_for_workers(instance: ServerInstance, workers: int, timeout_s: float, log_path: Path) -> None:
-    """The first worker may answer before the master has forked the last one; wait for all."""
-    deadline = time.monotonic() + timeout_s
-    while len(instance.pids()) < 1 + workers:
-        if time.monotonic() >= deadline:
-            raise GauntletError(
-                f"{instance.kind} answered but has {len(instance.pids()) - 1} of {workers} "
-                f"workers after {timeout_s:g} s; its log ends: {log_tail(log_path)}",
-                "fix what the log says (too many workers for this machine's limits?)",
-            )
-        time.sleep(0.01)
+def version_in(text: str) -> str:
+    """The first version number in `text`."""
+    found = VERSION.search(text)
+    return found.group(1) if found else "unknown"
+
+
+def program_version(argv: list[str]) -> str:
+    """The first version number a program prints about itself (some print it on stderr)."""
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    return version_in(done.stdout + done.stderr)

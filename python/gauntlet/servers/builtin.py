@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from gauntlet.errors import GauntletError
+from gauntlet.monitor.cgroup import create_cgroup
 from gauntlet.servers.base import ServerInstance, new_workdir
 from gauntlet.servers.process import log_tail, spawn
 
@@ -41,11 +42,14 @@ def start_builtin(
     argv += ["--tls-version", tls_version] if tls_version else []
     argv += ["--cipher", cipher] if cipher else []
     workdir = new_workdir("builtin")
+    cgroup = create_cgroup(workdir.name)
     log_path = workdir / "stderr.log"
     stdout_path = workdir / "stdout.log"
     try:
-        proc = spawn(argv, cwd=workdir, log_path=log_path, stdout_path=stdout_path)
+        proc = spawn(argv, cwd=workdir, log_path=log_path, stdout_path=stdout_path, cgroup=cgroup)
     except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
         shutil.rmtree(workdir, ignore_errors=True)
         raise
     instance = ServerInstance(
@@ -55,6 +59,7 @@ def start_builtin(
         workdir=workdir,
         config_text=shlex.join(argv),
         scheme="https" if tls else "http",
+        cgroup=cgroup,
     )
     try:
         instance.host, instance.port = _announced_address(

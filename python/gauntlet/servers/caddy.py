@@ -14,11 +14,9 @@ from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import check_backend, setting, unsupported
+from gauntlet.servers.support import setting, unsupported
 from gauntlet.servers.tls_pin import tls_pin
 
-#: Dynamic backends Gauntlet runs behind Caddy: none, static files only.
-BACKENDS: tuple[str, ...] = ()
 #: Caddy's own default idle timeout (5 minutes).
 DEFAULT_KEEPALIVE_TIMEOUT_S = 300
 
@@ -35,7 +33,6 @@ def start_caddy(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
     the connection. With `access_log`, each request is one JSON line in `workdir/logs/access.log`
     (`request.remote_port` is the client port); the readiness probe is not logged.
     """
-    check_backend(spec, BACKENDS)
     if spec.keepalive_requests:
         raise unsupported("caddy", "keepalive_requests", "Go's HTTP server has no limit on a connection's requests")
     pin = tls_pin(spec)
@@ -56,16 +53,13 @@ def start_caddy(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
 
     return launch(
         Launch(
-            kind="caddy",
+            spec=spec,
             template="Caddyfile.j2",
             argv=lambda config: [binary, "run", "--config", str(config), "--adapter", "caddyfile"],
             settings={
                 "keepalive": spec.keepalive,
                 "keepalive_timeout_s": keepalive_timeout_s,
-                "access_log": spec.access_log,
-                "pin": pin,
             },
-            tls=spec.tls,
             port=port,
             ready_timeout_s=ready_timeout_s,
             env=environment,

@@ -13,11 +13,9 @@ from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import check_backend, setting, unsupported
+from gauntlet.servers.support import setting, unsupported
 from gauntlet.servers.tls_pin import tls_pin
 
-#: Dynamic backends Gauntlet runs behind h2o: none, static files only.
-BACKENDS: tuple[str, ...] = ()
 DEFAULT_THREADS = 2
 #: h2o's own default `http1-request-timeout`.
 DEFAULT_KEEPALIVE_TIMEOUT_S = 10
@@ -35,7 +33,6 @@ def start_h2o(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: flo
     With `access_log`, each request is one line `CLIENT_PORT STATUS BYTES "REQUEST"` in
     `workdir/logs/access.log`; the readiness probe is not logged.
     """
-    check_backend(spec, BACKENDS)
     if not spec.keepalive:
         raise unsupported("h2o", "keep-alive off", "h2o 2.2 closes a connection only when the client asks")
     if spec.keepalive_requests:
@@ -54,17 +51,14 @@ def start_h2o(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: flo
 
     return launch(
         Launch(
-            kind="h2o",
+            spec=spec,
             template="h2o.conf.j2",
             argv=lambda config: [binary, "-c", str(config)],
             settings={
                 "threads": threads,
                 "max_connections": MAX_CONNECTIONS,
                 "keepalive_timeout_s": keepalive_timeout_s,
-                "access_log": spec.access_log,
-                "pin": pin,
             },
-            tls=spec.tls,
             port=port,
             ready_timeout_s=ready_timeout_s,
             subdirs=("logs", "ready"),

@@ -1,65 +1,138 @@
 """The start sequence every config-file driver shares: a private work dir with the standard
-workload, an optional certificate, a config rendered from a template, the server in the
-foreground, an HTTP readiness probe, and the workers counted before the instance is handed over.
-A driver says only what differs: its template's settings and its command line."""
+workload, a cgroup of its own when the machine offers one, an optional certificate, the backend's
+page and pool, a config rendered from a template, the server in the foreground, an HTTP readiness
+probe, the workers counted and the dynamic page checked before the instance is handed over.
+A driver says only what differs: its template's settings, its command line and its backends."""
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gauntlet.engine import workload_files
+from gauntlet.errors import GauntletError
+from gauntlet.monitor.cgroup import Cgroup, create_cgroup
+from gauntlet.servers.backends.catalog import Gateway, backend_named, gateway_for
+from gauntlet.servers.backends.pools import PreparedBackend, prepare_backend
 from gauntlet.servers.base import (
     TEMPLATES,
     ServerInstance,
     new_workdir,
     unprivileged_user,
-    wait_for_workers,
     write_certificate,
     write_docroot,
 )
-from gauntlet.servers.process import LOOPBACK, free_port, spawn, wait_ready
+from gauntlet.servers.process import LOOPBACK, free_port, http_get, log_tail, spawn, stop_tree, wait_for_tree, wait_ready
+from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.tls_pin import tls_pin
 
 READY_PATH = "/__gauntlet/ready"
+ERROR_LOG = Path("logs") / "error.log"
+ACCESS_LOG = Path("logs") / "access.log"
 
 
 @dataclass
 class Launch:
-    kind: str
+    spec: ServerSpec
     template: str
     #: The command line, given the rendered config's path.
     argv: Callable[[Path], list[str]]
-    #: Template parameters besides workdir, docroot, host, port, user, tls and ready_path.
+    #: Template parameters besides workdir, docroot, host, port, user, tls, tls_pin, access_log,
+    #: backend and ready_path (a setting of the same name wins).
     settings: dict[str, Any] = field(default_factory=dict)
+    #: The backends the driver supports, and how the server reaches each (catalog.py).
+    gateways: Mapping[str, Gateway] = field(default_factory=dict)
     #: Worker processes to wait for below the main one (0: none).
     workers: int = 0
-    tls: bool = False
     port: int | None = None
     ready_timeout_s: float = 10.0
     subdirs: tuple[str, ...] = ("logs",)
     #: The server opens its error log after dropping privileges, so it must be writable by all.
     shared_error_log: bool = False
+    #: Makes a server that buffers its access log write it out (lighttpd).
+    flush_access_log: Callable[[ServerInstance], None] | None = None
     #: Environment variables the server needs besides ours, given the work dir (HOME, CATALINA_BASE, ...).
     env: Callable[[Path], dict[str, str]] | None = None
     #: More files rendered with the same parameters: template name -> path inside the work dir.
     extra_templates: dict[str, str] = field(default_factory=dict)
 
 
-def launch(spec: Launch) -> ServerInstance:
-    """Start the server described by `spec` on a loopback port; return once it answers."""
+@dataclass
+class _Spawned:
+    proc: subprocess.Popen[bytes]
+    port: int
+    config_text: str
+    backend: PreparedBackend | None
+
+
+def launch(setup: Launch) -> ServerInstance:
+    """Start the server `setup` describes on a loopback port; return once it answers, its workers
+    are up and, with a backend, once its dynamic page comes back exact."""
+    spec = setup.spec
+    gateway = gateway_for(spec.kind, setup.gateways, spec.backend) if spec.backend else None
+    tls_pin(spec)  # a pin that cannot work fails here, before anything starts
     workdir = new_workdir(spec.kind)
+    cgroup = create_cgroup(workdir.name)
     try:
-        docroot = workdir / "docroot"
-        write_docroot(docroot, workload_files())
-        for sub in spec.subdirs:
-            (workdir / sub).mkdir(mode=0o777 if spec.shared_error_log else 0o755)
-        if spec.tls:
-            write_certificate(workdir)
-        port = free_port() if spec.port is None else spec.port
+        spawned = _spawn(setup, gateway, workdir, cgroup)
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    pool = spawned.backend.process if spawned.backend else None
+    instance = ServerInstance(
+        kind=spec.kind,
+        proc=spawned.proc,
+        port=spawned.port,
+        workdir=workdir,
+        config_text=spawned.config_text + (f"\n# ---- {pool.name}\n{pool.config_text}" if pool else ""),
+        scheme="https" if spec.tls else "http",
+        spec=spec,
+        backends=[pool] if pool else [],
+        cgroup=cgroup,
+        access_log=workdir / ACCESS_LOG if spec.access_log else None,
+        flush_access_log=setup.flush_access_log,
+    )
+    try:
+        log_path = workdir / ERROR_LOG
+        wait_ready(
+            spawned.proc,
+            name=spec.kind,
+            host=LOOPBACK,
+            port=spawned.port,
+            path=READY_PATH,
+            deadline_s=setup.ready_timeout_s,
+            log_path=log_path,
+            tls=spec.tls,
+        )
+        if setup.workers:
+            wait_for_tree(spawned.proc, 1 + setup.workers, name=spec.kind, timeout_s=setup.ready_timeout_s, log_path=log_path)
+        if spawned.backend is not None:
+            check_page(instance, spawned.backend)
+    except BaseException:
+        instance.stop()
+        raise
+    return instance
+
+
+def _spawn(setup: Launch, gateway: Gateway | None, workdir: Path, cgroup: Cgroup | None) -> _Spawned:
+    """Fill the work dir, start the backend's pool if any, render the config, start the server."""
+    spec = setup.spec
+    docroot = workdir / "docroot"
+    write_docroot(docroot, workload_files())
+    for sub in setup.subdirs:
+        (workdir / sub).mkdir(mode=0o777 if setup.shared_error_log else 0o755)
+    if spec.tls:
+        write_certificate(workdir)
+    backend = prepare_backend(spec, gateway, workdir, docroot, cgroup, setup.ready_timeout_s) if gateway else None
+    try:
+        port = free_port() if setup.port is None else setup.port
         params = {
             "workdir": workdir,
             "docroot": docroot,
@@ -67,48 +140,44 @@ def launch(spec: Launch) -> ServerInstance:
             "port": port,
             "user": unprivileged_user() if os.geteuid() == 0 else None,
             "tls": spec.tls,
+            "tls_pin": tls_pin(spec),
+            "access_log": spec.access_log,
+            "backend": backend.config if backend else None,
             "ready_path": READY_PATH,
-            **spec.settings,
+            **setup.settings,
         }
-        config_text = TEMPLATES.get_template(spec.template).render(params)
-        config_path = workdir / spec.template.removesuffix(".j2")
+        config_text = TEMPLATES.get_template(setup.template).render(params)
+        config_path = workdir / setup.template.removesuffix(".j2")
         config_path.write_text(config_text)
-        for template, relative_path in spec.extra_templates.items():
+        for template, relative_path in setup.extra_templates.items():
             path = workdir / relative_path
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(TEMPLATES.get_template(template).render(params))
-        log_path = workdir / "logs" / "error.log"
-        if spec.shared_error_log:
-            (workdir / "logs").chmod(0o777)
+        log_path = workdir / ERROR_LOG
+        if setup.shared_error_log:
+            log_path.parent.chmod(0o777)  # mkdir's mode went through the umask
             log_path.touch()
             log_path.chmod(0o666)
-        env = spec.env(workdir) if spec.env else None
-        proc = spawn(spec.argv(config_path), cwd=workdir, log_path=log_path, env=env)
+        env = setup.env(workdir) if setup.env else None
+        proc = spawn(setup.argv(config_path), cwd=workdir, log_path=log_path, env=env, cgroup=cgroup)
     except BaseException:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if backend is not None and backend.process is not None:
+            stop_tree(backend.process.proc, sig=backend.process.stop_signal)
         raise
-    instance = ServerInstance(
-        kind=spec.kind,
-        proc=proc,
-        port=port,
-        workdir=workdir,
-        config_text=config_text,
-        scheme="https" if spec.tls else "http",
+    return _Spawned(proc, port, config_text, backend)
+
+
+def check_page(instance: ServerInstance, backend: PreparedBackend) -> None:
+    """One GET of the dynamic page: a backend that answers wrong fails the start, not the run."""
+    page = backend_named(backend.config.name).page
+    answer = http_get(instance.host, instance.port, page.path, tls=instance.scheme == "https", timeout_s=10.0)
+    if answer == (200, page.expected_body()):
+        return
+    got = "no HTTP response" if answer is None else f"status {answer[0]} and {len(answer[1])} bytes"
+    logs = f"its log ends: {log_tail(instance.workdir / ERROR_LOG)}"
+    if backend.process is not None:
+        logs += f"; {backend.process.name}'s log ends: {log_tail(backend.process.log_path)}"
+    raise GauntletError(
+        f"{instance.kind} with {backend.config.name} gave {got} for {page.path} instead of the page; {logs}",
+        "fix what the logs say",
     )
-    try:
-        wait_ready(
-            proc,
-            name=spec.kind,
-            host=LOOPBACK,
-            port=port,
-            path=READY_PATH,
-            deadline_s=spec.ready_timeout_s,
-            log_path=log_path,
-            tls=spec.tls,
-        )
-        if spec.workers:
-            wait_for_workers(instance, spec.workers, spec.ready_timeout_s, log_path)
-    except BaseException:
-        instance.stop()
-        raise
-    return instance

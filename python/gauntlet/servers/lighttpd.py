@@ -1,67 +1,78 @@
 """lighttpd as a server under test: config rendered from templates/lighttpd.conf.j2 into a private
-work dir, run in the foreground (`-D`), `server.max-worker` worker processes when above 1."""
+work dir, run in the foreground (`-D`), `server.max-worker` worker processes when above 1. It
+forks CGI pages itself, speaks FastCGI to PHP-FPM and uWSGI, and uwsgi through mod_scgi."""
 
 from __future__ import annotations
 
-import os
 import signal
 
+import psutil
+
 from gauntlet.errors import GauntletError
+from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
+from gauntlet.servers.process import tree
+from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.support import setting
+
+MAX_WORKERS = 64
+MAX_FDS = 8192
+#: lighttpd's max-keep-alive-requests is 16 bits, and its 0 means no keep-alive at all.
+MOST_REQUESTS_PER_CONNECTION = 65535
+BACKENDS = gateways(cgi="cgi")
 
 
 def lighttpd_binary() -> str | None:
     return find_binary("lighttpd")
 
 
-def start_lighttpd(
-    *,
-    workers: int = 1,
-    keepalive: bool = True,
-    keepalive_timeout_s: int = 5,
-    keepalive_requests: int = 1000,
-    access_log: bool = False,
-    tls: bool = False,
-    max_fds: int = 8192,
-    port: int | None = None,
-    ready_timeout_s: float = 10.0,
-) -> ServerInstance:
+def start_lighttpd(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = 10.0) -> ServerInstance:
     """Start lighttpd on 127.0.0.1 and return once it answers HTTP.
 
-    With `access_log`, each request is one line `CLIENT_PORT STATUS BYTES "REQUEST"` in
-    `workdir/logs/access.log` (the client port tells connections apart); lighttpd buffers the
-    lines until `flush_access_log`. The readiness probe is not logged.
+    `spec.workers` is server.max-worker (default 1: a single process, no workers). With
+    `access_log`, each request is one line `CLIENT_PORT STATUS BYTES "REQUEST"` in
+    `workdir/logs/access.log` (the client port tells connections apart); lighttpd buffers the lines,
+    so `instance.access_log_lines()` flushes them first. The readiness probe is not logged.
     """
-    if not 1 <= workers <= 64:
-        raise GauntletError(f"lighttpd workers must be 1 to 64, got {workers}", "set workers to 1..8 as the thesis did")
+    workers = setting(spec, "workers", 1)
+    if workers > MAX_WORKERS:
+        raise GauntletError(f"lighttpd workers must be 1 to {MAX_WORKERS}, got {workers}", "set workers to 1..8 as the thesis did")
     binary = lighttpd_binary()
     if binary is None:
         raise GauntletError("lighttpd is not installed", "install it: apt-get install lighttpd")
     settings = {
         "workers": workers,
-        "max_fds": max_fds,
-        "keepalive": keepalive,
-        "keepalive_timeout_s": keepalive_timeout_s,
-        "keepalive_requests": keepalive_requests,
-        "access_log": access_log,
+        "max_fds": MAX_FDS,
+        "keepalive": spec.keepalive,
+        "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", 5),
+        "keepalive_requests": min(
+            spec.requests_per_connection(1000, unlimited=MOST_REQUESTS_PER_CONNECTION), MOST_REQUESTS_PER_CONNECTION
+        ),
     }
     return launch(
         Launch(
-            kind="lighttpd",
+            spec=spec,
             template="lighttpd.conf.j2",
             argv=lambda config: [binary, "-D", "-f", str(config)],
             settings=settings,
+            gateways=BACKENDS,
             workers=workers if workers > 1 else 0,
-            tls=tls,
             port=port,
             ready_timeout_s=ready_timeout_s,
             shared_error_log=True,
+            flush_access_log=flush_access_log,
         )
     )
 
 
 def flush_access_log(instance: ServerInstance) -> None:
-    """lighttpd buffers access-log lines; SIGHUP (log rotation) makes every process write them."""
-    for pid in instance.pids():
-        os.kill(pid, signal.SIGHUP)
+    """lighttpd buffers access-log lines; SIGHUP (log rotation) makes every lighttpd process write
+    them. Only lighttpd's: it would end a CGI child, and make PHP-FPM or uWSGI reload."""
+    procs = tree(instance.main_pid)
+    for proc in procs:
+        try:
+            if proc.name() == procs[0].name():
+                proc.send_signal(signal.SIGHUP)
+        except psutil.NoSuchProcess:
+            continue

@@ -8,17 +8,19 @@ from __future__ import annotations
 import http.client
 import os
 import re
-import ssl
+import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import psutil
 
 from gauntlet.errors import GauntletError
+from gauntlet.monitor.cgroup import Cgroup
 
 LOOPBACK = "127.0.0.1"
 PROBE_INTERVAL_S = 0.05
@@ -36,7 +38,8 @@ def free_port(host: str = LOOPBACK) -> int:
     """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def spawn(
@@ -46,17 +49,21 @@ def spawn(
     log_path: Path,
     stdout_path: Path | None = None,
     env: Mapping[str, str] | None = None,
+    cgroup: Cgroup | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start `argv` in its own session (so a Ctrl-C on our terminal does not reach it).
+    """Start `argv` in its own session (so a Ctrl-C on our terminal does not reach it), inside
+    `cgroup` from its first instruction when one is given.
 
     stderr goes to `log_path`, stdout to `stdout_path` (or to `log_path` too). Files, not pipes: a
     server that logs a lot can never block on a pipe nobody reads. `env` adds to our environment.
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    if shutil.which(argv[0]) is None:
+        raise GauntletError(f"cannot start {argv[0]}: not found", "check that the program is installed and executable")
     with open(log_path, "ab") as log, open(stdout_path or log_path, "ab") as out:
         try:
             return subprocess.Popen(
-                argv,
+                cgroup.wrap(argv) if cgroup else argv,
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -111,8 +118,10 @@ def unverified_tls() -> ssl.SSLContext:
     return context
 
 
-def answers_http(host: str, port: int, path: str, tls: bool = False, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
-    """True when a GET to host:port/path gets any HTTP response (any status); over TLS the
+def http_get(
+    host: str, port: int, path: str, tls: bool = False, timeout_s: float = PROBE_TIMEOUT_S
+) -> tuple[int, bytes] | None:
+    """(status, body) of a GET to host:port/path, None when no HTTP response came; over TLS the
     server's self-signed certificate is not checked."""
     conn = (
         http.client.HTTPSConnection(host, port, timeout=timeout_s, context=unverified_tls())
@@ -121,12 +130,58 @@ def answers_http(host: str, port: int, path: str, tls: bool = False, timeout_s: 
     )
     try:
         conn.request("GET", path, headers={"Connection": "close"})
-        conn.getresponse().read()
-        return True
+        response = conn.getresponse()
+        return response.status, response.read()
     except (OSError, http.client.HTTPException):
-        return False
+        return None
     finally:
         conn.close()
+
+
+def answers_http(host: str, port: int, path: str, tls: bool = False, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """True when a GET to host:port/path gets any HTTP response (any status)."""
+    return http_get(host, port, path, tls, timeout_s) is not None
+
+
+def accepts_connections(address: str | tuple[str, int], timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """True when a unix socket path or a (host, port) accepts a connection."""
+    family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout_s)
+        try:
+            sock.connect(address)
+            return True
+        except OSError:
+            return False
+
+
+def wait_until(
+    proc: subprocess.Popen[bytes],
+    ready: Callable[[], bool],
+    *,
+    name: str,
+    what: str,
+    deadline_s: float,
+    log_path: Path,
+) -> None:
+    """Poll `ready` until it is true; raise GauntletError with the log's tail if the process exits
+    or the deadline passes first. `what` completes "did not ...": "answer HTTP on 127.0.0.1:80"."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        status = proc.poll()
+        if status is not None:
+            raise GauntletError(
+                f"{name} exited with status {status} before it could {what}; its log ends: {log_tail(log_path)}",
+                "fix what the log says",
+            )
+        if ready():
+            return
+        if time.monotonic() >= deadline:
+            raise GauntletError(
+                f"{name} did not {what} within {deadline_s:g} s; its log ends: {log_tail(log_path)}",
+                "check the log above; a slow machine may need a longer ready timeout",
+            )
+        time.sleep(PROBE_INTERVAL_S)
 
 
 def wait_ready(
@@ -140,25 +195,31 @@ def wait_ready(
     log_path: Path,
     tls: bool = False,
 ) -> None:
-    """Probe until the server answers HTTP; raise GauntletError if it exits or the deadline passes."""
-    deadline = time.monotonic() + deadline_s
-    while True:
-        status = proc.poll()
-        if status is not None:
+    """Probe until the server answers HTTP (any status)."""
+    wait_until(
+        proc,
+        lambda: answers_http(host, port, path, tls),
+        name=name,
+        what=f"answer HTTP on {host}:{port}",
+        deadline_s=deadline_s,
+        log_path=log_path,
+    )
+
+
+def wait_for_tree(
+    proc: subprocess.Popen[bytes], processes: int, *, name: str, timeout_s: float, log_path: Path
+) -> None:
+    """Wait until `proc` and its descendants are `processes` (a master forks its workers after it
+    starts listening); raise with the log's tail if they are not within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while len(tree(proc.pid)) < processes:
+        if proc.poll() is not None or time.monotonic() >= deadline:
             raise GauntletError(
-                f"{name} exited with status {status} before answering on {host}:{port}; "
+                f"{name} has {len(tree(proc.pid))} of its {processes} processes after {timeout_s:g} s; "
                 f"its log ends: {log_tail(log_path)}",
-                "fix what the log says",
+                "fix what the log says (too many workers for this machine's limits?)",
             )
-        if answers_http(host, port, path, tls):
-            return
-        if time.monotonic() >= deadline:
-            raise GauntletError(
-                f"{name} did not answer HTTP on {host}:{port} within {deadline_s:g} s; "
-                f"its log ends: {log_tail(log_path)}",
-                "check the log above; a slow machine may need a longer ready timeout",
-            )
-        time.sleep(PROBE_INTERVAL_S)
+        time.sleep(0.01)
 
 
 def tree(pid: int) -> list[psutil.Process]:
@@ -201,6 +262,19 @@ def stop_tree(
         except psutil.NoSuchProcess:
             pass
     _wait_gone(alive, grace_s)
+
+
+def kill_all(pids: Iterable[int], timeout_s: float) -> None:
+    """SIGKILL each process still there (by pid, checked against reuse by psutil) and wait for them."""
+    alive = []
+    for pid in pids:
+        try:
+            process = psutil.Process(pid)
+            process.kill()
+            alive.append(process)
+        except psutil.NoSuchProcess:
+            pass
+    _wait_gone(alive, timeout_s)
 
 
 def _running(proc: psutil.Process) -> bool:

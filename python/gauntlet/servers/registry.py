@@ -1,28 +1,38 @@
-"""Every server kind by its one name: is it installed (which version, or how to install it), and
-start it from a ServerSpec."""
+"""Every server kind by its one name: is it installed (which version, or how to install it), which
+backends it runs, and start it from a ServerSpec.
+
+Adding a kind is one `Kind` entry in KINDS: its Debian package, how to find its binary and print
+its version, its start function (`start(spec, *, port=None, ready_timeout_s=...)`) and, when its
+driver runs dynamic pages, the backends it supports with their gateway (backends/catalog.py).
+"""
 
 from __future__ import annotations
 
-import re
-import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Protocol
 
 from gauntlet import __version__
 from gauntlet.errors import GauntletError
+from gauntlet.servers import apache, lighttpd, nginx
 from gauntlet.servers.apache import apache_binary, start_apache
-from gauntlet.servers.base import ServerInstance
+from gauntlet.servers.backends.catalog import BACKENDS, Gateway, backend_named, missing_packages, unsupported_reason
+from gauntlet.servers.base import ServerInstance, program_version
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.servers.caddy import caddy_binary, start_caddy
 from gauntlet.servers.h2o import h2o_binary, start_h2o
 from gauntlet.servers.lighttpd import lighttpd_binary, start_lighttpd
 from gauntlet.servers.nginx import nginx_binary, start_nginx
 from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.support import setting, unsupported
 from gauntlet.servers.tomcat import start_tomcat, tomcat_binary
 from gauntlet.servers.yaws import start_yaws, yaws_binary
 
-VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
+
+class Start(Protocol):
+    def __call__(self, spec: ServerSpec, *, port: int | None = ..., ready_timeout_s: float = ...) -> ServerInstance: ...
 
 
 @dataclass(frozen=True)
@@ -38,69 +48,50 @@ class Availability:
         return self.version is not None
 
 
-def _version_of(argv: list[str]) -> str:
-    """The first version number a program prints about itself (some print it on stderr)."""
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
-    found = VERSION.search(done.stdout + done.stderr)
-    return found.group(1) if found else "unknown"
-
-
 @dataclass(frozen=True)
 class Kind:
     name: str
     package: str
     binary: Callable[[], str | None]
     version_flag: str
-    start: Callable[[ServerSpec], ServerInstance]
+    start: Start
+    #: The backends its driver runs, and how the server reaches each; empty: static files only.
+    backends: Mapping[str, Gateway] = field(default_factory=dict)
+    #: The version when the binary does not print it with `version_flag`.
+    version: Callable[[], str] | None = None
 
     def availability(self) -> Availability:
         binary = self.binary()
         if binary is None:
             return Availability(self.name, None, f"not installed: apt-get install {self.package}")
-        return Availability(self.name, _version_of([binary, self.version_flag]))
+        return Availability(self.name, self.version() if self.version else program_version([binary, self.version_flag]))
 
 
-def _start_builtin(spec: ServerSpec) -> ServerInstance:
-    return start_builtin(threads=spec.workers or 2, tls=spec.tls, tls_version=spec.tls_version, cipher=spec.cipher)
-
-
-def _keepalive(spec: ServerSpec) -> dict[str, object]:
-    """The keep-alive and access-log settings every config-file driver takes, defaults left to it."""
-    settings: dict[str, object] = {"keepalive": spec.keepalive, "access_log": spec.access_log, "tls": spec.tls}
-    if spec.keepalive_timeout_s is not None:
-        settings["keepalive_timeout_s"] = spec.keepalive_timeout_s
-    if spec.keepalive_requests is not None:
-        settings["keepalive_requests"] = spec.keepalive_requests
-    return settings
-
-
-def _start_nginx(spec: ServerSpec) -> ServerInstance:
-    return start_nginx(worker_processes=spec.workers or 2, **_keepalive(spec))  # type: ignore[arg-type]
-
-
-def _start_lighttpd(spec: ServerSpec) -> ServerInstance:
-    return start_lighttpd(workers=spec.workers or 1, **_keepalive(spec))  # type: ignore[arg-type]
-
-
-def _apache(mpm: str) -> Callable[[ServerSpec], ServerInstance]:
-    def start(spec: ServerSpec) -> ServerInstance:
-        sizes: dict[str, int] = {"processes": spec.workers or 2}
-        if spec.threads_per_child is not None:
-            sizes["threads_per_child"] = spec.threads_per_child
-        return start_apache(mpm=mpm, **sizes, **_keepalive(spec))  # type: ignore[arg-type]
-
-    return start
+def _start_builtin(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = 10.0) -> ServerInstance:
+    if port is not None:
+        raise unsupported("builtin", "a fixed port", "it binds a free port itself and announces it")
+    if not spec.keepalive:
+        raise unsupported("builtin", "keep-alive off", "it keeps a connection open as long as the client does")
+    if spec.access_log:
+        raise unsupported("builtin", "an access log", "it counts requests and connections at /__gauntlet/stats")
+    return start_builtin(
+        threads=setting(spec, "workers", 2),
+        tls=spec.tls,
+        tls_version=spec.tls_version,
+        cipher=spec.cipher,
+        ready_timeout_s=ready_timeout_s,
+    )
 
 
 KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (
-        Kind("builtin", "gauntlet", lambda: sys.executable, "", _start_builtin),
-        Kind("nginx", "nginx", nginx_binary, "-v", _start_nginx),
-        Kind("apache-prefork", "apache2", apache_binary, "-v", _apache("prefork")),
-        Kind("apache-worker", "apache2", apache_binary, "-v", _apache("worker")),
-        Kind("apache-event", "apache2", apache_binary, "-v", _apache("event")),
-        Kind("lighttpd", "lighttpd", lighttpd_binary, "-v", _start_lighttpd),
+        Kind("builtin", "gauntlet", lambda: sys.executable, "", _start_builtin, version=lambda: __version__),
+        Kind("nginx", "nginx", nginx_binary, "-v", start_nginx, backends=nginx.BACKENDS),
+        Kind("apache-prefork", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("prefork")),
+        Kind("apache-worker", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("worker")),
+        Kind("apache-event", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("event")),
+        Kind("lighttpd", "lighttpd", lighttpd_binary, "-v", start_lighttpd, backends=lighttpd.BACKENDS),
         Kind("h2o", "h2o", h2o_binary, "--version", start_h2o),
         Kind("caddy", "caddy", caddy_binary, "version", start_caddy),
         Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat),
@@ -117,14 +108,76 @@ def kind_of(name: str) -> Kind:
 
 
 def availability(name: str) -> Availability:
-    if name == "builtin":
-        return Availability(name, __version__)
     return kind_of(name).availability()
 
 
-def start_server(spec: ServerSpec) -> ServerInstance:
-    """Start the server a case names; a kind that is not installed is a one-line error with the fix."""
-    found = availability(spec.kind)
+@cache
+def backend_version(name: str) -> str:
+    return backend_named(name).programs[0].version()
+
+
+@dataclass(frozen=True)
+class Combination:
+    """A server kind with a backend: how the server reaches it, or why it cannot."""
+
+    kind: str
+    backend: str
+    #: None when the server cannot run this backend (see `reason`).
+    gateway: Gateway | None
+    #: "unsupported: why", or "not installed: apt-get install ...", or None when it can run here.
+    reason: str | None
+    #: The backend's version, when it can run here.
+    version: str | None = None
+
+    @property
+    def supported(self) -> bool:
+        return self.gateway is not None
+
+    @property
+    def available(self) -> bool:
+        return self.reason is None
+
+
+def combination(kind: Kind, backend: str) -> Combination:
+    why_not = unsupported_reason(kind.name, kind.backends, backend)
+    if why_not is not None:
+        return Combination(kind.name, backend, None, f"unsupported: {why_not}")
+    gateway = kind.backends[backend]
+    missing = missing_packages(backend_named(backend), gateway)
+    if kind.binary() is None:
+        missing.insert(0, kind.package)
+    if missing:
+        return Combination(kind.name, backend, gateway, f"not installed: apt-get install {' '.join(missing)}")
+    return Combination(kind.name, backend, gateway, None, backend_version(backend))
+
+
+def combinations(kinds: Iterable[Kind] | None = None) -> list[Combination]:
+    """Every kind with every backend: the one table `gauntlet servers`, suites and tests read."""
+    return [combination(kind, backend) for kind in (kinds or KINDS.values()) for backend in BACKENDS]
+
+
+def start_server(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float | None = None) -> ServerInstance:
+    """Start the server a case names, with its backend; a kind or backend that is not installed,
+    or a combination the server cannot run, is a one-line error with the fix. `port` and
+    `ready_timeout_s` are for tests (a taken port, a slow machine)."""
+    kind = kind_of(spec.kind)
+    found = kind.availability()
     if not found.available:
         raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")
-    return kind_of(spec.kind).start(spec)
+    backend: Combination | None = None
+    if spec.backend is not None:
+        backend = combination(kind, spec.backend)
+        if backend.reason is not None:
+            raise GauntletError(
+                f"{spec.backend} on {spec.kind} is {backend.reason}", "pick a combination `gauntlet servers` lists as available"
+            )
+    knobs: dict[str, Any] = {}
+    if port is not None:
+        knobs["port"] = port
+    if ready_timeout_s is not None:
+        knobs["ready_timeout_s"] = ready_timeout_s
+    instance = kind.start(spec, **knobs)
+    instance.spec = spec
+    instance.version = found.version
+    instance.backend_version = backend.version if backend else None
+    return instance

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from gauntlet.errors import GauntletError
+
 
 @dataclass(frozen=True)
 class ServerSpec:
@@ -25,16 +27,27 @@ class ServerSpec:
     tls: bool = False
     #: "1.2" or "1.3": the only TLS version the server accepts (None: both).
     tls_version: str | None = None
-    #: One cipher suite, by its IANA name (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256).
+    #: One cipher suite, by its IANA name (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256):
+    #: the server accepts only that suite, and only its TLS version (servers/tls_pin.py lists them).
     cipher: str | None = None
-    #: How dynamic pages are made: None (static only), php-fpm, mod_php, php-cgi, uwsgi, python-cgi, ...
+    #: How dynamic pages are made: None (static only), php-fpm, mod_php, php-cgi, uwsgi, python-cgi,
+    #: python-fastcgi (servers/backends/catalog.py).
     backend: str | None = None
-    #: php-fpm: "unix" (a unix socket) or "tcp" (loopback).
+    #: How the server reaches a backend pool (php-fpm, uWSGI, fcgiwrap): "unix" (a unix socket) or "tcp" (loopback).
     backend_socket: str = "unix"
     #: FastCGI pool size, uWSGI processes.
     backend_workers: int | None = None
     #: uWSGI threads per process.
     backend_threads: int | None = None
+
+    def requests_per_connection(self, default: int, unlimited: int) -> int:
+        """keepalive_requests in a server's terms: `default` when unset, and for 0 (no limit) the
+        server's own "no limit" value or its largest."""
+        if self.keepalive_requests is None:
+            return default
+        if self.keepalive_requests < 0:
+            raise GauntletError(f"{self.kind} needs keepalive_requests of 0 (no limit) or more", "set it to 0 or more")
+        return self.keepalive_requests or unlimited
 
     def with_(self, **changes: Any) -> ServerSpec:
         return replace(self, **changes)

@@ -11,16 +11,6 @@ def unsupported(kind: str, setting: str, why: str) -> GauntletError:
     return GauntletError(f"{kind} does not support {setting}: {why}", f"leave {setting} out of {kind} cases")
 
 
-def check_backend(spec: ServerSpec, backends: tuple[str, ...]) -> None:
-    """Refuse a dynamic backend the kind does not run (`backends`: those it does)."""
-    if spec.backend is not None and spec.backend not in backends:
-        raise unsupported(
-            spec.kind,
-            f"the {spec.backend} backend",
-            f"Gauntlet runs {spec.kind} with {', '.join(backends) or 'static files only'}",
-        )
-
-
 def setting(spec: ServerSpec, name: str, default: int) -> int:
     """The spec's `name` (a count or seconds, 1 or more), or the driver's default when it is unset."""
     value = getattr(spec, name)

@@ -76,6 +76,16 @@ class TlsPin:
     def newest(self) -> str:
         return self.versions[-1]
 
+    @property
+    def tls12_cipher(self) -> str | None:
+        """OpenSSL's name of the pinned suite when it is a TLS 1.2 one (a cipher list)."""
+        return self.suite.openssl if self.suite and self.suite.version == "1.2" else None
+
+    @property
+    def tls13_cipher(self) -> str | None:
+        """The pinned suite when it is a TLS 1.3 one (OpenSSL's separate Ciphersuites setting)."""
+        return self.suite.openssl if self.suite and self.suite.version == "1.3" else None
+
 
 def tls_pin(spec: ServerSpec) -> TlsPin:
     """What `spec` pins; a pinned suite implies its version. Bad or contradictory pins are refused."""

@@ -17,11 +17,9 @@ from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import check_backend, setting
+from gauntlet.servers.support import setting
 from gauntlet.servers.tls_pin import tls_pin
 
-#: Dynamic backends Gauntlet runs on Tomcat: none (servlets and JSP come later), static files only.
-BACKENDS: tuple[str, ...] = ()
 CATALINA_HOME = Path("/usr/share/tomcat10")
 #: A modest heap for 2-core test machines; Tomcat exits, rather than runs without its connector,
 #: when it cannot bind the port.
@@ -50,7 +48,6 @@ def start_tomcat(
     `access_log`, each request is one line `CLIENT_PORT STATUS BYTES "REQUEST"` in
     `workdir/logs/access.log`; the readiness probe is not logged.
     """
-    check_backend(spec, BACKENDS)
     max_threads = setting(spec, "workers", DEFAULT_MAX_THREADS)
     min_spare_threads = DEFAULT_MIN_SPARE_THREADS if spec.workers is None else max_threads
     keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
@@ -70,7 +67,7 @@ def start_tomcat(
 
     return launch(
         Launch(
-            kind="tomcat",
+            spec=spec,
             template="tomcat-server.xml.j2",
             argv=lambda config: [catalina, "run", "-config", str(config)],
             settings={
@@ -78,11 +75,8 @@ def start_tomcat(
                 "min_spare_threads": min_spare_threads,
                 "max_keepalive_requests": (requests or -1) if spec.keepalive else 1,
                 "keepalive_timeout_s": keepalive_timeout_s,
-                "access_log": spec.access_log,
                 "tls_protocols": ",".join(f"TLSv{version}" for version in pin.versions),
-                "pin": pin,
             },
-            tls=spec.tls,
             port=port,
             ready_timeout_s=ready_timeout_s,
             subdirs=("logs", "temp", "webapps", "ready"),

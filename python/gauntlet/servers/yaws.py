@@ -16,11 +16,9 @@ from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import check_backend, setting
+from gauntlet.servers.support import setting
 from gauntlet.servers.tls_pin import tls_pin
 
-#: Dynamic backends Gauntlet runs behind Yaws: none, static files only.
-BACKENDS: tuple[str, ...] = ()
 EBIN = Path("/usr/lib/yaws/ebin")
 #: Yaws's own default keepalive_timeout (30 s).
 DEFAULT_KEEPALIVE_TIMEOUT_S = 30
@@ -38,7 +36,6 @@ def start_yaws(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: fl
     `access_log`, each request is one line `CLIENT_PORT STATUS BYTES "REQUEST"` in
     `workdir/logs/access.log`; the readiness probe is not logged.
     """
-    check_backend(spec, BACKENDS)
     schedulers = setting(spec, "workers", 0)  # 0: the VM's own choice, one per CPU
     keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
     requests = DEFAULT_KEEPALIVE_REQUESTS if spec.keepalive_requests is None else spec.keepalive_requests
@@ -54,18 +51,15 @@ def start_yaws(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: fl
 
     return launch(
         Launch(
-            kind="yaws",
+            spec=spec,
             template="yaws.conf.j2",
             argv=argv,
             settings={
                 "ebin": EBIN,
                 "keepalive_timeout_s": keepalive_timeout_s,
                 "keepalive_maxuses": (requests or "nolimit") if spec.keepalive else 1,
-                "access_log": spec.access_log,
                 "tls_protocols": ", ".join(f"tlsv{version}" for version in reversed(pin.versions)),
-                "pin": pin,
             },
-            tls=spec.tls,
             port=port,
             ready_timeout_s=ready_timeout_s,
             # HOME: Yaws's control file. A crash dump would only be deleted with the work dir.

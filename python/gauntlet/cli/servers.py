@@ -1,0 +1,91 @@
+"""`gauntlet servers`: every server kind and backend combination, with its version, or why it
+cannot run here (unsupported, or not installed with the `apt-get install` that fixes it)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from gauntlet.servers.registry import Combination
+
+
+def _how(pair: Combination) -> str:
+    """How the server reaches the backend: its gateway, and the pool it talks to."""
+    from gauntlet.servers.backends.catalog import backend_named, pool_for
+
+    assert pair.gateway is not None
+    pool = pool_for(backend_named(pair.backend), pair.gateway)
+    return f"{pair.gateway} → {pool}" if pool else pair.gateway
+
+
+def kinds_table(versions: dict[str, tuple[str | None, str | None]]) -> Table:
+    table = Table(title="Server kinds", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
+    table.add_column("kind")
+    table.add_column("version, or why not here")
+    for kind, (version, reason) in versions.items():
+        table.add_row(kind, version or f"[yellow]{reason}[/yellow]")
+    return table
+
+
+def combinations_table(pairs: list[Combination]) -> tuple[Table, list[str]]:
+    """Kinds down, backends across; each cell the way in and the backend's version. The reasons a
+    pair is unsupported are notes under the table, one per distinct reason."""
+    from gauntlet.servers.backends.catalog import BACKENDS
+    from gauntlet.servers.registry import KINDS
+
+    table = Table(title="Backends by server kind", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
+    table.add_column("kind")
+    for name in BACKENDS:
+        table.add_column(name)
+    notes: list[str] = []
+    for kind in KINDS:
+        cells = []
+        for pair in (p for p in pairs if p.kind == kind):
+            if not pair.supported:
+                reason = (pair.reason or "").removeprefix("unsupported: ")
+                if reason not in notes:
+                    notes.append(reason)
+                cells.append(f"[dim]no ({notes.index(reason) + 1})[/dim]")
+            elif pair.reason is not None:
+                cells.append(f"[yellow]{pair.reason.replace('not installed: ', '')}[/yellow]\n{_how(pair)}")
+            else:
+                cells.append(f"{pair.version}\n[dim]{_how(pair)}[/dim]")
+        table.add_row(kind, *cells)
+    return table, [f"({n}) unsupported: {reason}" for n, reason in enumerate(notes, 1)]
+
+
+def as_json(versions: dict[str, tuple[str | None, str | None]], pairs: list[Combination]) -> dict[str, Any]:
+    return {
+        "kinds": [{"kind": k, "version": v, "reason": r} for k, (v, r) in versions.items()],
+        "combinations": [
+            {"kind": p.kind, "backend": p.backend, "gateway": p.gateway, "version": p.version, "reason": p.reason}
+            for p in pairs
+        ],
+    }
+
+
+def servers_command(
+    json_output: Annotated[bool, typer.Option("--json", help="The same as JSON on stdout")] = False,
+) -> int:
+    """Every server kind and backend Gauntlet can start, with versions, or why not."""
+    # Imported here: every other command would pay for loading the drivers at start-up.
+    from gauntlet.servers.registry import KINDS, combinations
+
+    versions = {name: (found.version, found.reason) for name, found in ((k, KINDS[k].availability()) for k in KINDS)}
+    pairs = combinations()
+    console = Console()
+    if json_output:
+        console.print_json(json.dumps(as_json(versions, pairs)))
+        return 0
+    console.print(kinds_table(versions))
+    table, notes = combinations_table(pairs)
+    console.print(table)
+    for note in notes:
+        console.print(note, highlight=False)
+    return 0
