@@ -60,7 +60,10 @@ def test_the_grid_expands_into_blocks_that_share_a_server(tmp_path: Path) -> Non
     assert len({case_key(case.params) for case in cases}) == len(cases), "every grid point has its own key"
     specs = [block.server for block in blocks]
     assert len(specs) == len(set(specs)), "a server configuration starts once"
-    assert [spec.kind for spec in specs] == ["builtin"] * 2 + ["nginx"] * 5, "blocks follow the suite's server order"
+    # The built-in server has no keep-alive switch (it closes when the client asks): one configuration.
+    assert [spec.kind for spec in specs] == ["builtin"] + ["nginx"] * 5, "blocks follow the suite's server order"
+    builtin_cases = blocks[0].cases
+    assert {c.params["keepalive"] for c in builtin_cases} == {True, False} and blocks[0].server.keepalive
     nginx_w2 = next(block for block in blocks if block.server.kind == "nginx" and block.server.workers == 2 and block.server.keepalive)
     groups = [case.group for case in nginx_w2.cases]
     assert groups == ["static"] * 6 + ["scaling"] + ["rates"] * 3, "groups on the same server share its block"

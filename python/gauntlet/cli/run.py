@@ -177,7 +177,10 @@ def server_spec(url: str | None, options: dict[str, Any]) -> ServerSpec | None:
     defined = {name: value for name, value in settings.items() if value is not None}
     if kind == "builtin" and "workers" not in defined:
         defined["workers"] = min(options["threads"], options["connections"])
-    return ServerSpec(kind, keepalive=not options["no_keepalive"], tls=options["https"], **defined)
+    from gauntlet.servers.registry import server_keepalive
+
+    keepalive = server_keepalive(kind, not options["no_keepalive"])
+    return ServerSpec(kind, keepalive=keepalive, tls=options["https"], **defined)
 
 
 def succeeded(result: dict[str, Any]) -> bool:

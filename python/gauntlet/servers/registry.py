@@ -28,7 +28,7 @@ from gauntlet.servers.nginx import nginx_binary, start_nginx
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import setting, unsupported
 from gauntlet.servers.tomcat import start_tomcat, tomcat_binary
-from gauntlet.servers.yaws import start_yaws, yaws_binary
+from gauntlet.servers.yaws import start_yaws, yaws_binary, yaws_version
 
 
 class Start(Protocol):
@@ -59,6 +59,9 @@ class Kind:
     backends: Mapping[str, Gateway] = field(default_factory=dict)
     #: The version when the binary does not print it with `version_flag`.
     version: Callable[[], str] | None = None
+    #: False for servers that cannot be configured to close connections themselves; they close
+    #: when the client asks (Connection: close), which is what a case without keep-alive sends.
+    keepalive_switch: bool = True
 
     def availability(self) -> Availability:
         binary = self.binary()
@@ -86,16 +89,16 @@ def _start_builtin(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
 KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (
-        Kind("builtin", "gauntlet", lambda: sys.executable, "", _start_builtin, version=lambda: __version__),
+        Kind("builtin", "gauntlet", lambda: sys.executable, "", _start_builtin, version=lambda: __version__, keepalive_switch=False),
         Kind("nginx", "nginx", nginx_binary, "-v", start_nginx, backends=nginx.BACKENDS),
         Kind("apache-prefork", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("prefork")),
         Kind("apache-worker", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("worker")),
         Kind("apache-event", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("event")),
         Kind("lighttpd", "lighttpd", lighttpd_binary, "-v", start_lighttpd, backends=lighttpd.BACKENDS),
-        Kind("h2o", "h2o", h2o_binary, "--version", start_h2o),
+        Kind("h2o", "h2o", h2o_binary, "--version", start_h2o, keepalive_switch=False),
         Kind("caddy", "caddy", caddy_binary, "version", start_caddy),
         Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat),
-        Kind("yaws", "yaws", yaws_binary, "--version", start_yaws),
+        Kind("yaws", "yaws", yaws_binary, "--version", start_yaws, version=yaws_version),
     )
 }
 
@@ -107,7 +110,15 @@ def kind_of(name: str) -> Kind:
         raise GauntletError(f"'{name}' is not a server kind", f"use one of {', '.join(KINDS)}") from None
 
 
+def server_keepalive(kind: str, keepalive: bool) -> bool:
+    """The server's keep-alive setting for a case whose client keeps connections open or not: off
+    only where the server has a switch for it; the others close when the client asks."""
+    return keepalive or not kind_of(kind).keepalive_switch
+
+
+@cache
 def availability(name: str) -> Availability:
+    """Asked once per process: what is installed does not change while Gauntlet runs."""
     return kind_of(name).availability()
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gauntlet.errors import GauntletError
-from gauntlet.servers.base import ServerInstance, find_binary
+from gauntlet.servers.base import ServerInstance, find_binary, program_version, version_in
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import setting
@@ -27,6 +27,16 @@ DEFAULT_KEEPALIVE_REQUESTS = 1000
 
 def yaws_binary() -> str | None:
     return find_binary("yaws")
+
+
+def yaws_version() -> str:
+    """From the installed application's directory (/usr/lib/yaws-2.1.1): `yaws --version` starts
+    an Erlang VM, a second or more, and every run's environment asks for it."""
+    found = sorted(Path("/usr/lib").glob("yaws-*/ebin/yaws.app"))
+    if found:
+        return version_in(found[-1].parent.parent.name)
+    binary = yaws_binary()
+    return program_version([binary, "--version"]) if binary else "unknown"
 
 
 def start_yaws(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = 15.0) -> ServerInstance:

@@ -12,6 +12,7 @@ from typing import Any
 from gauntlet import engine
 from gauntlet.lab import loadfile
 from gauntlet.lab.case import Case, Sessions
+from gauntlet.servers.registry import server_keepalive
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.suite.model import WORKLOADS, Defaults, Group, ServerEntry, Suite
 
@@ -31,7 +32,8 @@ def _product(axes: dict[str, list[Any] | None]) -> Iterable[dict[str, Any]]:
         yield dict(zip(given, values, strict=True))
 
 
-def server_specs(entry: ServerEntry, group: Group) -> Iterable[ServerSpec]:
+def server_specs(entry: ServerEntry, group: Group) -> Iterable[tuple[ServerSpec, bool]]:
+    """Each server configuration of the group's grid, with the case's keep-alive (the client's)."""
     axes = {
         "workers": group.workers,
         "keepalive": group.keepalive,
@@ -41,16 +43,18 @@ def server_specs(entry: ServerEntry, group: Group) -> Iterable[ServerSpec]:
         "backend_workers": group.backend_workers,
     }
     for point in _product(axes):
-        protocol = point.pop("protocol")
-        settings = entry.model_dump(exclude_none=True) | {k: v for k, v in point.items()}
-        yield ServerSpec(**settings, tls=protocol == "https")
+        protocol, keepalive = point.pop("protocol"), point.pop("keepalive")
+        settings = entry.model_dump(exclude_none=True) | point
+        spec = ServerSpec(**settings, keepalive=server_keepalive(entry.kind, keepalive), tls=protocol == "https")
+        yield spec, keepalive
 
 
-def server_params(spec: ServerSpec) -> dict[str, Any]:
-    """The server's part of a case's params, in the store's words."""
+def server_params(spec: ServerSpec, keepalive: bool) -> dict[str, Any]:
+    """The server's part of a case's params, in the store's words; `keepalive` is the case's (the
+    client's), which a server without a switch for it does not show in its spec."""
     params = {("server" if name == "kind" else name): value for name, value in spec.params().items()}
     params["protocol"] = "https" if params.pop("tls", False) else "http"
-    params["keepalive"] = spec.keepalive
+    params["keepalive"] = keepalive
     return params
 
 
@@ -92,8 +96,8 @@ def _load_params(plan: dict[str, Any], model: str) -> dict[str, Any]:
 
 
 def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir: Path) -> Iterable[Case]:
-    for spec in server_specs(entry, group):
-        base = {"group": group.name, **server_params(spec)}
+    for spec, keepalive in server_specs(entry, group):
+        base = {"group": group.name, **server_params(spec, keepalive)}
         if group.model == "sessions":
             yield from _session_cases(group, spec, base, suite_dir)
             continue
@@ -106,7 +110,7 @@ def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir:
         for workload, path in _pages(group):
             page = {"path": path} | ({"workload": workload} if workload else {})
             for point in _product(load_axes):
-                plan = _load_plan(group, defaults, point, spec.keepalive)
+                plan = _load_plan(group, defaults, point, keepalive)
                 params = base | page | _load_params(plan, group.model)
                 if workload == "tree":
                     plan["paths"] = engine.tree_mix()
