@@ -64,9 +64,14 @@ def workload_files() -> dict[str, bytes]:
     return _engine.workload_files()
 
 
+def tree_index() -> list[tuple[str, int, float]]:
+    """The workload tree's files: (path below the server's root, size in bytes, request weight)."""
+    return _engine.tree_index()
+
+
 def tree_mix() -> list[dict[str, Any]]:
     """The workload tree as a plan's `paths` mix: every file's path and request weight."""
-    return [{"path": path, "weight": weight} for path, _, weight in _engine.tree_index()]
+    return [{"path": path, "weight": weight} for path, _, weight in tree_index()]
 
 
 def tree_files() -> dict[str, bytes]:

@@ -30,6 +30,7 @@ from gauntlet.servers.base import (
 from gauntlet.servers.process import LOOPBACK, free_port, http_get, log_tail, spawn, stop_tree, wait_for_tree, wait_ready
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.tls_pin import tls_pin
+from gauntlet.servers.tree import link_tree
 
 READY_PATH = "/__gauntlet/ready"
 ERROR_LOG = Path("logs") / "error.log"
@@ -126,6 +127,7 @@ def _spawn(setup: Launch, gateway: Gateway | None, workdir: Path, cgroup: Cgroup
     spec = setup.spec
     docroot = workdir / "docroot"
     write_docroot(docroot, workload_files())
+    link_tree(docroot)
     for sub in setup.subdirs:
         (workdir / sub).mkdir(mode=0o777 if setup.shared_error_log else 0o755)
     if spec.tls:
