@@ -101,7 +101,7 @@ def test_runs_end_resume_and_know_their_done_cases(
     with Store.open(db_path) as store:
         run = store.resume_run(run_id)
         assert (run.status, run.ended_unix_ms, run.suite_text) == ("running", None, "servers: [builtin]\n")
-        assert run.options == run["options"] == {"quick": True}
+        assert run.options == {"quick": True}
         assert run.environment == ENVIRONMENT and run.planned_cases == 3 and run.stored_cases == 3
         # The partial case is measured again by a resume, and replaces the first attempt.
         assert store.done(run_id) == {(measured_cases[0].key, 0): None, ('{"server":"nginx"}', 0): None}

@@ -113,6 +113,9 @@ def test_servers_not_asked_for_are_left_out(tmp_path: Path) -> None:
         (("  static:\n", "  statik:\n"), 1, "(top)", "quick names the group 'statik'"),
         (("    requests: 10k\n", "    requests: 10k\n    colour: red\n"), 14, "groups.0.colour", "Extra inputs"),
         (("    model: rate\n", ""), 20, "groups.2", "rate_per_s belongs to a rate group"),
+        (("    connections: [1, 10, 100]\n", "    connections: [1, 10, 100]\n    backend: [php-fmp]\n"), 13, "groups.0.backend", "'php-fmp' is not a backend"),
+        (("workload: [ST-1, ST-3]", "workload: [ST-1, DT-1]"), 9, "groups.0", "DT-1 (/hello.php) needs a backend that serves it, not None"),
+        (("workload: [ST-1, ST-3]\n", "workload: [DT-2]\n    backend: [php-fpm]\n"), 9, "groups.0", "DT-2 (/page.py) needs a backend"),
     ],
 )
 def test_mistakes_name_the_file_line_and_field(tmp_path: Path, change: tuple[str, str], line: int, field: str, message: str) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gauntlet.errors import GauntletError
+from gauntlet.servers.backends.catalog import BACKENDS
 from gauntlet.servers.registry import KINDS
 from gauntlet.suite.model import Suite
 from gauntlet.yamlfile import Lines, parse_yaml, validate
@@ -75,7 +76,7 @@ def parse_suite(text: str, path: Path, quick: bool = False) -> LoadedSuite:
     """Both variants are checked, so a mistake in `quick` shows before a full run too. `path` is where
     the text came from: errors name it, and load files are found next to it."""
     data, lines = parse_yaml(text, path, "suite file", DOC)
-    context = {"kinds": list(KINDS)}
+    context = {"kinds": list(KINDS), "backend_pages": {name: backend.page.path for name, backend in BACKENDS.items()}}
     full = validate(path, data, lines, Suite, DOC, context)
     short = validate(path, *with_quick(data, lines), Suite, DOC, context)
     return LoadedSuite(short if quick else full, path, text, quick)

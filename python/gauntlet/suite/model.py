@@ -148,6 +148,29 @@ class Group(_Strict):
                 raise ValueError(f"'{workload}' is not a workload; the workloads are {', '.join(WORKLOADS)}")
         return workloads
 
+    @field_validator("backend")
+    @classmethod
+    def known_backend(cls, backends: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        pages: dict[str, str] = (info.context or {}).get("backend_pages", {})
+        for backend in backends or ():
+            if pages and backend not in pages:
+                raise ValueError(f"'{backend}' is not a backend; the backends are {', '.join(pages)}")
+        return backends
+
+    @model_validator(mode="after")
+    def dynamic_pages_match_their_backends(self, info: ValidationInfo) -> Group:
+        """DT-1 is PHP and DT-2 Python: a page is only served by backends of its language."""
+        pages: dict[str, str] = (info.context or {}).get("backend_pages", {})
+        dynamic = [w for w in self.workload or () if WORKLOADS[w] in pages.values()]
+        for workload in dynamic:
+            for backend in self.backend or [None]:
+                if backend is None or pages.get(backend) != WORKLOADS[workload]:
+                    raise ValueError(
+                        f"{workload} ({WORKLOADS[workload]}) needs a backend that serves it, not {backend}: "
+                        "put PHP and Python backends in groups of their own"
+                    )
+        return self
+
     @model_validator(mode="after")
     def consistent(self) -> Group:
         if self.model == "sessions":
