@@ -73,7 +73,10 @@ def test_the_report_is_made_from_the_store_alone_and_draws(quick_run: tuple[Path
         page = open_report(browser, out)
         assert charts_drawn(page) >= 2
         text = page.inner_text("body")
-        assert "builtin" in text and "webtest.html" in text
+        assert "builtin, keep-alive, ST-1" in text
+        with Store.open(copy, create=False) as store:
+            kinds = {case.params["server"] for case in store.cases([store.latest_run_id()])}
+        assert all(f"{kind}, no keep-alive, ST-3" in text for kind in kinds), kinds
         screenshot(page, "quick-report.png")
         page.close()
 
