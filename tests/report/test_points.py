@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from gauntlet.report.compare import DEFAULT_NOISE, change, environment_differences, noise
+from gauntlet.report.compare import DEFAULT_NOISE, change, noise
 from gauntlet.report.downsample import lttb
 from gauntlet.report.points import GridPoint, Spread, describe, point_names, spread, varying
 
@@ -114,8 +114,3 @@ def test_no_change_without_a_baseline() -> None:
     assert change("latency_p99_us", Spread(0, 0, 0, 1), Spread(1, 1, 1, 1)) is None
 
 
-def test_environment_differences_name_the_nested_keys() -> None:
-    before = {"cpu": {"model": "EPYC", "cores": 2}, "kernel": "6.1", "sysctl": {"somaxconn": 4096}}
-    after = {"cpu": {"model": "EPYC", "cores": 4}, "kernel": "6.1", "ulimit": {"nofile": 1024}, "sysctl": {"somaxconn": 4096}}
-    assert environment_differences(before, after) == ["cpu.cores", "ulimit.nofile"]
-    assert environment_differences(before, before) == []

@@ -32,7 +32,7 @@ def compare_command(
         comparison = compare(store.cases([run_a]), store.cases([run_b]), before.environment, after.environment)
     if comparison.environment_differences:
         err.print(Text(
-            f"warning: the runs' environments differ in {', '.join(comparison.environment_differences)}; "
+            f"warning: the runs' environments differ ({'; '.join(comparison.environment_differences)}); "
             "changes may come from the machine, not the server",
             style="yellow",
         ), soft_wrap=True)

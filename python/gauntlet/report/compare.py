@@ -12,8 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from gauntlet.host import differences
 from gauntlet.report.points import GridPoint, Spread, grid_points
-from gauntlet.report.views import Column, Table, case_cells, flatten, format_per_request
+from gauntlet.report.views import Column, Table, case_cells, format_per_request
 from gauntlet.store import CaseRow
 from gauntlet.units import format_count, format_duration_us
 
@@ -85,11 +86,6 @@ def change(figure: str, before: Spread | None, after: Spread | None) -> Change |
     return Change(figure, before, after, (after.mean - before.mean) / before.mean, noise(before, after))
 
 
-def environment_differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    flat_before, flat_after = flatten(before), flatten(after)
-    return sorted(k for k in flat_before.keys() | flat_after.keys() if flat_before.get(k) != flat_after.get(k))
-
-
 def compare(
     before: list[CaseRow], after: list[CaseRow], environment_before: dict[str, Any], environment_after: dict[str, Any]
 ) -> Comparison:
@@ -105,7 +101,7 @@ def compare(
         cases=cases,
         only_before=[p for k, p in points_before.items() if k not in points_after],
         only_after=[p for k, p in points_after.items() if k not in points_before],
-        environment_differences=environment_differences(environment_before, environment_after),
+        environment_differences=differences(environment_before, environment_after),
     )
 
 
