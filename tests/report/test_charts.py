@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,16 @@ def test_keepalive_and_https_pairs(study: list[CaseRow]) -> None:
     assert (plain["y"], tls["y"]) == ([rate["http"]], [rate["https"]])
     assert tls["text"] == [f"{(rate['https'] - rate['http']) / rate['http']:+.0%}"]
 
+
+
+def test_https_pairs_cases_of_different_groups(study: list[CaseRow]) -> None:
+    """A suite may put its HTTPS cases in a group of their own (the thesis does): they still pair."""
+    moved = [
+        replace(p, params={**p.params, "group": "static"}) if p.params["protocol"] == "http" else p
+        for p in grid_points(in_group(study, "https"))
+    ]
+    plain, tls = chart(charts.https_penalty(moved), "HTTPS penalty: static").figure["data"]
+    assert (len(plain["y"]), len(tls["y"])) == (1, 1) and plain["y"][0] > 0
 
 def test_worker_scaling_and_failed_requests(study: list[CaseRow]) -> None:
     points = grid_points(study)

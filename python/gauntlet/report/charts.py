@@ -113,15 +113,17 @@ def _lines(
 
 def _pairs(
     points: list[GridPoint], param: str, sides: tuple[Any, Any], side_names: tuple[str, str], *, chart_id: str,
-    title: str, note: str,
+    title: str, note: str, across_groups: bool = False,
 ) -> list[Chart]:
     """Requests/s of cases that differ only in `param` (sides[0] vs sides[1]), side by side as bars;
-    the second bar carries the change from the first."""
+    the second bar carries the change from the first. `across_groups`: cases of different groups
+    pair too (a suite that puts its HTTPS cases in a group of their own)."""
+    ignored = {param, "group"} if across_groups else {param}
     by_rest: dict[str, dict[Any, tuple[GridPoint, Spread]]] = defaultdict(dict)
     for point in points:
         rate = point.figure("requests_per_s")
         if point.params.get(param) in sides and rate is not None:
-            rest = repr(sorted((k, repr(v)) for k, v in point.params.items() if k != param))
+            rest = repr(sorted((k, repr(v)) for k, v in point.params.items() if k not in ignored))
             by_rest[rest][point.params[param]] = (point, rate)
     pairs = [(both[sides[0]], both[sides[1]]) for both in by_rest.values() if len(both) == 2]
     charts: list[Chart] = []
@@ -188,6 +190,7 @@ def https_penalty(points: list[GridPoint]) -> list[Chart]:
     return _pairs(
         points, "protocol", ("http", "https"), ("http", "https"), chart_id="https", title="HTTPS penalty",
         note="Requests/s of the same case over HTTP and over HTTPS; the label is the change HTTPS brings.",
+        across_groups=True,
     )
 
 
