@@ -21,8 +21,8 @@ $(STAMP): pyproject.toml $(ENGINE_SOURCES)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/pip install --quiet --no-build-isolation -e '.[test]'
 	touch $@
 
-run: setup ## 100,000 requests against the built-in server (50 connections, 2 threads)
-	$(VENV)/bin/gauntlet run -n 100000 -c 50 -t 2
+run: setup ## the quick suite on every installed server (the built-in one at least): results.db, report.html
+	$(VENV)/bin/gauntlet suite run quick
 
 test: setup ## the engine's cargo tests, then pytest against real servers
 	cd engine && cargo test
@@ -31,6 +31,8 @@ test: setup ## the engine's cargo tests, then pytest against real servers
 bench: setup ## gauntlet vs wrk on nginx, ratios only (bench/README.md); takes ~2 minutes
 	$(VENV)/bin/python bench/peers.py
 
-lint: ## cargo fmt --check and cargo clippy with warnings as errors
+lint: setup ## cargo fmt --check, clippy with warnings as errors, ruff and mypy
 	cd engine && cargo fmt --check
 	cd engine && cargo clippy --all-targets --all-features -- -D warnings
+	$(VENV)/bin/ruff check python tests bench
+	$(VENV)/bin/mypy

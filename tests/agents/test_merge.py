@@ -38,7 +38,7 @@ def run_as_agents(plan: engine.Plan, agents: int, start_offsets_s: list[float] |
         timed = {**run.plan, "start_at_unix_us": start_at_us + int(offset_s * 1e6), "timeline_histograms": True}
         run.result = engine.run(timed).result
 
-    threads = [threading.Thread(target=one, args=(run, offset)) for run, offset in zip(runs, offsets)]
+    threads = [threading.Thread(target=one, args=(run, offset)) for run, offset in zip(runs, offsets, strict=True)]
     for thread in threads:
         thread.start()
     for thread in threads:

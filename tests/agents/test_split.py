@@ -28,7 +28,7 @@ def sessions(**fields: Any) -> dict[str, Any]:
 def test_counts_split_exactly_and_fairly(total: int, weights: list[int]) -> None:
     shares = split_count(total, weights)
     assert sum(shares) == total
-    for share, weight in zip(shares, weights):
+    for share, weight in zip(shares, weights, strict=True):
         assert abs(share - total * weight / sum(weights)) < 1
 
 
@@ -45,7 +45,7 @@ def test_rates_add_up_to_the_rate_asked_for(rate: float, weights: list[int]) -> 
     shares = split_rate(rate, weights)
     assert math.fsum(shares) == rate
     assert all(share > 0 for share in shares)
-    for share, weight in zip(shares, weights):
+    for share, weight in zip(shares, weights, strict=True):
         assert share == pytest.approx(rate * weight / sum(weights), rel=1e-12)
 
 

@@ -62,7 +62,7 @@ def probe_target(url: str) -> None:
             pass
     except OSError as err:
         reason = err.strerror or type(err).__name__
-        raise GauntletError(f"cannot reach {parts.hostname}:{port} ({reason})", "Check the target and this node's network")
+        raise GauntletError(f"cannot reach {parts.hostname}:{port} ({reason})", "Check the target and this node's network") from None
 
 
 def run_slice(run_id: str, index: int, plan: engine.Plan, start_timeout_s: float) -> dict[str, Any]:

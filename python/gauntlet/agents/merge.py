@@ -79,7 +79,7 @@ def merge_timelines(results: list[Result], starts_us: list[int]) -> list[dict[st
     k + d of the run (d rounded to whole seconds); each second's histograms merge."""
     earliest_us = min(starts_us)
     by_second: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for result, start_us in zip(results, starts_us):
+    for result, start_us in zip(results, starts_us, strict=True):
         shift = round((start_us - earliest_us) / 1_000_000)
         for entry in result["timeline"]:
             by_second[entry["second"] + shift].append(entry)
@@ -174,7 +174,7 @@ def merge_results(plan: engine.Plan, start_at_unix_us: int, agents: list[AgentRu
         raise GauntletError(f"no agent returned a result ({why})", "Check the workers' logs and the target")
     results: list[Result] = [a.result for a in done]  # type: ignore[misc]
     starts_us = [measure_start_unix_us(r) for r in results]
-    elapsed_us = max(s + r["elapsed_us"] for s, r in zip(starts_us, results)) - min(starts_us)
+    elapsed_us = max(s + r["elapsed_us"] for s, r in zip(starts_us, results, strict=True)) - min(starts_us)
 
     def per_s(count: float) -> float:
         return count * 1_000_000 / elapsed_us if elapsed_us else 0.0

@@ -86,7 +86,7 @@ class AgentRunner:
         slices = split_plan(plan, len(workers))
         agents = [
             AgentRun(index, address, part, readings[address].offset_us)
-            for index, (address, part) in enumerate(zip(workers, slices))
+            for index, (address, part) in enumerate(zip(workers, slices, strict=True))
         ]
         round_trip_us = 2 * max(r.uncertainty_us for r in readings.values())
         return AgentsRun(self.client, agents, round_trip_us).execute(plan, on_progress)

@@ -89,10 +89,10 @@ def split_plan(plan: Plan, agents: int) -> list[Plan]:
 
 def _split_sessions(sessions: dict[str, Any], parts: list[dict[str, Any]], connections: list[int]) -> None:
     if sessions.get("users") is not None:
-        for part, users in zip(parts, split_even(sessions["users"], len(parts))):
+        for part, users in zip(parts, split_even(sessions["users"], len(parts)), strict=True):
             part["users"] = users
     for phase_index, phase in enumerate(sessions.get("phases") or []):
-        for part, users_per_s in zip(parts, split_rate(phase["users_per_s"], connections)):
+        for part, users_per_s in zip(parts, split_rate(phase["users_per_s"], connections), strict=True):
             part["phases"][phase_index]["users_per_s"] = users_per_s
     seed = int(sessions.get("seed", 1))
     for index, part in enumerate(parts):

@@ -19,12 +19,12 @@ def pages_table(sessions: dict[str, Any]) -> Table:
         table.add_column(column, justify="left" if column in ("page", "type") else "right")
     for name, page in sorted(sessions["pages"].items()):
         count = page["count"]
-        share = lambda n: f"{n / count:.1%}" if count else "-"  # noqa: E731
+        good, tolerable, fail = (f"{page[c] / count:.1%}" if count else "-" for c in ("good", "tolerable", "fail"))
         times = page["page_time_us"]
         table.add_row(
             name, page["type"], format_count(count), format_count(page["errors"]),
             format_duration_us(times["p50"]), format_duration_us(times["p90"]), format_duration_us(times["p99"]),
-            share(page["good"]), share(page["tolerable"]), share(page["fail"]),
+            good, tolerable, fail,
         )
     return table
 

@@ -163,7 +163,8 @@ class Group(_Strict):
         pages: dict[str, str] = (info.context or {}).get("backend_pages", {})
         dynamic = [w for w in self.workload or () if WORKLOADS[w] in pages.values()]
         for workload in dynamic:
-            for backend in self.backend or [None]:
+            backends: list[str | None] = [*self.backend] if self.backend else [None]
+            for backend in backends:
                 if backend is None or pages.get(backend) != WORKLOADS[workload]:
                     raise ValueError(
                         f"{workload} ({WORKLOADS[workload]}) needs a backend that serves it, not {backend}: "
