@@ -13,6 +13,7 @@ import pytest
 
 from gauntlet.engine import workload_files
 from tests.helpers.logs import log_lines
+from tests.helpers.server_checks import closed_by_server
 
 FILES = workload_files()
 TIMEOUT_S = 5.0
@@ -38,17 +39,6 @@ def read_response(sock: socket.socket) -> tuple[str, bytes]:
         body += chunk
     assert len(body) == length, "more bytes than the response"
     return head_text, body
-
-
-def closed_by_server(sock: socket.socket, wait_s: float) -> bool:
-    """True when the server closes the connection within wait_s (EOF), False if it stays open."""
-    sock.settimeout(wait_s)
-    try:
-        return sock.recv(1) == b""
-    except TimeoutError:
-        return False
-    except ConnectionResetError:
-        return True
 
 
 def get(sock: socket.socket, path: str) -> tuple[str, bytes]:
@@ -94,7 +84,6 @@ def test_keepalive_on_closes_after_keepalive_requests(nginx_server):
             head, _ = get(sock, "/webtest.html")
             assert "Connection: keep-alive" in head
         assert not closed_by_server(sock, 0.3)
-        sock.settimeout(TIMEOUT_S)
         head, _ = get(sock, "/webtest.html")
         assert "Connection: close" in head
         assert closed_by_server(sock, TIMEOUT_S)
