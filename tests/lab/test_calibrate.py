@@ -14,6 +14,7 @@ import pytest
 
 from gauntlet.errors import GauntletError
 from gauntlet.lab.calibrate import ENGINE, Load, Sample, argv, installed_peers, median_ratio, parse
+from gauntlet.store import Store
 from tests.conftest import require_installed
 from tests.helpers.cli_process import GAUNTLET, run_cli
 
@@ -89,9 +90,14 @@ def test_calibrate_against_the_builtin_server_gives_a_finite_ratio_per_peer(tmp_
     peers = installed_peers()
     require_installed("wrk or h2load", bool(peers), "apt-get install wrk nghttp2-client")
     out = tmp_path / "calibration.json"
-    done = run_cli("calibrate", "--rounds", "1", "-d", "1s", "-c", "10", "--json", out, timeout_s=120)
+    db = tmp_path / "results.db"
+    done = run_cli("calibrate", "--rounds", "1", "-d", "1s", "-c", "10", "--json", out, "--db", db, timeout_s=120)
     assert done.code == 0, done.stderr
     found = json.loads(out.read_text())
+    with Store.open(db, create=False) as store:
+        (run,) = store.runs()
+    assert (run.suite, run.status, run.options["ratios"]) == ("calibrate", "complete", found["ratios"])
+    assert run.environment["tools"] == found["environment"]["tools"]
     assert set(found["ratios"]) == set(peers)
     for ratios in found["ratios"].values():
         for ratio in ratios.values():

@@ -29,6 +29,7 @@ def calibrate_command(
     connections: Annotated[int, typer.Option("-c", "--connections", min=1, help="Connections of every tool")] = 100,
     threads: Annotated[int, typer.Option("-t", "--threads", min=1, help="Threads of every tool")] = 2,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write every run and the ratios here")] = None,
+    db: Annotated[Path | None, typer.Option("--db", help="Also keep the figures as a run in this results database")] = None,
 ) -> int:
     """Run the engine and each installed peer (wrk, h2load) alternately; print the engine's ratios."""
     if json_path is not None:
@@ -58,9 +59,16 @@ def calibrate_command(
         samples = calibrate.run_rounds(load, (calibrate.ENGINE, *peers), rounds, server_pids, show)
     found = calibrate.summary(samples, peers)
     out.print(_table(found, peers, load, rounds))
+    figures = {"schema": CALIBRATION_SCHEMA, "load": load.__dict__, "rounds": rounds, **found}
     if json_path is not None:
-        write_json(json_path, {"schema": CALIBRATION_SCHEMA, "load": load.__dict__, "rounds": rounds,
-                               **found, "environment": environment()})
+        write_json(json_path, {**figures, "environment": environment()})
+    if db is not None:
+        from gauntlet.store import Store
+
+        with Store.open(db) as store:
+            run_id = store.begin_run(suite="calibrate", suite_text=None, options=figures, environment=environment(), planned_cases=0)
+            store.end_run(run_id, "complete")
+        err.print(f"stored as run {run_id} in {db}")
     return 0
 
 
