@@ -124,3 +124,29 @@ groups:
     sink_again = ListSink()
     SuiteRunner(suite_plan(tmp_path, text, done=partly), sink_again).run()
     assert [r.params["users"] for r in sink_again.records] == [users for users, _ in probes[2:]]
+
+
+def test_a_dynamic_case_records_its_backend_and_unsupported_pairs_say_why(tmp_path: Path) -> None:
+    from gauntlet.servers.registry import availability, combination, kind_of
+    from tests.conftest import require_installed
+
+    require_installed("nginx with php-fpm", combination(kind_of("nginx"), "php-fpm").available, "apt-get install nginx php-fpm")
+    text = """\
+name: php
+servers: [nginx]
+groups:
+  - name: php
+    workload: [DT-1]
+    backend: [php-fpm, mod_php]
+    connections: [2]
+    requests: 200
+"""
+    sink = ListSink()
+    path = tmp_path / "suite.yaml"
+    path.write_text(text)
+    SuiteRunner(SuitePlan(expand(load_suite(str(path)).suite, ["nginx"], tmp_path)), sink).run()
+    fpm, mod_php = sink.records
+    assert fpm.result["responses"] == 200 and fpm.result["status_codes"] == {"200": 200}
+    assert fpm.server_version.startswith(f"{availability('nginx').version}; php-fpm 8.")
+    assert "# ---- php-fpm" in fpm.config_text, "the pool's rendered config is kept with the server's"
+    assert mod_php.result is None and "mod_php on nginx is unsupported" in mod_php.error

@@ -149,7 +149,10 @@ class SuiteRunner:
             plan = {**case.plan, "url": base_url + case.path}
         else:
             plan = case.sessions.load.with_users(params["users"]).plan(base_url + "/")
-        measured = measure(plan, server, params, server_version=version, repeat=repeat, run_plan=self._run_plan, on_progress=self._sink.progress)
+        measured = measure(
+            plan, server, params, server_version=running_version(server) or version, repeat=repeat, run_plan=self._run_plan,
+            on_progress=self._sink.progress,
+        )
         record = measured.record
         if case.sessions is not None and record.result is not None:
             record.result["qos"] = qos_summary(case, record.result)
@@ -157,6 +160,14 @@ class SuiteRunner:
         if measured.interrupted:
             raise Interrupted
         return record.result
+
+
+def running_version(server: ServerInstance) -> str | None:
+    """The server's version, and its backend's when it has one: `1.22.1; php-fpm 8.2.36`."""
+    if server.version is None:
+        return None
+    backend = server.spec.backend
+    return server.version + (f"; {backend} {server.backend_version}" if backend and server.backend_version else "")
 
 
 def select_servers(suite_kinds: list[str], asked: list[str] | None) -> tuple[list[str], list[str]]:
