@@ -104,3 +104,26 @@ fn qos_classes_by_time_and_by_byte_rate() {
     let Route::Static(image) = routes.find("/image_large.jpg") else { panic!("a static file") };
     assert_eq!(download.bytes_in, download.count * image.bytes(true, false).len() as u64, "head and body");
 }
+
+#[test]
+fn a_page_answered_with_an_error_status_fails_qos() {
+    let server = serve(&ServeConfig::default()).unwrap();
+    let url = format!("http://{}/", server.local_addr());
+    let sessions = r#"{"types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 0},
+        "pages": [{"name": "broken", "path": "/hello?status=500"},
+                  {"name": "image", "path": "/webtest.html", "embedded": ["/missing.gif"]},
+                  {"name": "fine", "path": "/webtest.html", "embedded": ["/image_small.gif"]}]}],
+        "users": 2}"#;
+    let result =
+        run(plan(&url, &format!(r#""connections": 4, "threads": 1, "duration_us": 300000, "sessions": {sessions}"#)))
+            .unwrap();
+    server.stop();
+    let pages = result.sessions.unwrap().pages;
+    for name in ["broken", "image"] {
+        let page = &pages[name];
+        assert!(page.count > 5, "{name}: {} pages", page.count);
+        assert_eq!((page.good, page.tolerable, page.fail, page.errors), (0, 0, page.count, page.count), "{name}");
+    }
+    let fine = &pages["fine"];
+    assert_eq!((fine.fail, fine.errors), (0, 0));
+}

@@ -99,6 +99,18 @@ def test_sessions_with_agents_split_the_users(builtin_server: ServerInstance, tm
     assert home["count"] > 0 and home["good"] + home["tolerable"] + home["fail"] == home["count"]
 
 
+def scheduler_address(address_file: Path, deadline: float) -> str:
+    """The address in the scheduler file, once the scheduler has written all of it (it creates the
+    file before it fills it)."""
+    while True:
+        try:
+            return str(json.loads(address_file.read_text())["address"])
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 @pytest.fixture
 def dask_cluster(tmp_path: Path) -> Iterator[str]:
     """`dask scheduler` and `dask worker` (2 worker processes) as docs/distributed.md starts them, on
@@ -111,10 +123,7 @@ def dask_cluster(tmp_path: Path) -> Iterator[str]:
     )
     workers = None
     try:
-        deadline = time.monotonic() + 30
-        while not address_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        address = json.loads(address_file.read_text())["address"]
+        address = scheduler_address(address_file, deadline=time.monotonic() + 30)
         workers = spawn(
             [str(DASK), "worker", address, "--host", "127.0.0.1", "--nworkers", "2", "--nthreads", "1", "--no-dashboard",
              "--dashboard-address", "127.0.0.1:0"],

@@ -63,3 +63,23 @@ def test_capacity_brackets_the_known_answer(builtin_server: ServerInstance, tmp_
     answer = json.loads(out.read_text())
     assert answer["capacity"] == {"users": 19, "first_invalid": 20}, [(p["users"], p["valid"]) for p in answer["probes"]]
     assert "capacity: 19 simultaneous sessions" in done.stdout
+
+
+def test_capacity_probes_carry_their_bottleneck(builtin_server: ServerInstance, tmp_path: Path) -> None:
+    """Every reply is a 500: the one probe fails QoS, and its line and stored result say error-bound."""
+    load = tmp_path / "load.yaml"
+    load.write_text(
+        "sessions:\n"
+        "  - name: failing\n"
+        "    pages: [{name: broken, path: '/hello?status=500'}]\n"
+        "users: 2\n"
+        "warm_up: 100ms\n"
+        "measure: 500ms\n"
+    )
+    out = tmp_path / "capacity.json"
+    done = run_cli("capacity", load, builtin_server.url, "--start", "2", "--max-probes", "1", "--json", out, timeout_s=60)
+    assert done.code == 0, done.stderr
+    [probe] = json.loads(out.read_text())["probes"]
+    assert probe["valid"] is False
+    assert "error-bound" in probe["result"]["bottleneck"]["labels"]
+    assert "invalid" in done.stdout and "error-bound" in done.stdout

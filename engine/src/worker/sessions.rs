@@ -266,7 +266,12 @@ impl Worker {
             self.users_mut().outcome.not_modified += 1;
         }
         let user = self.user(slot);
-        user.page_failed |= matches!(outcome, Some(Err(_)));
+        // SPECweb2005 fails a page whose response is an error, not only one whose request broke.
+        user.page_failed |= match outcome {
+            Some(Ok(head)) => head.status >= 400,
+            Some(Err(_)) => true,
+            None => false,
+        };
         if user.main_done {
             self.next_embedded(conn, now);
         } else {

@@ -32,6 +32,7 @@ def capacity_command(
     """Grow the number of simultaneous sessions until QoS fails, then bisect."""
     # Imported here: pydantic and PyYAML would slow every other command's start (and its CPU figure).
     from gauntlet.lab import capacity, loadfile, qos
+    from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
     from gauntlet.report.sessions import capacity_line, probe_line
 
     load = loadfile.load(load_path)
@@ -47,12 +48,14 @@ def capacity_command(
 
         def probe(users: int) -> bool:
             with ProgressLine(err, None, load.measure) as progress:
-                outcome = run_plan(load.with_users(users).plan(target.url), progress.update)
-            verdict = qos.verdict(outcome.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
-            probes.append({"users": users, "valid": verdict.valid, "result": outcome.result})
+                measured = measure_run(
+                    load.with_users(users).plan(target.url), target.server, DEFAULT_SETTINGS, progress.update, run_plan
+                )
+            verdict = qos.verdict(measured.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
+            probes.append({"users": users, "valid": verdict.valid, "result": measured.result})
             save(None)
-            out.print(probe_line(users, outcome.result, verdict))
-            if outcome.interrupted:
+            out.print(probe_line(users, measured.result, verdict))
+            if measured.interrupted:
                 raise Interrupted
             return verdict.valid
 

@@ -54,10 +54,12 @@ def print_sessions(console: Console, result: dict[str, Any], verdict: Verdict) -
 def probe_line(users: int, result: dict[str, Any], verdict: Verdict) -> str:
     worst = min(verdict.pages, key=lambda p: p.good_share)
     mark = "[green]valid[/green]" if verdict.valid else "[red]invalid[/red]"
-    return (
+    line = (
         f"{format_count(users).rjust(8)} users  {mark}  worst page {worst.name}: {worst.good_share:.1%} good, "
         f"{worst.good_or_tolerable_share:.1%} good or tolerable  ({format_count(result['requests_per_s'])} req/s)"
     )
+    labels = result["bottleneck"]["labels"]
+    return f"{line}  [yellow]{', '.join(labels)}[/yellow]" if labels else line
 
 
 def capacity_line(capacity: Capacity) -> str:
