@@ -1,6 +1,7 @@
 """What every server kind in the registry must do, against the real server: start and report its
 installed version, serve the standard workload byte-exact over HTTP and HTTPS, keep connections
-alive or not as configured (counted on the server's side), run the configured workers, fail a
+alive or not as configured (counted on the server's side), send kept-alive responses without a
+Nagle stall, run the configured workers, fail a
 start on a taken port with its log's tail, and leave nothing behind (the `server` fixture checks
 that after every test).
 
@@ -99,6 +100,17 @@ def connections_counted(server: ServerInstance) -> int:
     accepted = server_stats(server)["connections_accepted"] - before - 1  # less the second query's own
     assert accepted == result["connections_opened"]
     return accepted
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_kept_alive_large_response_is_not_held_by_nagle(server: Start, kind: str) -> None:
+    """One connection, the 83,572-byte image: with Nagle on, the response's last segment waits for the
+    client's delayed ACK, 40 ms a request (Yaws did, at Erlang's default); without, well under 10 ms."""
+    instance = server(kind)
+    plan = {"url": f"{instance.url}image_large.jpg", "connections": 1, "threads": 1, "requests": 60}
+    result = engine.run(plan).result
+    assert (result["responses"], result["errors_total"]) == (60, 0), result["errors"]
+    assert result["latency_us"]["p50"] < 10_000, f"{kind}: median {result['latency_us']['p50']} µs a request"
 
 
 @pytest.mark.parametrize("kind", KINDS)
