@@ -18,6 +18,7 @@ import pytest
 
 from gauntlet.lab.record import case_key
 from gauntlet.lab.suite import prepare, new_options
+from gauntlet.servers.process import wait_gone
 from gauntlet.store import Store
 from gauntlet.suite.load import load_suite
 from tests.helpers.browser import charts_drawn, headless_chromium, open_report, screenshot
@@ -91,8 +92,8 @@ def _stored_cases(db: Path) -> int:
 
 @pytest.fixture
 def killed_suite(tmp_path: Path) -> Iterator[tuple[Path, list[Any]]]:
-    """A quick suite on the built-in server, SIGKILLed once two cases are stored; the servers it had
-    started are ended by pid afterwards (nobody else would)."""
+    """A quick suite on the built-in server, SIGKILLed once two cases are stored; whatever the guards
+    of its servers left running is ended by pid afterwards."""
     db = tmp_path / "results.db"
     proc = subprocess.Popen([*GAUNTLET, "suite", "run", "quick", "--quick", "--servers", "builtin", "--db", str(db),
                              "-o", str(tmp_path / "report.html")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -115,7 +116,8 @@ def killed_suite(tmp_path: Path) -> Iterator[tuple[Path, list[Any]]]:
 
 
 def test_sigkill_keeps_the_finished_cases_and_resume_measures_the_rest(killed_suite: tuple[Path, list[Any]]) -> None:
-    db, _ = killed_suite
+    db, children = killed_suite
+    assert not (left := wait_gone(children, 10.0)), f"the server's guard did not end {left}"
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     with Store.open(db, create=False) as store:

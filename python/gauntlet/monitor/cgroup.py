@@ -40,15 +40,19 @@ class Cgroup:
         system_ns = int((self.path / "cpuacct.usage_sys").read_text())
         return user_ns / 1e9, system_ns / 1e9
 
+    @property
+    def procs_path(self) -> Path:
+        return self.path / "cgroup.procs"
+
     def pids(self) -> list[int]:
         try:
-            return [int(pid) for pid in (self.path / "cgroup.procs").read_text().split()]
+            return [int(pid) for pid in self.procs_path.read_text().split()]
         except FileNotFoundError:
             return []
 
     def wrap(self, argv: list[str]) -> list[str]:
         """The command line that runs `argv` inside this group."""
-        return ["/bin/sh", "-c", JOIN_AND_EXEC, str(self.path / "cgroup.procs"), *argv]
+        return ["/bin/sh", "-c", JOIN_AND_EXEC, str(self.procs_path), *argv]
 
     def remove(self, timeout_s: float = 2.0) -> bool:
         """Remove the (empty) group; a process just killed may hold it for a moment. False if it stays."""

@@ -9,7 +9,6 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,22 +20,11 @@ import psutil
 
 from gauntlet.engine import self_signed_certificate
 from gauntlet.errors import GauntletError
-from gauntlet.monitor.cgroup import Cgroup
+from gauntlet.servers.premises import Premises
 from gauntlet.servers.process import LOOPBACK, kill_all, stop_tree, tree
 from gauntlet.servers.spec import ServerSpec
 
 VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
-
-
-def new_workdir(kind: str) -> Path:
-    """A private directory for one server's config, pid file, logs and temp files.
-
-    World-traversable (0755), so that workers which drop privileges (nginx as `nobody`) can read the
-    docroot inside it.
-    """
-    workdir = Path(tempfile.mkdtemp(prefix=f"gauntlet-{kind}-"))
-    workdir.chmod(0o755)
-    return workdir
 
 
 @dataclass
@@ -58,7 +46,7 @@ class ServerInstance:
 
     A context manager: leaving the `with` block stops it, also when the block raised. `stop()` ends
     the whole process tree by pid (a polite signal, then SIGKILL), then the backends' trees, then
-    anything left in its cgroup, and removes the work directory; it is idempotent.
+    anything left in its cgroup, and releases its premises (cgroup, work dir, guard); it is idempotent.
     """
 
     def __init__(
@@ -67,7 +55,7 @@ class ServerInstance:
         kind: str,
         proc: subprocess.Popen[bytes],
         port: int,
-        workdir: Path,
+        premises: Premises,
         config_text: str,
         host: str = LOOPBACK,
         scheme: str = "http",
@@ -75,7 +63,6 @@ class ServerInstance:
         grace_s: float = 5.0,
         spec: ServerSpec | None = None,
         backends: Sequence[BackendProcess] = (),
-        cgroup: Cgroup | None = None,
         access_log: Path | None = None,
         flush_access_log: Callable[[ServerInstance], None] | None = None,
     ) -> None:
@@ -83,7 +70,7 @@ class ServerInstance:
         self.host = host
         self.scheme = scheme
         self.port = port
-        self.workdir = workdir
+        self.workdir = premises.workdir
         #: Every config Gauntlet rendered for it (the server's, then its backend pool's).
         self.config_text = config_text
         self.spec = spec or ServerSpec(kind)
@@ -91,12 +78,12 @@ class ServerInstance:
         self.version: str | None = None
         self.backend_version: str | None = None
         self.backends = list(backends)
-        #: The cgroup all its processes run in (None: the machine offers none; see docs/metrics.md).
-        self.cgroup = cgroup
+        self.cgroup = premises.cgroup
         #: One line per request when the spec asks for an access log; the first field tells
         #: connections apart (a client port or a connection serial number).
         self.access_log = access_log
         self._flush_access_log = flush_access_log
+        self._premises = premises
         self._proc = proc
         self._stop_signal = stop_signal
         self._grace_s = grace_s
@@ -150,9 +137,8 @@ class ServerInstance:
                 stop_tree(root, known=self._known.get(root.pid, {}).values(), sig=sig, grace_s=self._grace_s)
             if self.cgroup is not None:
                 kill_all(self.cgroup.pids(), self._grace_s)
-                self.cgroup.remove()
         finally:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            self._premises.release()
 
     def __enter__(self) -> Self:
         return self

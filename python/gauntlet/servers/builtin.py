@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from gauntlet.errors import GauntletError
-from gauntlet.monitor.cgroup import create_cgroup
-from gauntlet.servers.base import ServerInstance, new_workdir
+from gauntlet.servers.base import ServerInstance
+from gauntlet.servers.premises import Premises
 from gauntlet.servers.process import log_tail, spawn
 
 LISTENING = re.compile(r"^gauntlet serve: listening on (?P<scheme>https?)://(?P<host>[^/]+):(?P<port>\d+)/$")
@@ -41,25 +40,21 @@ def start_builtin(
     argv += ["--stall-ms", str(stall_ms), "--stall-every-ms", str(stall_every_ms)] + (["--tls"] if tls else [])
     argv += ["--tls-version", tls_version] if tls_version else []
     argv += ["--cipher", cipher] if cipher else []
-    workdir = new_workdir("builtin")
-    cgroup = create_cgroup(workdir.name)
-    log_path = workdir / "stderr.log"
-    stdout_path = workdir / "stdout.log"
+    premises = Premises.open("builtin")
+    log_path = premises.workdir / "stderr.log"
+    stdout_path = premises.workdir / "stdout.log"
     try:
-        proc = spawn(argv, cwd=workdir, log_path=log_path, stdout_path=stdout_path, cgroup=cgroup)
+        proc = spawn(argv, cwd=premises.workdir, log_path=log_path, stdout_path=stdout_path, premises=premises)
     except BaseException:
-        if cgroup is not None:
-            cgroup.remove()
-        shutil.rmtree(workdir, ignore_errors=True)
+        premises.release()
         raise
     instance = ServerInstance(
         kind="builtin",
         proc=proc,
         port=0,
-        workdir=workdir,
+        premises=premises,
         config_text=shlex.join(argv),
         scheme="https" if tls else "http",
-        cgroup=cgroup,
     )
     try:
         instance.host, instance.port = _announced_address(

@@ -7,7 +7,6 @@ A driver says only what differs: its template's settings, its command line and i
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,17 +15,16 @@ from typing import Any
 
 from gauntlet.engine import workload_files
 from gauntlet.errors import GauntletError
-from gauntlet.monitor.cgroup import Cgroup, create_cgroup
 from gauntlet.servers.backends.catalog import Gateway, backend_named, gateway_for
 from gauntlet.servers.backends.pools import PreparedBackend, prepare_backend
 from gauntlet.servers.base import (
     TEMPLATES,
     ServerInstance,
-    new_workdir,
     unprivileged_user,
     write_certificate,
     write_docroot,
 )
+from gauntlet.servers.premises import Premises
 from gauntlet.servers.process import LOOPBACK, free_port, http_get, log_tail, spawn, stop_tree, wait_for_tree, wait_ready
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.tls_pin import tls_pin
@@ -77,26 +75,23 @@ def launch(setup: Launch) -> ServerInstance:
     spec = setup.spec
     gateway = gateway_for(spec.kind, setup.gateways, spec.backend) if spec.backend else None
     tls_pin(spec)  # a pin that cannot work fails here, before anything starts
-    workdir = new_workdir(spec.kind)
-    cgroup = create_cgroup(workdir.name)
+    premises = Premises.open(spec.kind)
+    workdir = premises.workdir
     try:
-        spawned = _spawn(setup, gateway, workdir, cgroup)
+        spawned = _spawn(setup, gateway, premises)
     except BaseException:
-        if cgroup is not None:
-            cgroup.remove()
-        shutil.rmtree(workdir, ignore_errors=True)
+        premises.release()
         raise
     pool = spawned.backend.process if spawned.backend else None
     instance = ServerInstance(
         kind=spec.kind,
         proc=spawned.proc,
         port=spawned.port,
-        workdir=workdir,
+        premises=premises,
         config_text=spawned.config_text + (f"\n# ---- {pool.name}\n{pool.config_text}" if pool else ""),
         scheme="https" if spec.tls else "http",
         spec=spec,
         backends=[pool] if pool else [],
-        cgroup=cgroup,
         access_log=workdir / ACCESS_LOG if spec.access_log else None,
         flush_access_log=setup.flush_access_log,
     )
@@ -122,9 +117,10 @@ def launch(setup: Launch) -> ServerInstance:
     return instance
 
 
-def _spawn(setup: Launch, gateway: Gateway | None, workdir: Path, cgroup: Cgroup | None) -> _Spawned:
+def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises) -> _Spawned:
     """Fill the work dir, start the backend's pool if any, render the config, start the server."""
     spec = setup.spec
+    workdir = premises.workdir
     docroot = workdir / "docroot"
     write_docroot(docroot, workload_files())
     link_tree(docroot)
@@ -132,7 +128,7 @@ def _spawn(setup: Launch, gateway: Gateway | None, workdir: Path, cgroup: Cgroup
         (workdir / sub).mkdir(mode=0o777 if setup.shared_error_log else 0o755)
     if spec.tls:
         write_certificate(workdir)
-    backend = prepare_backend(spec, gateway, workdir, docroot, cgroup, setup.ready_timeout_s) if gateway else None
+    backend = prepare_backend(spec, gateway, premises, docroot, setup.ready_timeout_s) if gateway else None
     try:
         port = free_port() if setup.port is None else setup.port
         params = {
@@ -161,7 +157,7 @@ def _spawn(setup: Launch, gateway: Gateway | None, workdir: Path, cgroup: Cgroup
             log_path.touch()
             log_path.chmod(0o666)
         env = setup.env(workdir) if setup.env else None
-        proc = spawn(setup.argv(config_path), cwd=workdir, log_path=log_path, env=env, cgroup=cgroup)
+        proc = spawn(setup.argv(config_path), cwd=workdir, log_path=log_path, env=env, premises=premises)
     except BaseException:
         if backend is not None and backend.process is not None:
             stop_tree(backend.process.proc, sig=backend.process.stop_signal)

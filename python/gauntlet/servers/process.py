@@ -16,11 +16,14 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 
 from gauntlet.errors import GauntletError
-from gauntlet.monitor.cgroup import Cgroup
+
+if TYPE_CHECKING:
+    from gauntlet.servers.premises import Premises
 
 LOOPBACK = "127.0.0.1"
 PROBE_INTERVAL_S = 0.05
@@ -49,10 +52,10 @@ def spawn(
     log_path: Path,
     stdout_path: Path | None = None,
     env: Mapping[str, str] | None = None,
-    cgroup: Cgroup | None = None,
+    premises: Premises | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start `argv` in its own session (so a Ctrl-C on our terminal does not reach it), inside
-    `cgroup` from its first instruction when one is given.
+    """Start `argv` in its own session (so a Ctrl-C on our terminal does not reach it); with an
+    instance's `premises`, inside its cgroup from its first instruction, and watched by its guard.
 
     stderr goes to `log_path`, stdout to `stdout_path` (or to `log_path` too). Files, not pipes: a
     server that logs a lot can never block on a pipe nobody reads. `env` adds to our environment.
@@ -61,8 +64,9 @@ def spawn(
     if shutil.which(argv[0]) is None:
         raise GauntletError(f"cannot start {argv[0]}: not found", "check that the program is installed and executable")
     with open(log_path, "ab") as log, open(stdout_path or log_path, "ab") as out:
+        cgroup = premises.cgroup if premises else None
         try:
-            return subprocess.Popen(
+            proc = subprocess.Popen(
                 cgroup.wrap(argv) if cgroup else argv,
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
@@ -76,6 +80,9 @@ def spawn(
                 f"cannot start {argv[0]}: {exc.strerror}",
                 "check that the program is installed and executable",
             ) from exc
+    if premises is not None:
+        premises.guard.watch(proc.pid)
+    return proc
 
 
 #: A Java stack frame (`at pkg.Class.method(File.java:12)`, `... 13 more`): the JVM servers' logs
@@ -255,13 +262,13 @@ def stop_tree(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=grace_s)
-    alive = _wait_gone(others.values(), max(0.0, deadline - time.monotonic()))
+    alive = wait_gone(others.values(), max(0.0, deadline - time.monotonic()))
     for leftover in alive:
         try:
             leftover.kill()
         except psutil.NoSuchProcess:
             pass
-    _wait_gone(alive, grace_s)
+    wait_gone(alive, grace_s)
 
 
 def kill_all(pids: Iterable[int], timeout_s: float) -> None:
@@ -274,7 +281,7 @@ def kill_all(pids: Iterable[int], timeout_s: float) -> None:
             alive.append(process)
         except psutil.NoSuchProcess:
             pass
-    _wait_gone(alive, timeout_s)
+    wait_gone(alive, timeout_s)
 
 
 def _running(proc: psutil.Process) -> bool:
@@ -285,7 +292,7 @@ def _running(proc: psutil.Process) -> bool:
         return False
 
 
-def _wait_gone(procs: Iterable[psutil.Process], timeout_s: float) -> list[psutil.Process]:
+def wait_gone(procs: Iterable[psutil.Process], timeout_s: float) -> list[psutil.Process]:
     """Wait until none of `procs` runs or the timeout passes; return those still running."""
     deadline = time.monotonic() + timeout_s
     alive = list(procs)

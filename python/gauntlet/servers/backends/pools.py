@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gauntlet.errors import GauntletError
-from gauntlet.monitor.cgroup import Cgroup
 from gauntlet.servers.backends.catalog import (
     FCGIWRAP,
     PHP_FPM,
@@ -30,6 +29,7 @@ from gauntlet.servers.backends.catalog import (
     pool_for,
 )
 from gauntlet.servers.base import TEMPLATES, BackendProcess, unprivileged_user, write_docroot
+from gauntlet.servers.premises import Premises
 from gauntlet.servers.process import LOOPBACK, accepts_connections, free_port, spawn, stop_tree, wait_for_tree, wait_until
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import setting
@@ -158,7 +158,7 @@ POOLS: dict[Pool, Callable[[PoolContext], PoolLaunch]] = {
 
 
 def prepare_backend(
-    spec: ServerSpec, gateway: Gateway, workdir: Path, docroot: Path, cgroup: Cgroup | None, timeout_s: float
+    spec: ServerSpec, gateway: Gateway, premises: Premises, docroot: Path, timeout_s: float
 ) -> PreparedBackend:
     """Write the backend's page into the docroot and start its pool, if it has one."""
     assert spec.backend is not None
@@ -176,7 +176,7 @@ def prepare_backend(
     pool = pool_for(backend, gateway)
     if pool is None:
         return PreparedBackend(config)
-    return _start_pool(pool, backend, config, spec, workdir, cgroup, timeout_s)
+    return _start_pool(pool, backend, config, spec, premises, timeout_s)
 
 
 def _start_pool(
@@ -184,10 +184,10 @@ def _start_pool(
     backend: Backend,
     config: BackendConfig,
     spec: ServerSpec,
-    workdir: Path,
-    cgroup: Cgroup | None,
+    premises: Premises,
     timeout_s: float,
 ) -> PreparedBackend:
+    workdir = premises.workdir
     run_dir = workdir / BACKEND_DIR
     run_dir.mkdir(mode=0o755)
     if os.geteuid() == 0:
@@ -207,7 +207,7 @@ def _start_pool(
         log_path=workdir / "logs" / f"{pool}.log",
     )
     launch = POOLS[pool](context)
-    proc = spawn(launch.argv, cwd=workdir, log_path=context.log_path, cgroup=cgroup)
+    proc = spawn(launch.argv, cwd=workdir, log_path=context.log_path, premises=premises)
     address: str | tuple[str, int] = str(context.socket_path) if unix else (LOOPBACK, context.port or 0)
     try:
         wait_until(

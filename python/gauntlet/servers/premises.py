@@ -1,0 +1,95 @@
+"""Where one server instance lives: a private work dir, a cgroup of its own when the machine offers
+one, and the guard (guard.py) that ends its processes and removes both if Gauntlet dies first."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from gauntlet.monitor.cgroup import Cgroup, create_cgroup
+from gauntlet.servers import guard as guard_script
+
+
+@dataclass
+class Premises:
+    workdir: Path
+    #: All the instance's processes run in it (None: the machine offers none; see docs/metrics.md).
+    cgroup: Cgroup | None
+    guard: Guard
+
+    @classmethod
+    def open(cls, kind: str) -> Premises:
+        workdir = new_workdir(kind)
+        cgroup = create_cgroup(workdir.name)
+        try:
+            guard = Guard(workdir, cgroup.procs_path if cgroup else None)
+        except BaseException:
+            _remove(workdir, cgroup)
+            raise
+        return cls(workdir, cgroup, guard)
+
+    def release(self) -> None:
+        """Once the processes have ended: remove the cgroup and the work dir, dismiss the guard."""
+        try:
+            _remove(self.workdir, self.cgroup)
+        finally:
+            self.guard.dismiss()
+
+
+class Guard:
+    """Gauntlet's side: start it, tell it the roots, dismiss it after a normal stop."""
+
+    def __init__(self, workdir: Path, cgroup_procs: Path | None) -> None:
+        read_fd, self._write_fd = os.pipe()
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-I", guard_script.__file__, str(workdir), str(cgroup_procs or "")],
+                stdin=read_fd,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # a Ctrl-C on our terminal must not end it
+            )
+        except BaseException:
+            os.close(self._write_fd)
+            raise
+        finally:
+            os.close(read_fd)
+
+    def watch(self, pid: int) -> None:
+        self._say(str(pid))
+
+    def dismiss(self) -> None:
+        """Nothing is left to clear: the guard exits without touching anything."""
+        self._say(guard_script.DISMISSED)
+        os.close(self._write_fd)
+        self._proc.wait(timeout=10)
+
+    def _say(self, line: str) -> None:
+        try:
+            os.write(self._write_fd, f"{line}\n".encode())
+        except BrokenPipeError:  # the guard is gone (killed by hand): nothing to tell it
+            pass
+
+
+def new_workdir(kind: str) -> Path:
+    """A private directory for one server's config, pid file, logs and temp files.
+
+    World-traversable (0755), so that workers which drop privileges (nginx as `nobody`) can read the
+    docroot inside it.
+    """
+    workdir = Path(tempfile.mkdtemp(prefix=f"gauntlet-{kind}-"))
+    workdir.chmod(0o755)
+    return workdir
+
+
+def _remove(workdir: Path, cgroup: Cgroup | None) -> None:
+    try:
+        if cgroup is not None:
+            cgroup.remove()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
