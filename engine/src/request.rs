@@ -1,6 +1,7 @@
 //! Requests are encoded into bytes once, when the plan is built; sending is a plain write.
 
 use crate::plan::{HttpVersion, Plan, PlanError, Target};
+use crate::schedule::session::WeightedChoice;
 
 /// The bytes of the plan's request, in the two forms a connection may need.
 #[derive(Debug, Clone)]
@@ -68,7 +69,7 @@ impl EncodedRequest {
 }
 
 /// The plan's requests: its URL's, or one per path of its mix, with the mix's cumulative weights.
-pub fn plan_requests(plan: &Plan, target: &Target) -> Result<(Vec<EncodedRequest>, Option<RequestMix>), PlanError> {
+pub fn plan_requests(plan: &Plan, target: &Target) -> Result<(Vec<EncodedRequest>, Option<WeightedChoice>), PlanError> {
     match &plan.paths {
         None => Ok((vec![EncodedRequest::new(plan, target)?], None)),
         Some(paths) => {
@@ -76,33 +77,8 @@ pub fn plan_requests(plan: &Plan, target: &Target) -> Result<(Vec<EncodedRequest
                 .iter()
                 .map(|p| EncodedRequest::for_path(plan, target, &p.path, None))
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok((requests, Some(RequestMix::new(paths.iter().map(|p| p.weight)))))
+            Ok((requests, Some(WeightedChoice::new(paths.iter().map(|p| p.weight)))))
         }
-    }
-}
-
-/// Picks a request of a weighted mix: a binary search over cumulative weights, no allocation.
-#[derive(Debug, Clone)]
-pub struct RequestMix {
-    cumulative: Box<[f64]>,
-}
-
-impl RequestMix {
-    pub fn new(weights: impl Iterator<Item = f64>) -> RequestMix {
-        let mut total = 0.0;
-        let cumulative = weights
-            .map(|w| {
-                total += w;
-                total
-            })
-            .collect();
-        RequestMix { cumulative }
-    }
-
-    /// The index of the request whose share of the cumulative weight holds `unit` (in [0, 1)).
-    pub fn pick(&self, unit: f64) -> usize {
-        let point = unit * self.cumulative[self.cumulative.len() - 1];
-        self.cumulative.partition_point(|&c| c <= point).min(self.cumulative.len() - 1)
     }
 }
 
@@ -142,17 +118,6 @@ mod tests {
     #[test]
     fn head_is_flagged() {
         assert!(encoded(r#", "method": "HEAD""#).is_head);
-    }
-
-    #[test]
-    fn a_mix_picks_in_proportion_to_the_weights() {
-        // Cumulative 1, 1.0001, 4.0001: the middle path owns only the sliver [1, 1.0001).
-        let mix = RequestMix::new([1.0, 0.0001, 3.0].into_iter());
-        let picks = (mix.pick(0.0), mix.pick(0.2499), mix.pick(0.25), mix.pick(0.2501), mix.pick(0.99999));
-        assert_eq!(picks, (0, 0, 1, 2, 2));
-        let mix = RequestMix::new([2.0, 6.0].into_iter());
-        let picks: Vec<usize> = (0..8).map(|i| mix.pick(i as f64 / 8.0)).collect();
-        assert_eq!(picks, [0, 0, 1, 1, 1, 1, 1, 1]);
     }
 
     #[test]

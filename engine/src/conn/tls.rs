@@ -189,13 +189,10 @@ mod tests {
     }
 
     #[test]
-    fn the_server_checks_its_pins_as_the_client_does() {
+    fn the_server_accepts_a_pin_of_either_version() {
+        // The refusals are checked through serve() in tests/tls.rs.
         assert!(server_config(Some("1.3"), Some("TLS_CHACHA20_POLY1305_SHA256")).is_ok());
         assert!(server_config(Some("1.2"), Some("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256")).is_ok());
-        assert!(server_config(Some("1.0"), None).unwrap_err().contains("1.2 or 1.3"));
-        assert!(server_config(None, Some("RC4")).unwrap_err().contains("is unknown"));
-        let mismatch = server_config(Some("1.2"), Some("TLS13_AES_128_GCM_SHA256")).unwrap_err();
-        assert!(mismatch.contains("do not match"), "{mismatch}");
     }
 
     #[test]

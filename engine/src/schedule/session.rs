@@ -214,17 +214,30 @@ impl Think {
     }
 }
 
-/// Pick an index with probability proportional to its weight.
-pub fn pick_weighted(weights: &[f64], rng: &mut Rng) -> usize {
-    let total: f64 = weights.iter().sum();
-    let mut point = rng.unit() * total;
-    for (i, &w) in weights.iter().enumerate() {
-        if point < w {
-            return i;
-        }
-        point -= w;
+/// Picks an index with probability proportional to its weight: a binary search over cumulative
+/// weights summed once, no allocation per pick.
+#[derive(Debug, Clone)]
+pub struct WeightedChoice {
+    cumulative: Box<[f64]>,
+}
+
+impl WeightedChoice {
+    pub fn new(weights: impl Iterator<Item = f64>) -> WeightedChoice {
+        let mut total = 0.0;
+        let cumulative = weights
+            .map(|w| {
+                total += w;
+                total
+            })
+            .collect();
+        WeightedChoice { cumulative }
     }
-    weights.len() - 1
+
+    /// The index whose share of the cumulative weight holds `unit` (in [0, 1)).
+    pub fn pick(&self, unit: f64) -> usize {
+        let point = unit * self.cumulative[self.cumulative.len() - 1];
+        self.cumulative.partition_point(|&c| c <= point).min(self.cumulative.len() - 1)
+    }
 }
 
 /// Poisson arrivals through consecutive phases (one thread's share of each rate).
@@ -328,14 +341,13 @@ mod tests {
 
     #[test]
     fn weights_pick_in_proportion() {
-        let mut rng = Rng::new(3);
-        let mut counts = [0u32; 3];
-        for _ in 0..60_000 {
-            counts[pick_weighted(&[1.0, 2.0, 3.0], &mut rng)] += 1;
-        }
-        for (count, expected) in counts.iter().zip([10_000.0, 20_000.0, 30_000.0]) {
-            assert!((*count as f64 - expected).abs() < 600.0, "{counts:?}");
-        }
+        // Cumulative 1, 1.0001, 4.0001: the middle index owns only the sliver [1, 1.0001).
+        let mix = WeightedChoice::new([1.0, 0.0001, 3.0].into_iter());
+        let picks = (mix.pick(0.0), mix.pick(0.2499), mix.pick(0.25), mix.pick(0.2501), mix.pick(0.99999));
+        assert_eq!(picks, (0, 0, 1, 2, 2));
+        let mix = WeightedChoice::new([2.0, 6.0].into_iter());
+        let picks: Vec<usize> = (0..8).map(|i| mix.pick(i as f64 / 8.0)).collect();
+        assert_eq!(picks, [0, 0, 1, 1, 1, 1, 1, 1]);
     }
 
     #[test]

@@ -33,6 +33,16 @@ mod tests {
         std::hint::black_box(x);
     }
 
+    /// The first CPU this thread may run on (a cpuset may leave out CPU 0).
+    fn first_allowed_cpu() -> usize {
+        // SAFETY: a zeroed cpu_set_t is a valid empty set; pid 0 is the calling thread.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            assert_eq!(libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set), 0);
+            (0..libc::CPU_SETSIZE as usize).find(|&cpu| libc::CPU_ISSET(cpu, &set)).expect("an allowed CPU")
+        }
+    }
+
     fn pin_to_cpu(cpu: usize) {
         // SAFETY: a zeroed cpu_set_t is a valid empty set; pid 0 is the calling thread.
         unsafe {
@@ -59,10 +69,11 @@ mod tests {
             return; // the kernel has no schedstat: the figure is documented as 0 then
         }
         let busy_ms = 300;
+        let cpu = first_allowed_cpu();
         let threads: Vec<_> = (0..3)
             .map(|_| {
                 std::thread::spawn(move || {
-                    pin_to_cpu(0);
+                    pin_to_cpu(cpu);
                     let (wait_before, cpu_before) = (thread_cpu_wait_us(), thread_cpu_us());
                     let end = std::time::Instant::now() + std::time::Duration::from_millis(busy_ms);
                     while std::time::Instant::now() < end {

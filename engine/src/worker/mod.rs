@@ -20,9 +20,10 @@ use serde::{Deserialize, Serialize};
 use crate::clock::now_us;
 use crate::conn::transport::{TlsStream, Transport};
 use crate::conn::{tcp, Conn, Outcome, Phase, Step};
-use crate::request::{EncodedRequest, RequestMix};
+use crate::request::EncodedRequest;
 use crate::schedule::rate::RateSchedule;
 use crate::schedule::session::Rng;
+use crate::schedule::session::WeightedChoice;
 use crate::schedule::timer::SendTimer;
 use crate::stats::cpu::{thread_cpu_us, thread_cpu_wait_us};
 use crate::stats::error::ErrorKind;
@@ -43,7 +44,7 @@ pub struct Shared {
     /// Index 0 is the plan's request (a mix has one per path); sessions add one per page resource.
     pub requests: Vec<EncodedRequest>,
     /// The plan's paths mix: which request each send picks.
-    pub mix: Option<RequestMix>,
+    pub mix: Option<WeightedChoice>,
     pub sessions: Option<SessionsShared>,
     pub keepalive: bool,
     pub calls_per_connection: Option<u64>,

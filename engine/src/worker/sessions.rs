@@ -11,7 +11,7 @@ use super::{Worker, WorkerSetup};
 use crate::conn::{Conn, Outcome, Phase};
 use crate::plan::{Plan, PlanError, Target};
 use crate::request::{EncodedRequest, IF_MODIFIED_SINCE};
-use crate::schedule::session::{pick_weighted, Arrivals, Qos, Rng, SessionsPlan};
+use crate::schedule::session::{Arrivals, Qos, Rng, SessionsPlan, WeightedChoice};
 use crate::stats::error::ErrorKind;
 use crate::stats::latency;
 
@@ -27,7 +27,7 @@ pub struct SessionsShared {
     pub plan: SessionsPlan,
     /// Per session type, per page.
     pub pages: Vec<Vec<PageRequests>>,
-    weights: Vec<f64>,
+    session_types: WeightedChoice,
     /// Where each type's pages start in the flat list of page types.
     page_offsets: Vec<usize>,
 }
@@ -57,7 +57,7 @@ pub fn encode_pages(
         }
         pages.push(encoded);
     }
-    let weights = sessions.types.iter().map(|t| t.weight).collect();
+    let session_types = WeightedChoice::new(sessions.types.iter().map(|t| t.weight));
     let page_offsets = sessions
         .types
         .iter()
@@ -67,7 +67,7 @@ pub fn encode_pages(
             Some(first)
         })
         .collect();
-    Ok(SessionsShared { plan: sessions, pages, weights, page_offsets })
+    Ok(SessionsShared { plan: sessions, pages, session_types, page_offsets })
 }
 
 struct User {
@@ -222,9 +222,9 @@ impl Worker {
     }
 
     fn start_session(&mut self, slot: usize, now: u64) {
-        let weights = &self.shared.sessions.as_ref().expect("session mode").weights;
+        let session_types = &self.shared.sessions.as_ref().expect("session mode").session_types;
         let users = self.users.as_mut().expect("session mode");
-        let session_type = pick_weighted(weights, &mut users.rng);
+        let session_type = session_types.pick(users.rng.unit());
         users.outcome.users_started += 1;
         users.slots[slot] = Some(User {
             session_type,
