@@ -5,6 +5,7 @@ connections against the client ports in the server's access log, TLS pins, a tak
 from __future__ import annotations
 
 import functools
+import json
 import socket
 import subprocess
 import time
@@ -146,6 +147,11 @@ def engine_connections(
 def first_field_port(line: str) -> int:
     """The client port of an access-log line that starts with it."""
     return int(line.split()[0])
+
+
+def json_log_port(line: str) -> int:
+    """The client port of a JSON access-log line (Caddy's)."""
+    return int(json.loads(line)["request"]["remote_port"])
 
 
 def tls_outcomes(server: ServerInstance) -> list[int]:

@@ -4,25 +4,18 @@ engine over HTTPS, and the settings Caddy refuses."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 
 import psutil
 import pytest
 
 from gauntlet.errors import GauntletError
-from gauntlet.servers.base import ServerInstance
+from tests.conftest import Start
 from tests.helpers.server_checks import (
     engine_connections,
     idle_close_s,
+    json_log_port,
     requests_before_close,
 )
-
-Start = Callable[..., ServerInstance]
-
-
-def client_port(line: str) -> int:
-    return int(json.loads(line)["request"]["remote_port"])
 
 
 def test_one_process_whose_go_runtime_gets_the_workers(caddy_server: Start) -> None:
@@ -42,7 +35,7 @@ def test_keep_alive_on_with_an_idle_timeout_and_off(caddy_server: Start) -> None
 
 def test_https_access_log_and_engine_agree(caddy_server: Start) -> None:
     server = caddy_server(tls=True, access_log=True, keepalive=False)
-    assert engine_connections(server, client_port, requests=200) == 200
+    assert engine_connections(server, json_log_port, requests=200) == 200
 
 
 @pytest.mark.parametrize(

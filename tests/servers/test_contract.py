@@ -11,7 +11,6 @@ hooks below, not in copies of these tests. TLS pins: test_tls.py; backends: test
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 import psutil
@@ -30,6 +29,7 @@ from tests.helpers.server_checks import (
     check_taken_port,
     engine_connections,
     first_field_port,
+    json_log_port,
     thread_names,
 )
 
@@ -56,7 +56,7 @@ WORKERS: dict[str, Callable[[ServerInstance], int]] = {
 }
 #: The client port in an access-log line (default: its first field).
 CLIENT_PORT: dict[str, Callable[[str], int]] = {
-    "caddy": lambda line: int(json.loads(line)["request"]["remote_port"]),
+    "caddy": json_log_port,
 }
 #: How the start fails on a taken port, in its log's words (default: the C library's).
 PORT_TAKEN: dict[str, str] = {"caddy": "address already in use", "yaws": "eaddrinuse"}

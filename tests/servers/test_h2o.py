@@ -5,21 +5,18 @@ when the client closes, over HTTPS too, and the settings h2o refuses."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 import psutil
 import pytest
 
 from gauntlet.errors import GauntletError
-from gauntlet.servers.base import ServerInstance
+from tests.conftest import Start
 from tests.helpers.server_checks import (
     engine_connections,
     first_field_port,
     idle_close_s,
     requests_before_close,
 )
-
-Start = Callable[..., ServerInstance]
 
 
 @pytest.mark.parametrize("workers", [1, 3])

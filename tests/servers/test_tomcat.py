@@ -5,10 +5,8 @@ instance."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-
 from gauntlet.servers.base import ServerInstance
+from tests.conftest import Start
 from tests.helpers.server_checks import (
     check_serves_the_workload,
     engine_connections,
@@ -17,8 +15,6 @@ from tests.helpers.server_checks import (
     requests_before_close,
     thread_names,
 )
-
-Start = Callable[..., ServerInstance]
 
 
 def request_threads(server: ServerInstance) -> list[str]:

@@ -4,12 +4,11 @@ against the engine over HTTPS."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
 import psutil
 import pytest
 
-from gauntlet.servers.base import ServerInstance
+from tests.conftest import Start
 from tests.helpers.server_checks import (
     engine_connections,
     first_field_port,
@@ -17,8 +16,6 @@ from tests.helpers.server_checks import (
     requests_before_close,
     thread_names,
 )
-
-Start = Callable[..., ServerInstance]
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -12,7 +12,7 @@ from gauntlet.servers.backends.catalog import Gateway, gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import setting
+from gauntlet.servers.support import installed, setting
 
 MPMS = ("prefork", "worker", "event")
 MODULES = Path("/usr/lib/apache2/modules")
@@ -49,9 +49,7 @@ def start_apache(
     mpm = spec.kind.removeprefix("apache-")
     if mpm not in MPMS:
         raise GauntletError(f"'{spec.kind}' is not an Apache kind", f"use one of {', '.join('apache-' + m for m in MPMS)}")
-    binary = apache_binary()
-    if binary is None or not (MODULES / f"mod_mpm_{mpm}.so").exists():
-        raise GauntletError("apache2 is not installed", "install it: apt-get install apache2")
+    binary = installed(apache_binary() if (MODULES / f"mod_mpm_{mpm}.so").exists() else None, "apache2", "apache2")
     processes = setting(spec, "workers", DEFAULT_PROCESSES)
     threads_per_child = setting(spec, "threads_per_child", DEFAULT_THREADS_PER_CHILD)
     if mpm == "prefork" and processes > PREFORK_MAX_REQUEST_WORKERS:

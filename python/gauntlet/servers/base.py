@@ -21,7 +21,7 @@ import psutil
 from gauntlet.engine import self_signed_certificate
 from gauntlet.errors import GauntletError
 from gauntlet.servers.premises import Premises
-from gauntlet.servers.process import LOOPBACK, kill_all, stop_tree, tree
+from gauntlet.servers.process import LOOPBACK, stop_tree, tree
 from gauntlet.servers.spec import ServerSpec
 
 VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
@@ -131,14 +131,18 @@ class ServerInstance:
             return
         self.pids()
         self._stopped = True
+        failed: Exception | None = None
         try:
             roots = [(self._proc, self._stop_signal), *((b.proc, b.stop_signal) for b in self.backends)]
             for root, sig in roots:
-                stop_tree(root, known=self._known.get(root.pid, {}).values(), sig=sig, grace_s=self._grace_s)
-            if self.cgroup is not None:
-                kill_all(self.cgroup.pids(), self._grace_s)
+                try:  # one tree that would not stop must not leave the next one running
+                    stop_tree(root, known=self._known.get(root.pid, {}).values(), sig=sig, grace_s=self._grace_s)
+                except Exception as exc:
+                    failed = failed or exc
         finally:
-            self._premises.release()
+            self._premises.release(self._grace_s)
+        if failed is not None:
+            raise failed
 
     def __enter__(self) -> Self:
         return self

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import setting, unsupported
+from gauntlet.servers.support import installed, setting, unsupported
 from gauntlet.servers.tls_pin import tls_pin
 
 #: Caddy's own default idle timeout (5 minutes).
@@ -36,13 +35,11 @@ def start_caddy(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
     if spec.keepalive_requests:
         raise unsupported("caddy", "keepalive_requests", "Go's HTTP server has no limit on a connection's requests")
     pin = tls_pin(spec)
-    if pin.suite is not None and pin.suite.version == "1.3":
+    if pin.suite is not None and pin.tls13_cipher is not None:
         raise unsupported("caddy", f"the cipher suite {pin.suite.iana}", "Go's TLS picks the TLS 1.3 suite itself")
     gomaxprocs = setting(spec, "workers", 0)  # 0: Go's own choice, one per CPU
     keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
-    binary = caddy_binary()
-    if binary is None:
-        raise GauntletError("caddy is not installed", "install it: apt-get install caddy")
+    binary = installed(caddy_binary(), "caddy", "caddy")
 
     def environment(workdir: Path) -> dict[str, str]:
         # Caddy keeps its state (autosave.json, certificates) under HOME and the XDG directories.

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import setting, unsupported
+from gauntlet.servers.support import installed, setting, unsupported
 from gauntlet.servers.tls_pin import tls_pin
 
 DEFAULT_THREADS = 2
@@ -40,9 +39,7 @@ def start_h2o(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: flo
     threads = setting(spec, "workers", DEFAULT_THREADS)
     keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
     pin = tls_pin(spec)
-    binary = h2o_binary()
-    if binary is None:
-        raise GauntletError("h2o is not installed", "install it: apt-get install h2o")
+    binary = installed(h2o_binary(), "h2o", "h2o")
     # The newest version and a TLS 1.3 suite are pinned in OpenSSL's own config (see the template).
     openssl_conf = {"h2o-openssl.cnf.j2": "openssl.cnf"} if pin.pinned else {}
 

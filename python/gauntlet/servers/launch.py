@@ -27,7 +27,7 @@ from gauntlet.servers.base import (
 from gauntlet.servers.premises import Premises
 from gauntlet.servers.process import LOOPBACK, free_port, http_get, log_tail, spawn, stop_tree, wait_for_tree, wait_ready
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.tls_pin import tls_pin
+from gauntlet.servers.tls_pin import TlsPin, tls_pin
 from gauntlet.servers.tree import link_tree
 
 READY_PATH = "/__gauntlet/ready"
@@ -74,11 +74,11 @@ def launch(setup: Launch) -> ServerInstance:
     are up and, with a backend, once its dynamic page comes back exact."""
     spec = setup.spec
     gateway = gateway_for(spec.kind, setup.gateways, spec.backend) if spec.backend else None
-    tls_pin(spec)  # a pin that cannot work fails here, before anything starts
+    pin = tls_pin(spec)  # a pin that cannot work fails here, before anything starts
     premises = Premises.open(spec.kind)
     workdir = premises.workdir
     try:
-        spawned = _spawn(setup, gateway, premises)
+        spawned = _spawn(setup, gateway, premises, pin)
     except BaseException:
         premises.release()
         raise
@@ -117,7 +117,7 @@ def launch(setup: Launch) -> ServerInstance:
     return instance
 
 
-def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises) -> _Spawned:
+def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises, pin: TlsPin) -> _Spawned:
     """Fill the work dir, start the backend's pool if any, render the config, start the server."""
     spec = setup.spec
     workdir = premises.workdir
@@ -138,7 +138,7 @@ def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises) -> _Spawn
             "port": port,
             "user": unprivileged_user() if os.geteuid() == 0 else None,
             "tls": spec.tls,
-            "tls_pin": tls_pin(spec),
+            "tls_pin": pin,
             "access_log": spec.access_log,
             "backend": backend.config if backend else None,
             "ready_path": READY_PATH,

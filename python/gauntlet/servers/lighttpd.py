@@ -14,7 +14,7 @@ from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.process import tree
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import setting
+from gauntlet.servers.support import installed, setting
 
 MAX_WORKERS = 64
 MAX_FDS = 8192
@@ -38,9 +38,7 @@ def start_lighttpd(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
     workers = setting(spec, "workers", 1)
     if workers > MAX_WORKERS:
         raise GauntletError(f"lighttpd workers must be 1 to {MAX_WORKERS}, got {workers}", "set workers to 1..8 as the thesis did")
-    binary = lighttpd_binary()
-    if binary is None:
-        raise GauntletError("lighttpd is not installed", "install it: apt-get install lighttpd")
+    binary = installed(lighttpd_binary(), "lighttpd", "lighttpd")
     settings = {
         "workers": workers,
         "max_fds": MAX_FDS,

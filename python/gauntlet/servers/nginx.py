@@ -8,12 +8,11 @@ through fcgiwrap (FastCGI in, CGI out).
 
 from __future__ import annotations
 
-from gauntlet.errors import GauntletError
 from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import setting
+from gauntlet.servers.support import installed, setting
 
 DEFAULT_WORKERS = 2
 WORKER_CONNECTIONS = 4096
@@ -31,9 +30,7 @@ def start_nginx(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
     `$connection $connection_requests $status $body_bytes_sent "$request"` in
     `workdir/logs/access.log`; the readiness probe is not logged.
     """
-    binary = nginx_binary()
-    if binary is None:
-        raise GauntletError("nginx is not installed", "install it: apt-get install nginx")
+    binary = installed(nginx_binary(), "nginx", "nginx")
     workers = setting(spec, "workers", DEFAULT_WORKERS)
     settings = {
         "worker_processes": workers,

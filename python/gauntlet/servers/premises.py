@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gauntlet.monitor.cgroup import Cgroup, create_cgroup
 from gauntlet.servers import guard as guard_script
+from gauntlet.servers.process import kill_all
 
 
 @dataclass
@@ -29,16 +30,24 @@ class Premises:
         try:
             guard = Guard(workdir, cgroup.procs_path if cgroup else None)
         except BaseException:
-            _remove(workdir, cgroup)
+            if cgroup is not None:
+                cgroup.remove()
+            shutil.rmtree(workdir, ignore_errors=True)
             raise
         return cls(workdir, cgroup, guard)
 
-    def release(self) -> None:
-        """Once the processes have ended: remove the cgroup and the work dir, dismiss the guard."""
+    def release(self, grace_s: float = 2.0) -> None:
+        """After the server trees were stopped: kill what is left in the cgroup (an orphaned CGI
+        child), remove the cgroup and the work dir, and dismiss the guard; a cgroup that will not
+        go is left to the guard, as after a crash."""
+        cleared = True
         try:
-            _remove(self.workdir, self.cgroup)
+            if self.cgroup is not None:
+                kill_all(self.cgroup.pids(), grace_s)
+                cleared = self.cgroup.remove()
         finally:
-            self.guard.dismiss()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.guard.close(dismissed=cleared)
 
 
 class Guard:
@@ -63,9 +72,11 @@ class Guard:
     def watch(self, pid: int) -> None:
         self._say(str(pid))
 
-    def dismiss(self) -> None:
-        """Nothing is left to clear: the guard exits without touching anything."""
-        self._say(guard_script.DISMISSED)
+    def close(self, dismissed: bool) -> None:
+        """Dismissed: nothing is left to clear, and the guard exits without touching anything.
+        Otherwise it clears the instance as it would after a crash."""
+        if dismissed:
+            self._say(guard_script.DISMISSED)
         os.close(self._write_fd)
         self._proc.wait(timeout=10)
 
@@ -85,11 +96,3 @@ def new_workdir(kind: str) -> Path:
     workdir = Path(tempfile.mkdtemp(prefix=f"gauntlet-{kind}-"))
     workdir.chmod(0o755)
     return workdir
-
-
-def _remove(workdir: Path, cgroup: Cgroup | None) -> None:
-    try:
-        if cgroup is not None:
-            cgroup.remove()
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)

@@ -172,7 +172,7 @@ def start_server(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: 
     or a combination the server cannot run, is a one-line error with the fix. `port` and
     `ready_timeout_s` are for tests (a taken port, a slow machine)."""
     kind = kind_of(spec.kind)
-    found = kind.availability()
+    found = availability(spec.kind)
     if not found.available:
         raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")
     backend: Combination | None = None

@@ -1,10 +1,18 @@
-"""Settings a server kind cannot honour are refused with the reason before it starts, never ignored:
-a case that asked for them would otherwise measure something else than it says."""
+"""What every driver checks before it starts a server: that the program is installed, and that the
+spec asks nothing the kind cannot honour (refused with the reason, never ignored: a case that asked
+for it would otherwise measure something else than it says)."""
 
 from __future__ import annotations
 
 from gauntlet.errors import GauntletError
 from gauntlet.servers.spec import ServerSpec
+
+
+def installed(program: str | None, name: str, package: str) -> str:
+    """The program's path, or the one-line error that says how to install it."""
+    if program is None:
+        raise GauntletError(f"{name} is not installed", f"install it: apt-get install {package}")
+    return program
 
 
 def unsupported(kind: str, setting: str, why: str) -> GauntletError:

@@ -13,11 +13,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import setting
+from gauntlet.servers.support import installed, setting
 from gauntlet.servers.tls_pin import tls_pin
 
 CATALINA_HOME = Path("/usr/share/tomcat10")
@@ -51,11 +50,9 @@ def start_tomcat(
     max_threads = setting(spec, "workers", DEFAULT_MAX_THREADS)
     min_spare_threads = DEFAULT_MIN_SPARE_THREADS if spec.workers is None else max_threads
     keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
-    requests = DEFAULT_KEEPALIVE_REQUESTS if spec.keepalive_requests is None else spec.keepalive_requests
+    requests = spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=-1)
     pin = tls_pin(spec)
-    catalina = tomcat_binary()
-    if catalina is None:
-        raise GauntletError("tomcat is not installed", "install it: apt-get install tomcat10")
+    catalina = installed(tomcat_binary(), "tomcat", "tomcat10")
 
     def environment(workdir: Path) -> dict[str, str]:
         return {
@@ -73,7 +70,7 @@ def start_tomcat(
             settings={
                 "max_threads": max_threads,
                 "min_spare_threads": min_spare_threads,
-                "max_keepalive_requests": (requests or -1) if spec.keepalive else 1,
+                "max_keepalive_requests": requests if spec.keepalive else 1,
                 "keepalive_timeout_s": keepalive_timeout_s,
                 "tls_protocols": ",".join(f"TLSv{version}" for version in pin.versions),
             },

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance, find_binary, program_version, version_in
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import setting
+from gauntlet.servers.support import installed, setting
 from gauntlet.servers.tls_pin import tls_pin
 
 EBIN = Path("/usr/lib/yaws/ebin")
@@ -48,11 +47,9 @@ def start_yaws(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: fl
     """
     schedulers = setting(spec, "workers", 0)  # 0: the VM's own choice, one per CPU
     keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
-    requests = DEFAULT_KEEPALIVE_REQUESTS if spec.keepalive_requests is None else spec.keepalive_requests
+    requests = spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=0)
     pin = tls_pin(spec)
-    erl = find_binary("erl")
-    if yaws_binary() is None or erl is None or not EBIN.is_dir():
-        raise GauntletError("yaws is not installed", "install it: apt-get install yaws")
+    erl = installed(find_binary("erl") if yaws_binary() and EBIN.is_dir() else None, "yaws", "yaws")
     schedulers_flag = ["+S", f"{schedulers}:{schedulers}"] if schedulers else []
 
     def argv(config: Path) -> list[str]:
@@ -67,7 +64,7 @@ def start_yaws(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: fl
             settings={
                 "ebin": EBIN,
                 "keepalive_timeout_s": keepalive_timeout_s,
-                "keepalive_maxuses": (requests or "nolimit") if spec.keepalive else 1,
+                "keepalive_maxuses": (requests or "nolimit") if spec.keepalive else 1,  # 0: unlimited
                 "tls_protocols": ", ".join(f"tlsv{version}" for version in reversed(pin.versions)),
             },
             port=port,
