@@ -63,6 +63,8 @@ PORT_TAKEN: dict[str, str] = {"caddy": "address already in use", "yaws": "eaddri
 #: What a kind cannot do, refused in one line with these words.
 NO_ACCESS_LOG = {"builtin"}
 NO_KEEPALIVE_OFF = {"builtin", "h2o"}
+#: Kinds that refuse keepalive_requests altogether (no per-connection limit to set).
+NO_REQUEST_LIMIT = {"builtin", "h2o", "caddy"}
 NO_FIXED_PORT = {"builtin"}
 #: Its Debian package, when the version the registry reports can be checked against dpkg.
 PACKAGED = [kind for kind in KINDS if kind != "builtin"]
@@ -111,6 +113,16 @@ def test_a_kept_alive_large_response_is_not_held_by_nagle(server: Start, kind: s
     result = engine.run(plan).result
     assert (result["responses"], result["errors_total"]) == (60, 0), result["errors"]
     assert result["latency_us"]["p50"] < 10_000, f"{kind}: median {result['latency_us']['p50']} µs a request"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_request_limit_the_kind_cannot_honour_is_refused_before_the_start(server: Start, kind: str) -> None:
+    if kind in NO_REQUEST_LIMIT:
+        with pytest.raises(GauntletError, match="does not support"):
+            server(kind, keepalive_requests=5)
+    else:
+        with pytest.raises(GauntletError, match=r"needs keepalive_requests of 0 \(no limit\) or more"):
+            server(kind, keepalive_requests=-3)
 
 
 @pytest.mark.parametrize("kind", KINDS)

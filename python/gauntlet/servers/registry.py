@@ -77,6 +77,8 @@ def _start_builtin(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
         raise unsupported("builtin", "keep-alive off", "it keeps a connection open as long as the client does")
     if spec.access_log:
         raise unsupported("builtin", "an access log", "it counts requests and connections at /__gauntlet/stats")
+    if spec.keepalive_requests or spec.keepalive_timeout_s is not None:
+        raise unsupported("builtin", "keep-alive limits", "it keeps a connection open as long as the client does")
     return start_builtin(
         threads=setting(spec, "workers", 2),
         tls=spec.tls,
