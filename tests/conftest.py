@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -21,13 +21,16 @@ from gauntlet.servers.spec import ServerSpec
 IN_CI = os.environ.get("CI") == "true"
 
 
-def require_installed(kind: str, installed: bool, install_hint: str) -> None:
-    if installed:
-        return
-    reason = f"{kind} is not installed ({install_hint})"
+def missing_here(reason: str, in_ci: str) -> NoReturn:
+    """Skip the test with the reason; in CI, where everything it needs is set up, fail it instead."""
     if IN_CI:
-        pytest.fail(f"{reason}; CI installs every server, so .ci/run is missing it")
+        pytest.fail(f"{reason}; {in_ci}")
     pytest.skip(reason)
+
+
+def require_installed(kind: str, installed: bool, install_hint: str) -> None:
+    if not installed:
+        missing_here(f"{kind} is not installed ({install_hint})", "CI installs every server, so .ci/run is missing it")
 
 
 def require_available(spec: ServerSpec) -> None:
@@ -62,7 +65,10 @@ class Started:
         for instance, pids in self._seen:
             pids |= set(instance.pids())
             ports = instance.ports
-            instance.stop()
+            try:  # one stop that fails must not leave the other servers running
+                instance.stop()
+            except Exception as exc:
+                problems.append(f"{instance.kind}: stop failed: {exc!r}")
             for port in ports:
                 problems += [f"{instance.kind}: {p}" for p in leftovers(pids, port)]
             if instance.cgroup is not None and instance.cgroup.path.exists():

@@ -3,16 +3,35 @@ before anything runs (load files and suite files)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from gauntlet.errors import GauntletError
+from gauntlet.units import parse_duration_us
 
 Model = TypeVar("Model", bound=BaseModel)
 Lines = dict[tuple[Any, ...], int]
+_HAS_UNIT = re.compile(r"[a-zA-Z]\s*$")
+_ZERO = re.compile(r"\s*0+(\.0*)?\s*[a-zA-Z]+\s*")
+
+
+def duration_us(value: Any) -> int:
+    """Durations in YAML files carry their unit: '5s', '500ms', '30m' ('0s' is zero)."""
+    if not isinstance(value, str) or not _HAS_UNIT.search(value):
+        raise ValueError(f"{value!r} has no unit: write it as 500ms, 5s, 30m or 1h")
+    if _ZERO.fullmatch(value):
+        return 0
+    try:
+        return parse_duration_us(value, "duration")
+    except GauntletError as err:
+        raise ValueError(err.cause) from None
+
+
+Duration = Annotated[int, BeforeValidator(duration_us)]
 
 
 def _construct(node: yaml.Node, path: tuple[Any, ...], lines: Lines) -> Any:

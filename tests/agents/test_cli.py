@@ -68,6 +68,8 @@ def test_ctrl_c_cancels_every_agent_and_keeps_what_they_measured(builtin_server:
     assert result["partial"] is True and result["stop_reason"] == "cancelled"
     assert [a["state"] for a in result["agents"]] == ["cancelled", "cancelled"]
     assert result["requests"] == sum(a["requests"] for a in result["agents"]) > 0
+    # The server saw every counted request, plus at most the 4 connections' requests cut short.
+    assert 0 <= server_stats(builtin_server)["requests"] - result["requests"] <= 4
     assert result["elapsed_us"] < 50_000_000
 
 
@@ -97,6 +99,7 @@ def test_sessions_with_agents_split_the_users(builtin_server: ServerInstance, tm
     assert result["plan"]["sessions"]["users"] == 4
     home = result["sessions"]["pages"]["home"]
     assert home["count"] > 0 and home["good"] + home["tolerable"] + home["fail"] == home["count"]
+    assert home["errors"] == 0
 
 
 def scheduler_address(address_file: Path, deadline: float) -> str:

@@ -55,7 +55,7 @@ def test_three_agents_hold_the_total_rate(agents3: AgentRunner, builtin_server: 
         assert agent["slice"]["rate_per_s"] == pytest.approx(500.0)
         assert agent["achieved_rate_per_s"] == pytest.approx(500, rel=0.03)
     assert [s["second"] for s in result["timeline"]] == [0, 1, 2]
-    assert readings and readings[-1]["measuring"] and readings[-1]["requests"] > 1_500, "progress summed over agents"
+    assert readings and readings[-1]["measuring"] and readings[-1]["requests"] > 2_000, "progress summed over agents (one agent sends 1,500 in all)"
 
 
 def test_a_worker_killed_mid_run_leaves_a_partial_result(agents3: AgentRunner, builtin_server: ServerInstance) -> None:

@@ -55,8 +55,9 @@ def test_without_restarts_one_server_serves_every_repeat_after_one_warm_up(
     assert "server" not in found["repeats"][0], "a server given by URL is not monitored"
 
 
-def test_a_warm_up_runs_again_after_each_restart(tmp_path: Path) -> None:
-    """The built-in server Gauntlet starts: each of its servers saw the warm-up and one repeat."""
+def test_restart_between_measures_each_repeat_on_a_new_server(tmp_path: Path) -> None:
+    """Through the CLI: each repeat measured in full (the warm-up after each restart is checked
+    server by server in tests/lab/test_target.py)."""
     out = tmp_path / "repeats.json"
     done = run_cli("run", "-n", "300", "-c", "2", "--repeat", "2", "--restart-between", "--warmup-requests", "200", "--json", out)
     assert done.code == 0, done.stderr

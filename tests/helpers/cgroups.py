@@ -9,11 +9,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 
 from gauntlet.host import cgroup_dirs
 from gauntlet.monitor.cgroup import Cgroup
-from tests.conftest import IN_CI
+from tests.conftest import missing_here
 
 PERIOD_US = 100_000
 
@@ -54,10 +53,7 @@ def cpu_quota(quota_cores: float) -> Iterator[CpuGroup]:
     """A new group limited to `quota_cores`; removed at the end (stop what you put in it first)."""
     group = _new_group() if os.geteuid() == 0 else None
     if group is None:
-        reason = "no writable cgroup with a CPU quota here (needs root and a cpu hierarchy)"
-        if IN_CI:
-            pytest.fail(f"{reason}; CI runs as root")
-        pytest.skip(reason)
+        missing_here("no writable cgroup with a CPU quota here (needs root and a cpu hierarchy)", "CI runs as root")
     try:
         group.limit(quota_cores)
         yield group

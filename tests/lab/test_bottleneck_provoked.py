@@ -30,12 +30,14 @@ def bottleneck_of(*args: str | Path, tmp_path: Path, expect_code: int = 0) -> di
 
 def test_a_server_held_to_a_tenth_of_a_core_is_server_cpu_bound(builtin_server: ServerInstance) -> None:
     with cpu_quota(0.1) as group:
-        group.add(builtin_server.pids()[0])
-        for task in Path(f"/proc/{builtin_server.pids()[0]}/task").iterdir():
-            os.sched_setaffinity(int(task.name), {0})
-        plan = build_plan(f"{builtin_server.url}webtest.html", plan_options(connections=8, threads=1, duration="1500ms"))
-        measured = measure_run(plan, builtin_server, Settings())
-        builtin_server.stop()
+        try:  # the group can go only once the server has left it, also when the run failed
+            group.add(builtin_server.pids()[0])
+            for task in Path(f"/proc/{builtin_server.pids()[0]}/task").iterdir():
+                os.sched_setaffinity(int(task.name), {0})
+            plan = build_plan(f"{builtin_server.url}webtest.html", plan_options(connections=8, threads=1, duration="1500ms"))
+            measured = measure_run(plan, builtin_server, Settings())
+        finally:
+            builtin_server.stop()
     bottleneck = measured.result["bottleneck"]
     assert SERVER_CPU_BOUND in measured.labels, bottleneck
     assert "0.10-core cgroup quota" in bottleneck["reasons"][SERVER_CPU_BOUND]

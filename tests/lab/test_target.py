@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
-from gauntlet.lab.measure import Target
+from gauntlet import engine
+from gauntlet.lab.measure import Repeats, Settings, Target, measure_case
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.servers.process import leftovers
+from tests.helpers.builtin_stats import server_stats
 
 
 def test_a_restart_stops_the_old_server_and_the_end_stops_the_new_one() -> None:
@@ -35,3 +39,28 @@ def test_a_ctrl_c_while_announcing_the_server_still_stops_it() -> None:
         pytest.fail("the block must not run")
     server, pids = seen[0]
     assert not leftovers(pids, server.port)
+
+
+def test_a_warm_up_runs_on_each_server_a_restart_starts() -> None:
+    """--restart-between with --warmup-requests: warm-up then measurement on the first server, the same
+    on the second; each server's own counter saw exactly both."""
+    runs: list[tuple[str, int, int]] = []
+    counted: list[int] = []
+
+    def recording(plan: engine.Plan, on_progress: Callable[[engine.Progress], None] | None) -> engine.RunOutcome:
+        outcome = engine.run(plan)
+        runs.append((plan["url"], plan["requests"], outcome.result["responses"]))
+        return outcome
+
+    def measured(case: Repeats) -> None:
+        assert target.server is not None
+        counted.append(server_stats(target.server)["requests"])
+
+    plan: engine.Plan = {"url": "", "connections": 2, "threads": 1, "requests": 300}
+    settings = Settings(repeats=2, restart_between=True, warmup_requests=200)
+    with Target(start=start_builtin, path="/webtest.html") as target:
+        measure_case(plan, target, settings, on_measured=measured, run_plan=recording)
+    (first, *_), (second, *_) = runs[0], runs[2]
+    assert first != second, "the restart started a new server"
+    assert runs == [(first, 200, 200), (first, 300, 300), (second, 200, 200), (second, 300, 300)]
+    assert counted == [500, 500]

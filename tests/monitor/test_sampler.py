@@ -11,14 +11,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 
 from gauntlet import engine
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import ServerTotals, Sampler
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.builtin import start_builtin
-from tests.conftest import Start
+from tests.conftest import Start, missing_here
 
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
@@ -27,9 +26,9 @@ CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 def kernel_accounting(server: ServerInstance) -> Iterator[Path]:
     """The server's processes (and all they fork from now on) in a cpuacct group of their own."""
     if not os.access(CPUACCT, os.W_OK):
-        pytest.skip("no writable cgroup-v1 cpuacct hierarchy here to compare against")
+        missing_here("no writable cgroup-v1 cpuacct hierarchy here to compare against", "the CI machine has one")
     if server.cgroup is not None and server.cgroup.version == 1:
-        pytest.skip("the server's own cgroup is in the cpuacct hierarchy: no second one to compare with")
+        missing_here("the server's own cgroup is in the cpuacct hierarchy: no second one to compare with", "on the CI machine it is in v2")
     group = CPUACCT / f"gauntlet-test-{os.getpid()}-{server.main_pid}"
     group.mkdir()
     try:
@@ -81,7 +80,7 @@ def test_cgi_children_are_counted_as_the_kernel_counts_them(server: Start) -> No
     lighttpd reaps its children (docs/metrics.md says which servers do not)."""
     instance = server("lighttpd", backend="python-cgi")
     if instance.cgroup is None:
-        pytest.skip("no cgroup for the server on this machine: only the /proc figures")
+        missing_here("no cgroup for the server on this machine: only the /proc figures", "CI runs as root")
     with kernel_accounting(instance) as group:
         before_s = kernel_cpu_s(group)
         with Sampler.of(instance, interval_s=0.2) as by_cgroup, Sampler(instance.main_pid, 0.2) as by_proc:

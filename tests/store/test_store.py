@@ -107,7 +107,7 @@ def test_runs_end_resume_and_know_their_done_cases(
         assert store.done(run_id) == {(measured_cases[0].key, 0): None, ('{"server":"nginx"}', 0): None}
         again = CaseRecord(params={"server": "builtin", "connections": 4}, repeat=1, result=measured_cases[0].result)
         store.add_case(run_id, again)
-        assert len(store.done_keys(run_id)) == 3 and len(store.cases([run_id])) == 3
+        assert len(store.done(run_id)) == 3 and len(store.cases([run_id])) == 3
         sessions = measured_cases[-1]
         store.add_case(run_id, sessions)
         assert store.done(run_id)[(sessions.key, 0)] is True, "the stored QoS verdict, for a capacity search to resume"

@@ -94,6 +94,14 @@ def test_the_quick_variant_replaces_the_groups_fields(tmp_path: Path) -> None:
     assert loaded.quick and loaded.text == (tmp_path / "suite.yaml").read_text()
 
 
+def test_a_zero_warmup_turns_the_warmup_off(tmp_path: Path) -> None:
+    text = SUITE.replace("defaults:\n  threads: 2\n", "defaults:\n  threads: 2\n  warmup: 1s\n")
+    text = text.replace("    duration: 2s\n", "    duration: 2s\n    warmup: 0s\n")
+    blocks = expand(load_suite(str(write(tmp_path, text))).suite, ["builtin", "nginx"], tmp_path)
+    warmups = {case.params["group"]: case.plan["warmup_us"] for block in blocks for case in block.cases}
+    assert warmups == {"static": 1_000_000, "scaling": 0, "rates": 1_000_000}
+
+
 def test_servers_not_asked_for_are_left_out(tmp_path: Path) -> None:
     blocks = expand(load_suite(str(write(tmp_path, SUITE))).suite, ["builtin"], tmp_path)
     assert {block.server.kind for block in blocks} == {"builtin"}
@@ -107,6 +115,7 @@ def test_servers_not_asked_for_are_left_out(tmp_path: Path) -> None:
         (("connections: [1, 10, 100]", "connections: [0]"), 12, "groups.0.connections.0", "greater than 0"),
         (("workload: [ST-1, ST-3]", "workload: [ST-9]"), 10, "groups.0.workload", "'ST-9' is not a workload"),
         (("    duration: 2s\n", "    duration: 2\n"), 19, "groups.1.duration", "has no unit"),
+        (("    duration: 2s\n", "    duration: 0s\n"), 19, "groups.1.duration", "greater than 0"),
         (("step: 1}", "step: 0}"), 16, "groups.1.workers", "positive step"),
         (("    servers: [nginx]\n", "    servers: [lighttpd]\n"), 1, "(top)", "which the suite's servers do not list"),
         (("    connections: [10]\n", "    connections: [-1]\n"), 28, "groups.0.connections.0", "greater than 0"),

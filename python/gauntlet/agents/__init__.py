@@ -23,6 +23,8 @@ def cluster(agents: int | None = None, scheduler: str | None = None) -> Iterator
     try:
         from gauntlet.agents.runner import cluster as dask_cluster
     except ImportError as err:
+        if err.name is None or err.name.split(".")[0] not in ("dask", "distributed"):
+            raise
         raise GauntletError(f"--agents and --scheduler need Dask distributed, which cannot be imported ({err})", INSTALL_HINT) from None
     with dask_cluster(agents, scheduler) as runner:
         yield runner

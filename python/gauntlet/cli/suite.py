@@ -37,7 +37,7 @@ class StoreSink:
     def case_started(self, params: dict[str, Any], repeat: int) -> None:
         from gauntlet.report.labels import case_label
 
-        self._display.started(case_label(params) + (f"  #{repeat + 1}" if repeat else ""))
+        self._display.started(case_label(params, repeat))
 
     def progress(self, progress: engine.Progress) -> None:
         self._display.update(progress)

@@ -148,7 +148,8 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
             f"the limit is {context.error_share_limit:.1%})"
         )
     schedule = result["schedule"]
-    if schedule is not None and not rate_held(schedule):
+    held = None if schedule is None else rate_held(schedule)
+    if schedule is not None and not held:
         sent, offered = format_count(schedule["achieved_rate_per_s"]), format_count(schedule["offered_rate_per_s"])
         lag = format_duration_us(schedule["send_lag_us"]["p99"])
         reasons[RATE_NOT_HELD] = f"sent {sent}/s of the {offered}/s offered, send lag p99 {lag}"
@@ -165,7 +166,7 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
         "error_share_limit": context.error_share_limit,
         "link_bits_per_s": context.link_bits_per_s,
         "bandwidth_ceiling_per_s": ceiling,
-        "rate_held": None if schedule is None else rate_held(schedule),
+        "rate_held": held,
     }
 
 

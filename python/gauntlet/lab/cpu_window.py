@@ -70,7 +70,7 @@ class CpuWindow:
         if self._server_pids is not None:
             pids = self._server_pids()
             self._cpus = cpus_of_threads(pids)
-            self._quota_cores = cpu_quota_cores(pids[0])
+            self._quota_cores = cpu_quota_cores(pids[0]) if pids else None
             self._before = thread_times(pids)
         self._idle_before = idle_s_by_cpu()
         self._began_s = time.monotonic()

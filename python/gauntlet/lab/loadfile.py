@@ -5,46 +5,25 @@ Every mistake is reported before any load is sent, as one line `FILE:LINE: field
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from gauntlet.errors import GauntletError
-from gauntlet.units import parse_duration_us
-from gauntlet.yamlfile import read_yaml, validate
-
-_HAS_UNIT = re.compile(r"[a-zA-Z]\s*$")
-_ZERO = re.compile(r"\s*0+(\.0*)?\s*[a-zA-Z]+\s*")
-
-
-def _duration_us(value: Any) -> int:
-    """Durations in load files carry their unit: '5s', '500ms', '30m'."""
-    if not isinstance(value, str) or not _HAS_UNIT.search(value):
-        raise ValueError(f"{value!r} has no unit: write it as 500ms, 5s, 30m or 1h")
-    if _ZERO.fullmatch(value):
-        return 0
-    try:
-        return parse_duration_us(value, "duration")
-    except GauntletError as err:
-        raise ValueError(err.cause) from None
-
-
-Duration = Annotated[int, BeforeValidator(_duration_us)]
-
+from gauntlet.yamlfile import Duration, duration_us, read_yaml, validate
 
 def _think(value: Any) -> dict[str, Any]:
     if isinstance(value, dict) and set(value) == {"uniform"}:
-        low, high = (_duration_us(v) for v in value["uniform"])
+        low, high = (duration_us(v) for v in value["uniform"])
         if low > high:
             raise ValueError("uniform think times go from the smaller to the larger: swap them")
         return {"kind": "uniform", "min_us": low, "max_us": high}
     if isinstance(value, dict) and set(value) == {"exponential"}:
-        return {"kind": "exponential", "mean_us": _duration_us(value["exponential"])}
+        return {"kind": "exponential", "mean_us": duration_us(value["exponential"])}
     if isinstance(value, dict):
         raise ValueError("a think time is a duration, {uniform: [MIN, MAX]} or {exponential: MEAN}")
-    return {"kind": "fixed", "mean_us": _duration_us(value)}
+    return {"kind": "fixed", "mean_us": duration_us(value)}
 
 
 Think = Annotated[dict[str, Any], BeforeValidator(_think)]

@@ -115,7 +115,11 @@ class SuiteRunner:
         for block in plan.blocks:
             version = availability(block.server.kind).version
             repeat = 0
-            while any(plan.pending(block, r) for r in range(repeat, plan.repeats)):
+            while True:
+                # A resumed run starts no server for repeats that are already stored.
+                repeat = next((r for r in range(repeat, plan.repeats) if plan.pending(block, r)), plan.repeats)
+                if repeat >= plan.repeats:
+                    break
                 with _server(block) as server:
                     while True:
                         for case in plan.pending(block, repeat):

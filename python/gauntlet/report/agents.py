@@ -9,10 +9,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from gauntlet.lab.bottleneck import SATURATED_SHARE
 from gauntlet.units import format_count, format_duration_us
-
-#: An agent's busiest load thread this busy (CPU over wall time) was the bottleneck itself.
-SATURATED_SHARE = 0.9
 
 
 def agents_table(agents: list[dict[str, Any]]) -> Table:

@@ -36,5 +36,6 @@ def load_label(params: dict[str, Any]) -> str:
     return " ".join(part for part in parts if part)
 
 
-def case_label(params: dict[str, Any]) -> str:
-    return f"{server_label(params)}  {load_label(params)}"
+def case_label(params: dict[str, Any], repeat: int = 0) -> str:
+    """The case in a line; repeats after the first are numbered (#2, #3, ...)."""
+    return f"{server_label(params)}  {load_label(params)}" + (f"  #{repeat + 1}" if repeat else "")

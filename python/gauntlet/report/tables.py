@@ -213,7 +213,7 @@ def sweep_row(kind: str, step: Any) -> str:
     suffix = "  (partial)" if result["partial"] else ""
     if step.case is not None and len(step.case.measurements) > 1:
         cv = spreads(step.case.results)["requests_per_s"]["cv"]
-        suffix += f"  {len(step.case.measurements)} repeats, req/s cv {cv:.1%}"
+        suffix += f"  {len(step.case.measurements)} repeats, req/s cv {'-' if cv is None else f'{cv:.1%}'}"
     if "bottleneck" in result and result["bottleneck"]["labels"]:
         suffix += "  " + ", ".join(result["bottleneck"]["labels"])
     return _fixed(cells) + suffix
@@ -221,7 +221,7 @@ def sweep_row(kind: str, step: Any) -> str:
 
 def case_line(record: CaseRecord) -> str:
     """One line per finished case of a suite: what ran, and its headline figures or why it has none."""
-    label = case_label(record.params) + (f"  #{record.repeat + 1}" if record.repeat else "")
+    label = case_label(record.params, record.repeat)
     result = record.result
     if result is None:
         return f"{label}  [red]{record.error}[/red]"

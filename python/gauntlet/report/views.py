@@ -168,8 +168,9 @@ def qos_table(points: list[GridPoint]) -> Table:
     sessions = [p for p in points if _sessions_results(p)]
     rows = []
     for point, name in zip(sessions, point_names(sessions), strict=True):
-        valid = all(qos_valid(r) for r in _sessions_results(point))
-        results = [r["sessions"] for r in _sessions_results(point)]
+        measured = _sessions_results(point)
+        valid = all(qos_valid(r) for r in measured)
+        results = [r["sessions"] for r in measured]
         for page in sorted({page for s in results for page in s["pages"]}):
             counts = {k: sum(s["pages"].get(page, {}).get(k, 0) for s in results) for k in ("count", "good", "tolerable", "fail")}
             views = counts["count"]

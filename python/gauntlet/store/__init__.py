@@ -72,10 +72,6 @@ class Store:
         with the QoS verdict the suite stored in a sessions result (`result["qos"]["valid"]`), else None."""
         return read.done(self._conn, run_id)
 
-    def done_keys(self, run_id: int) -> set[tuple[str, int]]:
-        """(key, repeat) of `done`."""
-        return set(self.done(run_id))
-
     # The report's side.
 
     def runs(self) -> list[RunRow]:

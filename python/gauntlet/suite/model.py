@@ -12,7 +12,8 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from gauntlet.errors import GauntletError
-from gauntlet.units import parse_duration_us
+from gauntlet.units import parse_count
+from gauntlet.yamlfile import Duration, duration_us
 
 WORKLOADS = {
     "ST-1": "/webtest.html",
@@ -46,21 +47,10 @@ def _range_or_list(value: Any) -> Any:
     return value if isinstance(value, list) else [value]
 
 
-def _duration(value: Any) -> int:
-    if not isinstance(value, str):
-        raise ValueError(f"{value!r} has no unit: write it as 500ms, 5s, 2m")
-    try:
-        return parse_duration_us(value, "duration")
-    except GauntletError as err:
-        raise ValueError(err.cause) from None
-
-
 def _count(value: Any) -> int:
     """Request counts as numbers or with a suffix: 100000, 100k, 6m."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    from gauntlet.units import parse_count
-
     try:
         return parse_count(str(value), "requests")
     except GauntletError as err:
@@ -70,7 +60,8 @@ def _count(value: Any) -> int:
 Item = TypeVar("Item")
 #: A grid axis: one value, a list of values, or a range of numbers.
 Axis = Annotated[list[Item], BeforeValidator(_range_or_list), Field(min_length=1)]
-DurationUs = Annotated[int, BeforeValidator(_duration), Field(ge=0)]
+#: Run for, time out after: zero would measure or wait for nothing.
+PositiveDuration = Annotated[int, BeforeValidator(duration_us), Field(gt=0)]
 Count = Annotated[int, BeforeValidator(_count), Field(gt=0)]
 Positive = Annotated[int, Field(gt=0)]
 
@@ -129,9 +120,9 @@ class Group(_Strict):
     http_version: Axis[Literal["1.1", "1.0"]] = ["1.1"]
     # One value for every case of the group.
     requests: Count | None = None
-    duration: DurationUs | None = None
-    warmup: DurationUs | None = None
-    timeout: DurationUs | None = None
+    duration: PositiveDuration | None = None
+    warmup: Duration | None = None
+    timeout: PositiveDuration | None = None
     threads: Positive | None = None
     #: Sessions: a shipped load file's name (support-like) or a path relative to the suite file.
     load: str | None = None
@@ -199,9 +190,9 @@ class Defaults(_Strict):
     connections: Positive = 50
     threads: Positive = 2
     requests: Count | None = None
-    duration: DurationUs | None = None
-    warmup: DurationUs = 0
-    timeout: DurationUs = 15_000_000
+    duration: PositiveDuration | None = None
+    warmup: Duration = 0
+    timeout: PositiveDuration = 15_000_000
 
 
 class Suite(_Strict):
