@@ -5,7 +5,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed
 ENGINE_SOURCES := $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
 
-.PHONY: help setup run test bench lint
+.PHONY: help setup run test bench lint schema
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-6s %s\n", $$1, $$2}'
@@ -36,3 +36,7 @@ lint: setup ## cargo fmt --check, clippy with warnings as errors, ruff and mypy
 	cd engine && cargo clippy --all-targets --all-features -- -D warnings
 	$(VENV)/bin/ruff check python tests bench
 	$(VENV)/bin/mypy
+
+schema: ## regenerate python/gauntlet/schema/{plan,run-result-v2}.json from the engine's Rust types
+	cd engine && cargo run --quiet --bin gauntlet-engine -- schema plan > ../python/gauntlet/schema/plan.json
+	cd engine && cargo run --quiet --bin gauntlet-engine -- schema result > ../python/gauntlet/schema/run-result-v2.json

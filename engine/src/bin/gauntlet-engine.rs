@@ -1,14 +1,15 @@
 //! `gauntlet-engine run PLAN.json`: run a plan and print its RunResult as JSON.
 //! `gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S]
 //! [--tls true [--tls-version V] [--cipher C]]`: the built-in server until SIGINT or SIGTERM.
+//! `gauntlet-engine schema plan|result`: the JSON Schema of a plan or of a result.
 
 use std::process::ExitCode;
 
 use gauntlet_engine::plan::Plan;
-use gauntlet_engine::run;
+use gauntlet_engine::{run, schema};
 use gauntlet_engine::server::{serve, ServeConfig, ServeError};
 
-const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S] [--tls true [--tls-version 1.2|1.3] [--cipher SUITE]]";
+const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S] [--tls true [--tls-version 1.2|1.3] [--cipher SUITE]] | gauntlet-engine schema plan|result";
 
 fn read_input(path: &str) -> std::io::Result<String> {
     if path == "-" {
@@ -79,6 +80,7 @@ fn main() -> ExitCode {
     let outcome = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["run", path] => run_plan(path),
         ["serve", options @ ..] => run_server(options),
+        ["schema", name] => schema::named(name).ok_or_else(|| USAGE.to_string()),
         _ => Err(USAGE.to_string()),
     };
     match outcome {
