@@ -1,20 +1,39 @@
-"""Stubs of the native module built from engine/src/python.rs."""
+"""Stubs of the native module built from engine/src/python.rs, checked against it by `make stubtest`."""
+
+from typing import final
+
+__all__ = [
+    "EngineError",
+    "RESULT_SCHEMA",
+    "Run",
+    "Server",
+    "merge_agents",
+    "merge_histograms",
+    "histogram_percentiles",
+    "self_signed_certificate",
+    "split_plan",
+    "tree_files",
+    "tree_index",
+    "workload_files",
+]
 
 RESULT_SCHEMA: str
 
 class EngineError(Exception): ...
 
+@final
 class Run:
-    def __init__(self, plan_json: str) -> None: ...
+    def __new__(cls, plan_json: str) -> Run: ...
     def start(self) -> None: ...
     def progress(self) -> dict[str, int | bool]: ...
     def cancel(self) -> None: ...
     def wait(self, timeout_s: float) -> str | None: ...
 
+@final
 class Server:
     port: int
     host: str
-    def __init__(self, config_json: str) -> None: ...
+    def __new__(cls, config_json: str) -> Server: ...
     def stats(self) -> dict[str, int]: ...
     def stop(self) -> None: ...
 
