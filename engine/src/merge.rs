@@ -8,8 +8,8 @@ use hdrhistogram::Histogram;
 
 use crate::plan::{Plan, PlanError};
 use crate::result::{
-    first_stop_reason, page_result, per_second, ClientResult, RunResult, ScheduleResult, SessionsResult, TlsResult,
-    RESULT_SCHEMA,
+    first_stop_reason, page_result, per_second, sessions_result, ClientResult, RunResult, ScheduleResult,
+    SessionsResult, TlsResult, RESULT_SCHEMA,
 };
 use crate::schedule::session::PageResult;
 use crate::stats::latency::{self, LatencySummary};
@@ -111,14 +111,8 @@ fn merge_sessions(sessions: &[&SessionsResult]) -> Result<SessionsResult, PlanEr
         let result = page_result(page.session_type.clone(), page.download, counts, &page_time);
         pages.insert(name.clone(), result);
     }
-    let sum = |field: fn(&SessionsResult) -> u64| sessions.iter().map(|s| field(s)).sum();
-    Ok(SessionsResult {
-        users_started: sum(|s| s.users_started),
-        users_completed: sum(|s| s.users_completed),
-        users_dropped: sum(|s| s.users_dropped),
-        not_modified: sum(|s| s.not_modified),
-        pages,
-    })
+    let users = sessions.iter().map(|s| [s.users_started, s.users_completed, s.users_dropped, s.not_modified]);
+    Ok(sessions_result(users, pages))
 }
 
 fn merge_client(results: &[&RunResult], requests: u64) -> ClientResult {

@@ -170,6 +170,18 @@ pub struct SessionsResult {
     pub pages: BTreeMap<String, PageResult>,
 }
 
+/// Counts of several parts (threads, agents) added field by field.
+fn sum_parts<const N: usize>(parts: impl Iterator<Item = [u64; N]>) -> [u64; N] {
+    parts.fold([0; N], |total, part| std::array::from_fn(|i| total[i] + part[i]))
+}
+
+/// The sessions' figures from their parts' users (started, completed, dropped) and 304s, and the
+/// merged pages.
+pub fn sessions_result(parts: impl Iterator<Item = [u64; 4]>, pages: BTreeMap<String, PageResult>) -> SessionsResult {
+    let [users_started, users_completed, users_dropped, not_modified] = sum_parts(parts);
+    SessionsResult { users_started, users_completed, users_dropped, not_modified, pages }
+}
+
 /// A page's figures from its parts' counts (count, errors, bytes_in, good, tolerable, fail: the
 /// threads' or the agents' own) and its merged page times.
 pub fn page_result(
@@ -178,8 +190,7 @@ pub fn page_result(
     parts: impl Iterator<Item = [u64; 6]>,
     page_time: &Histogram<u64>,
 ) -> PageResult {
-    let [count, errors, bytes_in, good, tolerable, fail] =
-        parts.fold([0; 6], |total, part| std::array::from_fn(|i| total[i] + part[i]));
+    let [count, errors, bytes_in, good, tolerable, fail] = sum_parts(parts);
     PageResult {
         session_type,
         download,
@@ -196,7 +207,6 @@ pub fn page_result(
 
 fn merge_sessions(plan: &Plan, outcomes: &[&SessionsOutcome]) -> Option<SessionsResult> {
     let sessions = plan.sessions.as_ref()?;
-    let sum = |field: fn(&SessionsOutcome) -> u64| outcomes.iter().map(|o| field(o)).sum();
     let named_pages = sessions.types.iter().flat_map(|t| t.pages.iter().map(move |p| (t, p)));
     let pages = named_pages
         .enumerate()
@@ -208,13 +218,8 @@ fn merge_sessions(plan: &Plan, outcomes: &[&SessionsOutcome]) -> Option<Sessions
             (page.name.clone(), result)
         })
         .collect();
-    Some(SessionsResult {
-        users_started: sum(|o| o.users_started),
-        users_completed: sum(|o| o.users_completed),
-        users_dropped: sum(|o| o.users_dropped),
-        not_modified: sum(|o| o.not_modified),
-        pages,
-    })
+    let users = outcomes.iter().map(|o| [o.users_started, o.users_completed, o.users_dropped, o.not_modified]);
+    Some(sessions_result(users, pages))
 }
 
 /// A cancel outranks a duration, which outranks a request count.
