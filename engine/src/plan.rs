@@ -4,12 +4,14 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 
 use base64::Engine as _;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::conn::tls::TlsPlan;
 use crate::schedule::session::SessionsPlan;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The HTTP version on the request line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum HttpVersion {
     #[serde(rename = "1.1")]
     Http11,
@@ -17,27 +19,39 @@ pub enum HttpVersion {
     Http10,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// What to send, to whom, with how many connections, for how long.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
+    /// The target, http:// or https://.
     pub url: String,
+    /// True allows a target off this machine (--allow-remote).
     #[serde(default)]
     pub allow_remote: bool,
+    /// The HTTP method.
     #[serde(default = "default_method")]
     pub method: String,
+    /// Extra request headers, as [name, value] pairs in order.
     #[serde(default)]
     pub headers: Vec<(String, String)>,
+    /// The request body, base64; None for none.
     #[serde(default)]
     pub body_base64: Option<String>,
+    /// The HTTP version of the requests.
     #[serde(default = "default_http_version")]
     pub http_version: HttpVersion,
+    /// False sends Connection: close and opens a connection per request.
     #[serde(default = "default_true")]
     pub keepalive: bool,
     /// TLS settings for an https URL (defaults when absent).
     #[serde(default)]
     pub tls: Option<TlsPlan>,
+    /// Requests per connection before it is closed and reopened; None for unlimited.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub calls_per_connection: Option<u64>,
+    /// Connections to keep open (with sessions: the most open at once).
+    #[schemars(range(min = 1))]
     pub connections: usize,
     /// Send this many requests per second on a fixed schedule (open loop); None: closed loop.
     #[serde(default)]
@@ -45,18 +59,24 @@ pub struct Plan {
     /// Users running sessions of pages; `connections` is then the most open at once.
     #[serde(default)]
     pub sessions: Option<SessionsPlan>,
+    /// Load threads (never more than connections are used).
     #[serde(default = "default_threads")]
+    #[schemars(range(min = 1))]
     pub threads: usize,
     /// Measure exactly this many requests.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub requests: Option<u64>,
     /// Measure for this long.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub duration_us: Option<u64>,
     /// Run this long first without measuring.
     #[serde(default)]
     pub warmup_us: u64,
+    /// How long a connect or a response may take before it counts as an error.
     #[serde(default = "default_timeout_us")]
+    #[schemars(range(min = 1))]
     pub timeout_us: u64,
     /// Wall-clock µs since 1970 at which the load begins (the threads wait for it): the instant
     /// that several machines running slices of one plan agree on. None: at once.
@@ -72,10 +92,13 @@ pub struct Plan {
     pub paths: Option<Vec<WeightedPath>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One path of the paths mix and its share of the requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WeightedPath {
+    /// A path on the URL's host, starting with /.
     pub path: String,
+    /// Its relative share of the requests.
     pub weight: f64,
 }
 

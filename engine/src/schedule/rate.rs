@@ -29,12 +29,6 @@ impl RateSchedule {
     }
 }
 
-/// Split a rate over threads in proportion to their connections.
-pub fn split_rate(rate_per_s: f64, connections: &[usize]) -> Vec<f64> {
-    let total: usize = connections.iter().sum();
-    connections.iter().map(|&c| rate_per_s * c as f64 / total as f64).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,11 +62,5 @@ mod tests {
     fn next_due_does_not_claim() {
         let schedule = RateSchedule::new(5, 10.0);
         assert_eq!(schedule.next_due_us(), schedule.next_due_us());
-    }
-
-    #[test]
-    fn rate_splits_by_connections() {
-        assert_eq!(split_rate(3_000.0, &[2, 1]), vec![2_000.0, 1_000.0]);
-        assert_eq!(split_rate(100.0, &[5, 5]).iter().sum::<f64>(), 100.0);
     }
 }

@@ -3,13 +3,15 @@
 //! phases or stay a fixed number. This file holds the plan's types and the pure pieces: random
 //! draws, think times, arrivals, QoS classes. The worker drives users over sockets.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::latency::LatencySummary;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionsPlan {
+    /// The session types, drawn by weight.
     pub types: Vec<SessionType>,
     /// Share of embedded requests that revalidate with If-Modified-Since.
     #[serde(default)]
@@ -23,8 +25,10 @@ pub struct SessionsPlan {
     /// Load that goes on after the measurement, uncounted.
     #[serde(default)]
     pub rampdown_us: u64,
+    /// The QoS thresholds (SPECweb2005's by default).
     #[serde(default)]
     pub qos: QosThresholds,
+    /// Seed of the random draws (types, think times, revalidations, arrivals).
     #[serde(default = "default_seed")]
     pub seed: u64,
 }
@@ -33,20 +37,27 @@ fn default_seed() -> u64 {
     1
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionType {
+    /// The session type's name.
     pub name: String,
+    /// Relative weight of this type in the draw.
     pub weight: f64,
+    /// Think time between pages: fixed, uniform or exponential, in microseconds.
     pub think: Think,
+    /// The pages of a session, in order.
     pub pages: Vec<Page>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Page {
+    /// The page's name, unique in the plan.
     pub name: String,
+    /// Path of the main request.
     pub path: String,
+    /// Paths of the embedded resources, fetched over a second connection.
     #[serde(default)]
     pub embedded: Vec<String>,
     /// Judged by its byte rate rather than its time.
@@ -54,27 +65,47 @@ pub struct Page {
     pub download: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Think {
-    Fixed { mean_us: u64 },
-    Uniform { min_us: u64, max_us: u64 },
-    Exponential { mean_us: u64 },
+    /// Always the same time.
+    Fixed {
+        /// The think time.
+        mean_us: u64,
+    },
+    /// Uniform between two times.
+    Uniform {
+        /// The shortest think time.
+        min_us: u64,
+        /// The longest think time.
+        max_us: u64,
+    },
+    /// Exponentially distributed around a mean.
+    Exponential {
+        /// The mean think time.
+        mean_us: u64,
+    },
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ArrivalPhase {
+    /// Users arriving per second.
     pub users_per_s: f64,
+    /// How long the phase lasts.
     pub duration_us: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QosThresholds {
+    /// A page faster than this is good.
     pub good_us: u64,
+    /// A page faster than this is at least tolerable.
     pub tolerable_us: u64,
+    /// A download at least this fast is good.
     pub download_good_bytes_per_s: f64,
+    /// A download at least this fast is tolerable.
     pub download_tolerable_bytes_per_s: f64,
 }
 
@@ -293,18 +324,29 @@ impl Arrivals {
 }
 
 /// What one page type came to, per thread and then merged.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct PageResult {
+    /// The session type the page belongs to.
     #[serde(rename = "type")]
     pub session_type: String,
+    /// True when the page is judged by its byte rate.
     pub download: bool,
+    /// Pages fetched in the measured interval.
     pub count: u64,
+    /// Pages with a failed request.
     pub errors: u64,
+    /// Bytes read for the page and its embedded resources.
     pub bytes_in: u64,
+    /// From the page's first request to its last response.
     pub page_time_us: LatencySummary,
+    /// Every page time, encoded as the result's histogram is.
     pub histogram: String,
+    /// Pages in QoS class good.
     pub good: u64,
+    /// Pages in QoS class tolerable.
     pub tolerable: u64,
+    /// Pages that failed QoS.
     pub fail: u64,
 }
 

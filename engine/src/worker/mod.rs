@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use mio::{Events, Interest, Poll, Token};
 use rustls::pki_types::ServerName;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::now_us;
@@ -57,7 +58,8 @@ pub struct Shared {
     pub live: Box<[Live]>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Why the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// Every requested request was measured.
