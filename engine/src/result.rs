@@ -9,6 +9,7 @@ use crate::schedule::session::PageResult;
 use crate::stats::error::ErrorKind;
 use crate::stats::latency::{self, LatencySummary};
 use crate::stats::timeline::TimelineEntry;
+use crate::stats::unanswered::UnansweredResult;
 use crate::stats::Recorder;
 use crate::worker::{PageStats, SessionsOutcome, StopReason, WorkerOutcome};
 
@@ -35,7 +36,15 @@ pub struct RunResult {
     pub status_codes: BTreeMap<String, u64>,
     pub bytes_in: u64,
     pub bytes_out: u64,
+    /// Connections established (TCP connect completed) for measured requests.
     pub connections_opened: u64,
+    /// Connect attempts the peer refused (nothing listening), and that failed otherwise.
+    pub connects_refused: u64,
+    pub connects_failed: u64,
+    /// Connects made again after a refused or failed one, each after a backoff (1 ms doubling to 100 ms).
+    pub connect_retries: u64,
+    /// Requests begun in the measured interval and not answered by its end, by stage, with ages.
+    pub unanswered: UnansweredResult,
     /// Responses per second of the measured interval.
     pub requests_per_s: f64,
     pub bytes_in_per_s: f64,
@@ -69,6 +78,9 @@ pub struct ScheduleResult {
     pub send_lag_histogram: String,
     /// Requests started more than 1 ms after they were due.
     pub late_sends: u64,
+    /// Requests due in the measured interval and never started (no connection was free); they
+    /// are in the latency at their age at the end.
+    pub unsent: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -203,6 +215,7 @@ pub fn merge(
             send_lag_us: LatencySummary::of(&send_lag),
             send_lag_histogram: latency::encode(&send_lag),
             late_sends: sum(|r| r.late_sends),
+            unsent: sum(|r| r.unsent),
         }
     });
     RunResult {
@@ -222,6 +235,10 @@ pub fn merge(
         bytes_in,
         bytes_out: sum(|r| r.bytes_out),
         connections_opened: sum(|r| r.connections_opened),
+        connects_refused: sum(|r| r.connects_refused),
+        connects_failed: sum(|r| r.connects_failed),
+        connect_retries: sum(|r| r.connect_retries),
+        unanswered: UnansweredResult::of(recorders.iter().map(|r| &r.unanswered)),
         requests_per_s: per_s(responses),
         bytes_in_per_s: per_s(bytes_in),
         latency_us: LatencySummary::of(&histogram),

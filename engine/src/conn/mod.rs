@@ -1,22 +1,27 @@
 //! One client connection: a small state machine driven by readiness events.
-//! Closed -> Connecting -> Writing -> Reading -> (next request: Writing | Closed)
+//! Closed -> [WaitingToConnect ->] Connecting -> Writing -> Reading -> (next request: Writing | Closed)
 
+pub mod backoff;
 pub mod tcp;
 pub mod tls;
 pub mod transport;
 
 use std::io;
 
+use backoff::Backoff;
 use transport::Transport;
 
 use crate::http1::{Head, Progress, ResponseParser};
 use crate::stats::error::ErrorKind;
+use crate::stats::unanswered::Stage;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     Closed,
     /// Free, connected or not, waiting for its next request's due time (constant rate).
     Idle,
+    /// A request is waiting for the backoff after a failed connect to pass.
+    WaitingToConnect,
     Connecting,
     Writing {
         written: usize,
@@ -54,6 +59,8 @@ pub struct Conn {
     pub last_call: bool,
     /// Which of the run's encoded requests is in flight.
     pub request: usize,
+    /// Failed connects in a row, and when the next may start.
+    pub backoff: Backoff,
     parser: ResponseParser,
     /// The start of a response head split across reads.
     pending: Vec<u8>,
@@ -71,6 +78,7 @@ impl Conn {
             measured: false,
             last_call: false,
             request: 0,
+            backoff: Backoff::default(),
             parser: ResponseParser::new(false),
             pending: Vec::new(),
         }
@@ -79,6 +87,16 @@ impl Conn {
     /// A request is in flight on this connection.
     pub fn is_busy(&self) -> bool {
         !matches!(self.phase, Phase::Closed | Phase::Idle)
+    }
+
+    /// Where the request in flight is, for the count of unanswered ones; None when idle.
+    pub fn stage(&self) -> Option<Stage> {
+        match (self.phase, &self.stream) {
+            (Phase::Closed | Phase::Idle, _) => None,
+            (Phase::WaitingToConnect | Phase::Connecting, _) | (_, None) => Some(Stage::Connecting),
+            (_, Some(stream)) if stream.is_handshaking() => Some(Stage::TlsHandshake),
+            _ => Some(Stage::AwaitingResponse),
+        }
     }
 
     /// Begin a request that will be sent on this connection (after connecting, if needed).

@@ -7,6 +7,8 @@ mod sessions;
 
 pub use sessions::{encode_pages, PageRequests, PageStats, SessionsOutcome, SessionsShared};
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,7 +29,7 @@ use crate::schedule::session::WeightedChoice;
 use crate::schedule::timer::SendTimer;
 use crate::stats::cpu::{thread_cpu_us, thread_cpu_wait_us};
 use crate::stats::error::ErrorKind;
-use crate::stats::{Live, Recorder};
+use crate::stats::{latency, Live, Recorder};
 
 /// Bytes a read may take at once; shared by all connections of a thread.
 const SCRATCH_BYTES: usize = 64 * 1024;
@@ -94,8 +96,10 @@ pub struct WorkerSetup {
     pub connections: usize,
     /// Measured requests to make; None when the run is bounded by time.
     pub budget: Option<u64>,
-    /// This thread's share of a constant rate; None for the closed loop.
+    /// The plan's constant rate, which the threads share by turns; None for the closed loop.
     pub rate_per_s: Option<f64>,
+    /// Threads in the run (the rate's turns).
+    pub threads: usize,
     /// This thread's share of the users (a count, or a share of each arrival rate).
     pub users: usize,
     pub arrival_share: f64,
@@ -117,6 +121,8 @@ pub struct Worker {
     idle: Vec<usize>,
     users: Option<sessions::Users>,
     timer: SendTimer,
+    /// (when, connection): requests waiting out a connect backoff.
+    reconnects: BinaryHeap<Reverse<(u64, usize)>>,
     /// Draws the paths mix's requests; seeded by the thread's index, so runs repeat.
     rng: Rng,
     measure_start_us: u64,
@@ -147,6 +153,7 @@ impl Worker {
             idle: Vec::new(),
             users: None,
             timer,
+            reconnects: BinaryHeap::new(),
             measure_start_us: 0,
             measure_end_us: u64::MAX,
             run_end_us: u64::MAX,
@@ -159,7 +166,8 @@ impl Worker {
         let start_us = self.shared.start_us.load(Ordering::Acquire);
         let (cpu_start_us, wait_start_us) = (thread_cpu_us(), thread_cpu_wait_us());
         self.set_windows(start_us);
-        self.pace = self.setup.rate_per_s.map(|rate| RateSchedule::new(start_us, rate));
+        let (index, threads) = (self.setup.index, self.setup.threads);
+        self.pace = self.setup.rate_per_s.map(|rate| RateSchedule::new(start_us, rate, index, threads));
         self.users = self.shared.sessions.as_ref().map(|s| sessions::Users::new(s, &self.setup, start_us));
         let scan_every_us = (self.shared.timeout_us / 10).clamp(1_000, MAX_WAIT_US);
         let mut next_scan_us = start_us + scan_every_us;
@@ -180,6 +188,7 @@ impl Worker {
                 break (StopReason::Requests, now);
             }
             self.dispatch(now);
+            self.reconnect(now);
             self.wake_users(now);
             self.arm_timer(now);
             let next_second_us =
@@ -208,6 +217,7 @@ impl Worker {
             }
             self.recorder.publish(&self.shared.live[self.setup.index]);
         };
+        self.count_unanswered(end_us);
         self.conns.iter_mut().for_each(Conn::disconnect);
         self.recorder.finish(end_us.max(self.measure_start_us));
         self.recorder.publish(&self.shared.live[self.setup.index]);
@@ -240,11 +250,20 @@ impl Worker {
             }
         }
         match self.conns[i].phase {
-            Phase::Closed | Phase::Idle => {}
+            Phase::Closed | Phase::Idle | Phase::WaitingToConnect => {}
             Phase::Connecting => match self.conns[i].connected() {
                 None => {}
-                Some(Ok(())) => self.send(i, now),
-                Some(Err(kind)) => self.end_request(i, now, Err(kind), false),
+                Some(Ok(())) => {
+                    self.conns[i].backoff.succeeded();
+                    if self.conns[i].measured {
+                        self.recorder.connections_opened += 1;
+                    }
+                    self.send(i, now)
+                }
+                Some(Err(kind)) => {
+                    self.connect_failed(i, now, kind);
+                    self.end_request(i, now, Err(kind), false)
+                }
             },
             Phase::Writing { .. } if readiness.writable => self.write(i, now),
             Phase::Writing { .. } => {}
@@ -326,11 +345,31 @@ impl Worker {
         }
     }
 
-    /// Set the timer for the next scheduled event: a rate's next due request, or a user's.
+    /// Connect the requests whose backoff has passed.
+    fn reconnect(&mut self, now: u64) {
+        while let Some(&Reverse((at_us, i))) = self.reconnects.peek() {
+            if at_us > now {
+                return;
+            }
+            self.reconnects.pop();
+            // A stale entry: the request ended (timed out) and the connection moved on.
+            if self.conns[i].phase != Phase::WaitingToConnect || self.conns[i].backoff.retry_at_us() > now {
+                continue;
+            }
+            self.conns[i].phase = Phase::Connecting;
+            if let Err(e) = self.open(i, now) {
+                self.end_request(i, now, Err(ErrorKind::of_connect(&e)), false);
+            }
+        }
+    }
+
+    /// Set the timer for the next scheduled event: a rate's next due request, a user's, a reconnect.
     fn arm_timer(&mut self, now: u64) {
         let rate_due_us = self.pace.as_ref().filter(|_| !self.idle.is_empty()).map(RateSchedule::next_due_us);
         let user_due_us = self.users.as_ref().and_then(sessions::Users::next_due_us);
-        if let Some(due_us) = rate_due_us.into_iter().chain(user_due_us).min().filter(|&due| due < self.run_end_us) {
+        let reconnect_us = self.reconnects.peek().map(|Reverse((at_us, _))| *at_us);
+        let next_us = rate_due_us.into_iter().chain(user_due_us).chain(reconnect_us).min();
+        if let Some(due_us) = next_us.filter(|&due| due < self.run_end_us) {
             self.timer.arm(due_us, now);
         }
     }
@@ -365,15 +404,26 @@ impl Worker {
             self.send(i, now);
             return Ok(());
         }
+        let retry_at_us = conn.backoff.retry_at_us();
+        if retry_at_us > now {
+            conn.phase = Phase::WaitingToConnect;
+            self.reconnects.push(Reverse((retry_at_us, i)));
+            return Ok(());
+        }
         conn.phase = Phase::Connecting;
-        self.open(i).inspect_err(|_| {
+        self.open(i, now).inspect_err(|_| {
             self.busy -= 1;
             self.conns[i].phase = Phase::Closed;
         })
     }
 
-    fn open(&mut self, i: usize) -> io::Result<()> {
-        let mut socket = tcp::connect(self.shared.address)?;
+    /// Start connecting `i`; a connect that fails at once is counted here and backs off.
+    fn open(&mut self, i: usize, now: u64) -> io::Result<()> {
+        if self.conns[i].backoff.is_retry() && self.conns[i].measured {
+            self.recorder.connect_retries += 1;
+        }
+        let mut socket =
+            tcp::connect(self.shared.address).inspect_err(|e| self.connect_failed(i, now, ErrorKind::of_connect(e)))?;
         self.poll.registry().register(&mut socket, Token(i), Interest::READABLE | Interest::WRITABLE)?;
         let stream = match &self.shared.tls {
             None => Transport::Plain(socket),
@@ -383,12 +433,15 @@ impl Worker {
                 Transport::Tls(Box::new(TlsStream { socket, session: session.into() }))
             }
         };
-        let conn = &mut self.conns[i];
-        conn.stream = Some(stream);
-        if conn.measured {
-            self.recorder.connections_opened += 1;
-        }
+        self.conns[i].stream = Some(stream);
         Ok(())
+    }
+
+    fn connect_failed(&mut self, i: usize, now: u64, kind: ErrorKind) {
+        self.conns[i].backoff.failed(now);
+        if self.conns[i].measured {
+            self.recorder.connect_failed(kind);
+        }
     }
 
     fn send(&mut self, i: usize, now: u64) {
@@ -412,8 +465,12 @@ impl Worker {
 
     fn count(&mut self, i: usize, now: u64, outcome: Outcome) {
         let conn = &self.conns[i];
-        if !conn.measured || now >= self.measure_end_us {
+        if !conn.measured {
             return;
+        }
+        if now >= self.measure_end_us {
+            // It ended after the measured interval: at the interval's end it had no answer.
+            return self.count_one_unanswered(i, self.measure_end_us);
         }
         if let (Ok(_), 1, Some(resumed)) = (outcome, conn.calls, conn.stream.as_ref().and_then(|s| s.resumed())) {
             self.recorder.tls_handshake(resumed);
@@ -439,10 +496,36 @@ impl Worker {
         for i in 0..self.conns.len() {
             let conn = &mut self.conns[i];
             if conn.is_busy() && now >= conn.deadline_us {
-                let kind = if conn.phase == Phase::Connecting { ErrorKind::ConnectTimeout } else { ErrorKind::Timeout };
-                conn.disconnect();
+                let connecting = matches!(conn.phase, Phase::Connecting | Phase::WaitingToConnect);
+                let kind = if connecting { ErrorKind::ConnectTimeout } else { ErrorKind::Timeout };
                 self.end_request(i, now, Err(kind), false);
             }
+        }
+    }
+
+    /// At the end: every measured request still in flight, and under a rate every measured
+    /// request that was due and never started, which also shows in the latency at its age.
+    fn count_unanswered(&mut self, end_us: u64) {
+        for i in 0..self.conns.len() {
+            if self.conns[i].measured {
+                self.count_one_unanswered(i, end_us);
+            }
+        }
+        if let Some(pace) = &self.pace {
+            let limit = self.budget.unwrap_or(u64::MAX);
+            let unsent = pace.unclaimed(self.measure_start_us, end_us.min(self.measure_end_us), limit);
+            self.recorder.unsent += unsent.end - unsent.start;
+            pace.record_ages(unsent, end_us, &mut self.recorder.latency);
+        }
+    }
+
+    /// The request on `i` had no answer at `end_us`; under a rate its age is also its latency.
+    fn count_one_unanswered(&mut self, i: usize, end_us: u64) {
+        let conn = &self.conns[i];
+        let Some(stage) = conn.stage() else { return };
+        self.recorder.unanswered(stage, end_us.saturating_sub(conn.started_us));
+        if self.pace.is_some() {
+            latency::record(&mut self.recorder.latency, end_us.saturating_sub(conn.intended_us));
         }
     }
 }
