@@ -18,6 +18,8 @@ from gauntlet.errors import GauntletError
 Result = dict[str, Any]
 CONNECT_ERRORS = ("connect_refused", "connect_timeout", "connect_error")
 COUNTS = ("requests", "responses", "errors_total", "bytes_in", "bytes_out", "connections_opened")
+CONNECT_COUNTS = ("connects_refused", "connects_failed", "connect_retries")
+UNANSWERED_STAGES = ("connecting", "tls_handshake", "awaiting_response")
 #: The engine's order: a cancel outranks a duration, which outranks a request count.
 STOP_REASONS = ("cancelled", "duration", "requests")
 
@@ -109,7 +111,20 @@ def merge_schedule(results: list[Result], offered_rate_per_s: float, per_s: Any)
         "send_lag_us": lag,
         "send_lag_histogram": lag_histogram,
         "late_sends": sum(r["schedule"]["late_sends"] for r in results),
+        "unsent": sum(r["schedule"]["unsent"] for r in results),
     }
+
+
+def merge_pending(views: list[dict[str, Any]]) -> dict[str, Any]:
+    count = sum(v["count"] for v in views)
+    age_sum_us = sum(v["mean_age_us"] * v["count"] for v in views)
+    return {"count": count, "max_age_us": max((v["max_age_us"] for v in views), default=0),
+            "mean_age_us": age_sum_us / count if count else 0.0}
+
+
+def merge_unanswered(results: list[Result]) -> dict[str, Any]:
+    stages = {stage: merge_pending([r["unanswered"][stage] for r in results]) for stage in UNANSWERED_STAGES}
+    return {**merge_pending(list(stages.values())), **stages}
 
 
 def merge_sessions(sessions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -179,7 +194,7 @@ def merge_results(plan: engine.Plan, start_at_unix_us: int, agents: list[AgentRu
     def per_s(count: float) -> float:
         return count * 1_000_000 / elapsed_us if elapsed_us else 0.0
 
-    counts = {key: sum(r[key] for r in results) for key in COUNTS}
+    counts = {key: sum(r[key] for r in results) for key in (*COUNTS, *CONNECT_COUNTS)}
     histogram, latency = merged_summary([r["histogram"] for r in results])
     service_histogram, service_time = merged_summary([r["service_histogram"] for r in results])
     tls = [r["tls"] for r in results if r["tls"] is not None]
@@ -196,6 +211,7 @@ def merge_results(plan: engine.Plan, start_at_unix_us: int, agents: list[AgentRu
         "threads": sum(r["threads"] for r in results),
         "connections": plan["connections"],
         **counts,
+        "unanswered": merge_unanswered(results),
         "errors": sum_keyed([r["errors"] for r in results]),
         "status_codes": sum_keyed([r["status_codes"] for r in results]),
         "requests_per_s": per_s(counts["responses"]),
