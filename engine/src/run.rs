@@ -97,7 +97,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     limits::check_connections(plan.connections)?;
     let (mut requests, mix) = plan_requests(&plan, &target)?;
     let sessions = match plan.sessions.clone() {
-        Some(sessions_plan) => Some(encode_pages(&plan, &target, sessions_plan, &mut requests)?),
+        Some(sessions_plan) => Some(Arc::new(encode_pages(&plan, &target, sessions_plan, &mut requests)?)),
         None => None,
     };
     let threads = plan.thread_count();

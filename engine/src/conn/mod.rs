@@ -55,6 +55,10 @@ pub struct Conn {
     pub deadline_us: u64,
     /// The current request counts (it began after the warm-up).
     pub measured: bool,
+    /// The current request had a due time of its own (open loop).
+    pub on_schedule: bool,
+    /// Bytes of the current request's response read so far.
+    pub bytes_in: u64,
     /// The current request asked the server to close the connection.
     pub last_call: bool,
     /// Which of the run's encoded requests is in flight.
@@ -76,6 +80,8 @@ impl Conn {
             started_us: 0,
             deadline_us: 0,
             measured: false,
+            on_schedule: false,
+            bytes_in: 0,
             last_call: false,
             request: 0,
             backoff: Backoff::default(),
@@ -114,6 +120,7 @@ impl Conn {
         self.started_us = now_us;
         self.deadline_us = now_us + timeout_us;
         self.measured = measured;
+        self.bytes_in = 0;
         self.parser = ResponseParser::new(head_request);
     }
 
