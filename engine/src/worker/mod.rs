@@ -253,9 +253,12 @@ impl Worker {
         while let Some(action) = self.actions.pop_front() {
             match action {
                 Action::Send(send) => self.begin(schedule, send, now),
+                // A connection never used (a page without resources) has nothing to close.
                 Action::Close(i) => {
-                    self.conns[i].disconnect();
-                    self.conns[i].phase = Phase::Closed;
+                    if let Some(conn) = self.conns.get_mut(i) {
+                        conn.disconnect();
+                        conn.phase = Phase::Closed;
+                    }
                 }
             }
         }
