@@ -14,6 +14,7 @@ use crate::result::{
 use crate::schedule::session::PageResult;
 use crate::stats::latency::{self, LatencySummary};
 use crate::stats::timeline::TimelineEntry;
+use crate::stats::unanswered::UnansweredResult;
 
 /// Wall-clock µs at which a result's measured interval began: its agreed start (or its actual
 /// start when it began late; started_unix_ms is whole milliseconds), plus the warm-up.
@@ -96,6 +97,7 @@ fn merge_schedule(
         send_lag_histogram,
         late_sends: schedules.iter().map(|s| s.late_sends).sum(),
         requests_sent,
+        unsent: schedules.iter().map(|s| s.unsent).sum(),
     })
 }
 
@@ -160,6 +162,10 @@ pub fn merge_results(plan: &Plan, results: &[&RunResult]) -> Result<RunResult, P
         bytes_in,
         bytes_out: sum(|r| r.bytes_out),
         connections_opened: sum(|r| r.connections_opened),
+        connects_refused: sum(|r| r.connects_refused),
+        connects_failed: sum(|r| r.connects_failed),
+        connect_retries: sum(|r| r.connect_retries),
+        unanswered: UnansweredResult::merge(results.iter().map(|r| &r.unanswered)),
         requests_per_s: per_second(responses, elapsed_us),
         bytes_in_per_s: per_second(bytes_in, elapsed_us),
         latency_us: LatencySummary::of(&histogram),

@@ -1,7 +1,9 @@
 //! A plan: what to send, to whom, with how many connections, for how long. Plain data (serde),
 //! so the same plan runs in-process, from the `gauntlet-engine` binary or on another machine.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+mod json_error;
+
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use base64::Engine as _;
 use schemars::JsonSchema;
@@ -208,13 +210,21 @@ pub fn parse_url(url: &str) -> Result<UrlParts, PlanError> {
     Ok(UrlParts { tls, host: host.to_string(), port, path })
 }
 
+/// 127.0.0.0/8, ::1, and IPv4-mapped loopback (::ffff:127.0.0.1), which is IPv4's loopback.
+pub fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+        IpAddr::V4(v4) => v4.is_loopback(),
+    }
+}
+
 fn is_token(text: &str) -> bool {
     !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 impl Plan {
     pub fn from_json(text: &str) -> Result<Plan, PlanError> {
-        serde_json::from_str(text).map_err(|e| PlanError(format!("the plan is not valid: {e}")))
+        serde_json::from_str(text).map_err(|e| PlanError(json_error::describe(text, &e)))
     }
 
     pub fn body(&self) -> Result<Vec<u8>, PlanError> {
@@ -237,7 +247,7 @@ impl Plan {
             },
             Err(e) => return fail(format!("cannot resolve the host '{host}' ({e}): check the URL")),
         };
-        if !address.ip().is_loopback() && !self.allow_remote {
+        if !is_loopback(address.ip()) && !self.allow_remote {
             return fail(format!(
                 "the target {address} is not on this machine: load goes only to loopback addresses unless allowed with --allow-remote"
             ));
@@ -373,6 +383,8 @@ mod tests {
         assert_eq!(remote.resolve().unwrap().address.to_string(), "192.0.2.1:80");
         assert!(plan("http://127.0.0.2:81/").resolve().is_ok());
         assert!(plan("http://[::1]:81/").resolve().is_ok());
+        assert!(plan("http://[::ffff:127.0.0.1]:81/").resolve().is_ok());
+        assert!(plan("http://[::ffff:192.0.2.1]:81/").resolve().unwrap_err().0.contains("--allow-remote"));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::schedule::session::PageResult;
 use crate::stats::error::ErrorKind;
 use crate::stats::latency::{self, LatencySummary};
 use crate::stats::timeline::TimelineEntry;
+use crate::stats::unanswered::UnansweredResult;
 use crate::stats::Recorder;
 use crate::worker::{SessionsOutcome, StopReason, WorkerOutcome};
 
@@ -54,8 +55,16 @@ pub struct RunResult {
     pub bytes_in: u64,
     /// Bytes written for measured requests.
     pub bytes_out: u64,
-    /// TCP connections opened for measured requests.
+    /// Connections established (TCP connect completed) for measured requests.
     pub connections_opened: u64,
+    /// Connect attempts the peer refused (nothing listening).
+    pub connects_refused: u64,
+    /// Connect attempts that failed otherwise (timeout, unreachable, no local port free).
+    pub connects_failed: u64,
+    /// Connects made again after a refused or failed one, each after a backoff (1 ms doubling to 100 ms).
+    pub connect_retries: u64,
+    /// Requests begun in the measured interval and not answered by its end, by stage, with ages.
+    pub unanswered: UnansweredResult,
     /// Responses per second of the measured interval.
     pub requests_per_s: f64,
     /// bytes_in per second of the measured interval.
@@ -110,6 +119,9 @@ pub struct ScheduleResult {
     /// Measured requests started: achieved_rate_per_s times the measured interval, as a count
     /// (so that several results' rates merge exactly).
     pub requests_sent: u64,
+    /// Requests due in the measured interval and never started (no connection was free); they
+    /// are in the latency at their age at the end.
+    pub unsent: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -277,6 +289,7 @@ pub fn merge(
             send_lag_histogram: latency::encode(&send_lag),
             late_sends: sum(|r| r.late_sends),
             requests_sent: sum(|r| r.sent),
+            unsent: sum(|r| r.unsent),
         }
     });
     RunResult {
@@ -296,6 +309,10 @@ pub fn merge(
         bytes_in,
         bytes_out: sum(|r| r.bytes_out),
         connections_opened: sum(|r| r.connections_opened),
+        connects_refused: sum(|r| r.connects_refused),
+        connects_failed: sum(|r| r.connects_failed),
+        connect_retries: sum(|r| r.connect_retries),
+        unanswered: UnansweredResult::of(recorders.iter().map(|r| &r.unanswered)),
         requests_per_s: per_s(responses),
         bytes_in_per_s: per_s(bytes_in),
         latency_us: LatencySummary::of(&histogram),

@@ -15,7 +15,7 @@ use crate::plan::{Plan, PlanError};
 use crate::request::plan_requests;
 use crate::result::merge;
 pub use crate::result::RunResult;
-use crate::split::{split_count, split_even, split_rate};
+use crate::split::{split_count, split_even};
 use crate::stats::timeline::{SecondStats, TimelineEntry};
 use crate::stats::{Live, Recorder, Tick, Totals};
 use crate::worker::{encode_pages, Shared, Worker, WorkerOutcome, WorkerSetup};
@@ -78,7 +78,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     limits::check_connections(plan.connections)?;
     let (mut requests, mix) = plan_requests(&plan, &target)?;
     let sessions = match plan.sessions.clone() {
-        Some(sessions_plan) => Some(encode_pages(&plan, &target, sessions_plan, &mut requests)?),
+        Some(sessions_plan) => Some(Arc::new(encode_pages(&plan, &target, sessions_plan, &mut requests)?)),
         None => None,
     };
     let threads = plan.thread_count();
@@ -105,25 +105,25 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         live: (0..threads).map(|_| Live::default()).collect(),
     });
     let connections = split_even(plan.connections, threads);
-    let rates = match plan.rate_per_s {
-        Some(rate) => split_rate(rate, &connections).into_iter().map(Some).collect(),
-        None => vec![None; threads],
-    };
-    let budgets = match plan.requests {
-        Some(n) => split_count(n, &connections).into_iter().map(Some).collect(),
-        None => vec![None; threads],
+    let budgets = match (plan.requests, plan.rate_per_s) {
+        // Under a rate the threads take the schedule's slots in turn (thread k: slots k, k + threads,
+        // ...), and so the requests: of the first n slots, the first threads take one more.
+        (Some(n), Some(_)) => split_even(n as usize, threads).into_iter().map(|share| Some(share as u64)).collect(),
+        (Some(n), None) => split_count(n, &connections).into_iter().map(Some).collect(),
+        (None, _) => vec![None; threads],
     };
     let barrier = Arc::new(Barrier::new(threads + 1));
     let (tick_tx, tick_rx) = channel();
     let mut workers = Vec::with_capacity(threads);
     let users = split_count(plan.sessions.as_ref().and_then(|s| s.users).unwrap_or(0) as u64, &connections);
-    for (index, ((&n_conns, &budget), &rate)) in connections.iter().zip(&budgets).zip(&rates).enumerate() {
+    for (index, (&n_conns, &budget)) in connections.iter().zip(&budgets).enumerate() {
         let recorder = Recorder::new(index, u64::MAX, tick_tx.clone());
         let setup = WorkerSetup {
             index,
             connections: n_conns,
             budget,
-            rate_per_s: rate,
+            rate_per_s: plan.rate_per_s,
+            threads,
             users: users[index] as usize,
             arrival_share: n_conns as f64 / plan.connections as f64,
         };

@@ -175,6 +175,9 @@ mod tests {
         assert_eq!(split_even(2, 2), vec![1, 1]);
         assert_eq!(split_even(5, 1), vec![5]);
         assert_eq!(split_even(7, 4), vec![2, 2, 2, 1]);
+        // A rate's threads take the slots in turn: of 301 requests over 2 threads, thread 0 takes 151.
+        assert_eq!(split_even(301, 2), vec![151, 150]);
+        assert_eq!(split_even(1, 3), vec![1, 0, 0]);
     }
 
     #[test]

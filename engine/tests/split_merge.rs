@@ -130,3 +130,26 @@ fn merged_shares_are_lossless() {
     assert_eq!(with_agents.requests, agents[0].requests.unwrap() + agents[2].requests.unwrap());
     server.stop();
 }
+
+#[test]
+fn connect_and_in_flight_figures_add_up_over_shares() {
+    // A closed port under a rate: every share's connects are refused and retried, its requests
+    // stay connecting (unanswered) or never go out (unsent); the merge adds them up.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let fields = r#""connections": 4, "duration_us": 800000, "rate_per_s": 100"#;
+    let whole = Plan::from_json(&format!(r#"{{"url": "http://127.0.0.1:{port}/", {fields}}}"#)).unwrap();
+    let results = run_shares(&whole, 2);
+    let refs: Vec<&RunResult> = results.iter().collect();
+    let merged = merge_results(&whole, &refs).unwrap();
+    let total = |field: fn(&RunResult) -> u64| results.iter().map(field).sum::<u64>();
+    assert!(merged.connects_refused > 0 && merged.connections_opened == 0, "{merged:?}");
+    assert!(merged.schedule.as_ref().unwrap().unsent > 0);
+    assert_eq!(merged.connects_refused, total(|r| r.connects_refused));
+    assert_eq!((merged.connects_failed, merged.connect_retries), (0, total(|r| r.connect_retries)));
+    assert_eq!(merged.schedule.as_ref().unwrap().unsent, total(|r| r.schedule.as_ref().unwrap().unsent));
+    let unanswered = &merged.unanswered;
+    assert!(unanswered.count > 0, "{unanswered:?}");
+    assert_eq!(unanswered.count, total(|r| r.unanswered.count));
+    assert_eq!(unanswered.connecting.count, unanswered.count);
+    assert_eq!(unanswered.max_age_us, results.iter().map(|r| r.unanswered.max_age_us).max().unwrap());
+}

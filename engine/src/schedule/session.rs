@@ -1,11 +1,12 @@
 //! Sessions (SPECweb2005, Tsung): users who fetch pages (a main request, then its embedded
 //! resources over two connections), think between pages, and leave; users that arrive in
-//! phases or stay a fixed number. This file holds the plan's types and the pure pieces: random
-//! draws, think times, arrivals, QoS classes. The worker drives users over sockets.
+//! phases or stay a fixed number. This file holds the plan's types and the pure pieces: think
+//! times, arrivals, QoS classes; `users` runs the users, and the worker drives them over sockets.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::random::Rng;
 use crate::stats::latency::LatencySummary;
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -208,33 +209,6 @@ impl SessionsPlan {
     }
 }
 
-/// splitmix64: small, fast, and reproducible from the plan's seed.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    pub fn exponential(&mut self, mean: f64) -> f64 {
-        -mean * (1.0 - self.unit()).ln()
-    }
-}
-
 impl Think {
     pub fn draw_us(self, rng: &mut Rng) -> u64 {
         match self {
@@ -242,32 +216,6 @@ impl Think {
             Think::Uniform { min_us, max_us } => min_us + (rng.unit() * (max_us - min_us) as f64) as u64,
             Think::Exponential { mean_us } => rng.exponential(mean_us as f64) as u64,
         }
-    }
-}
-
-/// Picks an index with probability proportional to its weight: a binary search over cumulative
-/// weights summed once, no allocation per pick.
-#[derive(Debug, Clone)]
-pub struct WeightedChoice {
-    cumulative: Box<[f64]>,
-}
-
-impl WeightedChoice {
-    pub fn new(weights: impl Iterator<Item = f64>) -> WeightedChoice {
-        let mut total = 0.0;
-        let cumulative = weights
-            .map(|w| {
-                total += w;
-                total
-            })
-            .collect();
-        WeightedChoice { cumulative }
-    }
-
-    /// The index whose share of the cumulative weight holds `unit` (in [0, 1)).
-    pub fn pick(&self, unit: f64) -> usize {
-        let point = unit * self.cumulative[self.cumulative.len() - 1];
-        self.cumulative.partition_point(|&c| c <= point).min(self.cumulative.len() - 1)
     }
 }
 
@@ -379,17 +327,6 @@ mod tests {
         assert_eq!(mean(Think::Fixed { mean_us: 500 }, &mut rng), 500.0);
         assert!((mean(Think::Uniform { min_us: 100, max_us: 300 }, &mut rng) - 200.0).abs() < 2.0);
         assert!((mean(Think::Exponential { mean_us: 1_000_000 }, &mut rng) - 1e6).abs() < 1e4);
-    }
-
-    #[test]
-    fn weights_pick_in_proportion() {
-        // Cumulative 1, 1.0001, 4.0001: the middle index owns only the sliver [1, 1.0001).
-        let mix = WeightedChoice::new([1.0, 0.0001, 3.0].into_iter());
-        let picks = (mix.pick(0.0), mix.pick(0.2499), mix.pick(0.25), mix.pick(0.2501), mix.pick(0.99999));
-        assert_eq!(picks, (0, 0, 1, 2, 2));
-        let mix = WeightedChoice::new([2.0, 6.0].into_iter());
-        let picks: Vec<usize> = (0..8).map(|i| mix.pick(i as f64 / 8.0)).collect();
-        assert_eq!(picks, [0, 0, 1, 1, 1, 1, 1, 1]);
     }
 
     #[test]
