@@ -1,0 +1,105 @@
+"""Bad load and suite files through the real commands: one line naming the file, the line and the
+fix, exit 2, never a traceback, and nothing sent (the load file's URL is a closed port)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_errors import CLOSED, assert_one_line_error
+from tests.helpers.cli_process import run_cli
+
+LOAD = b"""sessions:
+  - name: reader
+    pages:
+      - {name: main, path: /webtest.html}
+users: 2
+measure: 1s
+"""
+SUITE = b"""name: bad
+servers: [builtin]
+groups:
+  - name: static
+    workload: ST-1
+    requests: 10
+"""
+#: (what is wrong, bytes appended to a good file, line named, words of the message)
+BAD_YAML = [
+    ("unknown tag", b"seed: !foo 3\n", 7, "the tag !foo is not supported"),
+    ("python tag", b"seed: !!python/object:os.system 3\n", 7, "the tag !!python/object:os.system is not supported"),
+    ("recursive alias", b"extra: &loop [1, *loop]\n", 7, "an alias refers to a value that holds it"),
+    ("invalid UTF-8", b"# caf\xe9\nseed: 1\n", 7, "is not UTF-8 text (byte 0xe9)"),
+    ("control character", b"seed: 1\x01\n", 7, "the character U+0001 is not allowed"),
+    ("mapping as a key", b"? {a: 1}\n: 3\n", 7, "a key is a list or a mapping"),
+    ("list as a key", b"[1, 2]: 3\n", 7, "a key is a list or a mapping"),
+    ("duplicate key", b"extra: 1\nextra: 2\n", 8, "the key 'extra' appears twice"),
+    ("bad timestamp", b"seed: !!timestamp 2026-13-45\n", 7, "is not a valid timestamp"),
+    ("YAML syntax", b"seed: [1\n", 8, "YAML syntax"),
+]
+
+
+@pytest.mark.parametrize(("wrong", "tail", "line", "message"), BAD_YAML, ids=[case[0] for case in BAD_YAML])
+def test_a_bad_load_file_is_one_line(tmp_path: Path, wrong: str, tail: bytes, line: int, message: str) -> None:
+    path = tmp_path / "load.yaml"
+    path.write_bytes(LOAD + tail)
+    done = run_cli("run", "--load", path, CLOSED)
+    assert_one_line_error(done, message)
+    assert f"{path}:{line}: " in done.stderr
+
+
+@pytest.mark.parametrize(("wrong", "tail", "line", "message"), BAD_YAML, ids=[case[0] for case in BAD_YAML])
+def test_a_bad_suite_file_is_one_line(tmp_path: Path, wrong: str, tail: bytes, line: int, message: str) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_bytes(SUITE + tail)
+    done = run_cli("suite", "run", path, "--db", tmp_path / "results.db", "-o", tmp_path / "report.html")
+    assert_one_line_error(done, message)
+    assert f"{path}:{line}: " in done.stderr
+    assert not (tmp_path / "report.html").exists()
+
+
+#: (field replaced, its new line, line named, words of the message): numbers out of range, by name.
+LOAD_NUMBERS = [
+    ("users: 2", "users: 1000000000000000000000000000000", 5, "users: Input should be less than or equal to 1000000"),
+    ("measure: 1s", "measure: 1e300s", 6, "measure: duration '1e300s' is not a duration"),
+    ("measure: 1s", "measure: 99999999999999999999h", 6, "measure: '99999999999999999999h' is too long: give at most 720h"),
+    ("users: 2", "phases: [{users_per_s: -5, duration: 1s}]", 5, "phases.0.users_per_s: Input should be greater than 0"),
+    ("users: 2", "phases: [{users_per_s: .nan, duration: 1s}]", 5, "phases.0.users_per_s: Input should be a finite number"),
+    ("users: 2", "phases: [{users_per_s: .inf, duration: 1s}]", 5, "phases.0.users_per_s: Input should be a finite number"),
+    ("measure: 1s", "measure: 1s\nseed: -1", 7, "seed: Input should be greater than or equal to 0"),
+    ("measure: 1s", "measure: 1s\niterations: 1e30", 7, "iterations: Input should be a valid integer"),
+]
+
+
+@pytest.mark.parametrize(("field", "value", "line", "message"), LOAD_NUMBERS)
+def test_load_file_numbers_out_of_range_are_refused_by_name(
+    tmp_path: Path, field: str, value: str, line: int, message: str
+) -> None:
+    path = tmp_path / "load.yaml"
+    path.write_bytes(LOAD.replace(field.encode(), value.encode()))
+    done = run_cli("run", "--load", path, CLOSED)
+    assert_one_line_error(done, message)
+    assert f"{path}:{line}: " in done.stderr
+
+
+SUITE_NUMBERS = [
+    ("requests: 10", "requests: 1000000000000000000000000000000", 6, "requests: Input should be less than or equal to"),
+    ("requests: 10", "duration: 1e300s", 6, "duration: duration '1e300s' is not a duration"),
+    ("requests: 10", "duration: 99999999999999999999h", 6, "too long: give at most 720h"),
+    ("requests: 10", "requests: 10\n    connections: 1000000000000000000000000000000", 7, "connections.0: Input should be less"),
+    ("workload: ST-1", "model: rate\n    workload: ST-1\n    rate_per_s: -5", 7, "rate_per_s.0: Input should be greater than 0"),
+    ("workload: ST-1", "model: rate\n    workload: ST-1\n    rate_per_s: .nan", 7, "rate_per_s.0: Input should be a finite number"),
+    ("requests: 10", "requests: 10\n    connections: {from: 1, to: 1000000000000, step: 1}", 7, "values is too long: give at most 10,000"),
+    ("requests: 10", "requests: 10\n    connections: {from: 1, to: .inf, step: 1}", 7, "a range's from, to and step are numbers"),
+]
+
+
+@pytest.mark.parametrize(("field", "value", "line", "message"), SUITE_NUMBERS)
+def test_suite_file_numbers_out_of_range_are_refused_by_name(
+    tmp_path: Path, field: str, value: str, line: int, message: str
+) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_bytes(SUITE.replace(field.encode(), value.encode()))
+    done = run_cli("suite", "run", path, "--db", tmp_path / "results.db", "-o", tmp_path / "report.html")
+    assert_one_line_error(done, message)
+    assert f"{path}:{line}: " in done.stderr
