@@ -68,7 +68,7 @@ class _Builder:
         self.open: set[int] = set()
 
     def error(self, node: yaml.Node, cause: str, fix: str) -> GauntletError:
-        return GauntletError(f"{self.path}:{node.start_mark.line + 1}: {cause}", fix)
+        return GauntletError(printable(f"{self.path}:{node.start_mark.line + 1}: {cause}"), fix)
 
     def unsupported(self, node: yaml.Node) -> GauntletError:
         tag = node.tag.replace("tag:yaml.org,2002:", "!!")
@@ -113,6 +113,11 @@ class _Builder:
         except (yaml.YAMLError, ValueError, TypeError, OverflowError):
             kind = node.tag.rpartition(":")[2]
             raise self.error(node, f"{node.value!r} is not a valid {kind}", _PLAIN_VALUES) from None
+
+
+def printable(text: str) -> str:
+    """`text` on one line: line breaks and other control characters from the file escaped."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def _line_of(loc: tuple[Any, ...], lines: Lines) -> int:
@@ -188,4 +193,5 @@ def validate(
         loc = tuple(part for part in first["loc"] if not (isinstance(part, str) and "[" in part))
         field = ".".join(str(part) for part in loc) or "(top)"
         message = first["msg"].removeprefix("Value error, ")
-        raise GauntletError(f"{path}:{_line_of(loc, lines)}: {field}: {message}", f"Fix that field ({doc})") from None
+        cause = printable(f"{path}:{_line_of(loc, lines)}: {field}: {message}")
+        raise GauntletError(cause, f"Fix that field ({doc})") from None

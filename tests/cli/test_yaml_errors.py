@@ -34,6 +34,7 @@ BAD_YAML = [
     ("mapping as a key", b"? {a: 1}\n: 3\n", 7, "a key is a list or a mapping"),
     ("list as a key", b"[1, 2]: 3\n", 7, "a key is a list or a mapping"),
     ("duplicate key", b"extra: 1\nextra: 2\n", 8, "the key 'extra' appears twice"),
+    ("line break in a key", b'"a\\nb": 1\n"a\\nb": 2\n', 8, "the key 'a\\nb' appears twice"),
     ("bad timestamp", b"seed: !!timestamp 2026-13-45\n", 7, "is not a valid timestamp"),
     ("YAML syntax", b"seed: [1\n", 8, "YAML syntax"),
 ]

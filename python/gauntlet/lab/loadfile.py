@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from gauntlet.errors import GauntletError
-from gauntlet.yamlfile import SEED_MAX, Count, Duration, PerSecond, Size, duration_us, read_yaml, validate
+from gauntlet.yamlfile import SEED_MAX, Count, Duration, PerSecond, Size, duration_us, printable, read_yaml, validate
 
 
 def _think(value: Any) -> dict[str, Any]:
@@ -142,4 +142,4 @@ def find(name: str, relative_to: Path) -> Path:
         if candidate.is_file():
             return candidate
     shipped = ", ".join(sorted(p.stem for p in LOADS.glob("*.yaml")))
-    raise GauntletError(f"there is no load file '{name}'", f"Name a shipped one ({shipped}) or a file next to the suite")
+    raise GauntletError(printable(f"there is no load file '{name}'"), f"Name a shipped one ({shipped}) or a file next to the suite")
