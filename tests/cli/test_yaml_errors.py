@@ -83,6 +83,8 @@ NUMBERS = [
     ("suite", "workload: ST-1", "model: rate\n    workload: ST-1\n    rate_per_s: .nan", 7, "rate_per_s.0: Input should be a finite number"),
     ("suite", "requests: 10", "requests: 10\n    connections: {from: 1, to: 1000000000000, step: 1}", 7, "values is too long: give at most 10,000"),
     ("suite", "requests: 10", "requests: 10\n    connections: {from: 1, to: .inf, step: 1}", 7, "a range's from, to and step are numbers"),
+    ("suite", "requests: 10", "requests: 10\n    connections: {from: 1, to: 10000, step: 1}\n"
+     "    calls_per_connection: {from: 1, to: 10000, step: 1}", 4, "groups.0: the grid stands for 100,000,000 cases"),
 ]
 
 

@@ -27,8 +27,9 @@ WORKLOADS = {
     "tree": "/tree/",
 }
 PROTOCOLS = ("http", "https")
-#: The most cases one range may stand for.
+#: The most values one range may stand for, and the most cases one group's grid may.
 RANGE_VALUES_MAX = 10_000
+GRID_CASES_MAX = 100_000
 
 
 class _Strict(BaseModel):
@@ -166,6 +167,15 @@ class Group(_Strict):
                         f"{workload} ({WORKLOADS[workload]}) needs a backend that serves it, not {backend}: "
                         "put PHP and Python backends in groups of their own"
                     )
+        return self
+
+    @model_validator(mode="after")
+    def a_grid_of_bounded_size(self) -> Group:
+        # Every list field but `servers` is an axis of the grid.
+        axes = [value for value in self.__dict__.values() if isinstance(value, list) and value is not self.servers]
+        cases = math.prod(len(axis) for axis in axes)
+        if cases > GRID_CASES_MAX:
+            raise ValueError(f"the grid stands for {cases:,} cases: give at most {GRID_CASES_MAX:,} (fewer values per axis)")
         return self
 
     @model_validator(mode="after")
