@@ -52,14 +52,13 @@ def with_quick(data: dict[str, Any], lines: Lines) -> tuple[dict[str, Any], Line
     merged_lines = dict(lines)
     merged_groups = []
     for index, group in enumerate(groups):
-        name = group.get("name") if isinstance(group, dict) else None
-        overrides = quick.get(name) if isinstance(name, str) else None
+        overrides = quick.get(group.get("name")) if isinstance(group, dict) else None
         if not isinstance(overrides, dict):
             merged_groups.append(group)
             continue
         merged_groups.append({**group, **overrides})
         for key, line in lines.items():
-            if key[:2] == ("quick", name) and len(key) > 2:
+            if key[:2] == ("quick", group["name"]) and len(key) > 2:
                 merged_lines[("groups", index, *key[2:])] = line
     return {**data, "groups": merged_groups}, merged_lines
 
