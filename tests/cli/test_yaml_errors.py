@@ -95,3 +95,10 @@ def test_numbers_out_of_range_are_refused_by_name(
     path, done = run_on(kind, GOOD[kind].replace(field.encode(), value.encode()), tmp_path)
     assert_one_line_error(done, message)
     assert f"{path}:{line}: " in done.stderr
+
+
+def test_a_suite_that_measures_nothing_is_refused_before_any_server_starts(tmp_path: Path) -> None:
+    """Found by the fuzz of the loaders: the engine refused each case once the server had started, and
+    the suite exited 0."""
+    path, done = run_on("suite", SUITE.replace(b"    requests: 10\n", b""), tmp_path)
+    assert_one_line_error(done, "group static measures neither a number of requests nor a time")

@@ -169,13 +169,18 @@ class Group(_Strict):
                     )
         return self
 
+    @property
+    def grid_cases(self) -> int:
+        """The cases the grid stands for on one server: every list field but `servers` is an axis."""
+        axes = [value for value in self.__dict__.values() if isinstance(value, list) and value is not self.servers]
+        return math.prod(len(axis) for axis in axes)
+
     @model_validator(mode="after")
     def a_grid_of_bounded_size(self) -> Group:
-        # Every list field but `servers` is an axis of the grid.
-        axes = [value for value in self.__dict__.values() if isinstance(value, list) and value is not self.servers]
-        cases = math.prod(len(axis) for axis in axes)
-        if cases > GRID_CASES_MAX:
-            raise ValueError(f"the grid stands for {cases:,} cases: give at most {GRID_CASES_MAX:,} (fewer values per axis)")
+        if self.grid_cases > GRID_CASES_MAX:
+            raise ValueError(
+                f"the grid stands for {self.grid_cases:,} cases: give at most {GRID_CASES_MAX:,} (fewer values per axis)"
+            )
         return self
 
     @model_validator(mode="after")
@@ -221,6 +226,17 @@ class Suite(_Strict):
     restart_every: Annotated[int, Field(ge=0, le=SIZE_MAX)] = 0
     #: The --quick variant: per group name, the fields that replace the group's.
     quick: dict[str, dict[str, Any]] = {}
+
+    @model_validator(mode="after")
+    def every_case_measures_something(self) -> Suite:
+        if self.defaults.requests is None and self.defaults.duration is None:
+            for group in self.groups:
+                if group.model != "sessions" and group.requests is None and group.duration is None:
+                    raise ValueError(
+                        f"group {group.name} measures neither a number of requests nor a time: "
+                        "give requests: 100k or duration: 10s, in the group or in defaults"
+                    )
+        return self
 
     @model_validator(mode="after")
     def groups_fit_the_servers(self) -> Suite:
