@@ -16,9 +16,9 @@ from typing import Any
 import psutil
 import pytest
 
-from gauntlet.lab.record import case_key
+from gauntlet.model.record import case_key
 from gauntlet.lab.suite import prepare, new_options
-from gauntlet.servers.process import wait_gone
+from gauntlet.servers.pids import wait_gone
 from gauntlet.store import Store
 from gauntlet.suite.load import load_suite
 from tests.helpers.browser import charts_drawn, headless_chromium, open_report, screenshot

@@ -8,10 +8,11 @@ from typing import Any
 
 from gauntlet import __version__
 from gauntlet.cli.run import build_plan, plan_options
-from gauntlet.lab import loadfile
-from gauntlet.lab.case import Case, Sessions, measure
-from gauntlet.lab.record import CaseRecord
+from gauntlet.lab.case import measure
 from gauntlet.lab.suite import qos_summary
+from gauntlet.model import loadfile
+from gauntlet.model.case import Case, Sessions
+from gauntlet.model.record import CaseRecord
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.spec import ServerSpec
 

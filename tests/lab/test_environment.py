@@ -12,7 +12,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gauntlet.host import allowed_cpus, cgroup_dirs, cpu_quota_cores, differences, snapshot
+from gauntlet.host import allowed_cpus, cpu_quota_cores, differences, snapshot
+from gauntlet.monitor.cgroup import cgroup_dirs
 from gauntlet.servers.registry import availability
 from tests.helpers.cgroups import cpu_quota
 

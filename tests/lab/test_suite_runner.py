@@ -9,7 +9,7 @@ from typing import Any
 import psutil
 
 from gauntlet import engine
-from gauntlet.lab.record import CaseRecord, case_key
+from gauntlet.model.record import CaseRecord, case_key
 from gauntlet.lab.suite import SuitePlan, SuiteRunner
 from gauntlet.suite.expand import expand
 from gauntlet.suite.load import load_suite

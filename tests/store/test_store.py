@@ -11,7 +11,7 @@ import pytest
 
 from gauntlet import engine
 from gauntlet.errors import GauntletError
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 from gauntlet.servers.base import ServerInstance
 from gauntlet.store import Store
 from gauntlet.store.db import SCHEMA_VERSION, migrations

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gauntlet.errors import GauntletError
-from gauntlet.lab.record import case_key
+from gauntlet.model.record import case_key
 from gauntlet.suite.expand import expand
 from gauntlet.suite.load import load_suite, shipped_names
 

@@ -13,7 +13,7 @@ from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.run import EXIT_INTERRUPTED, target_url, write_json
 
 if TYPE_CHECKING:
-    from gauntlet.lab.capacity import Capacity
+    from gauntlet.analysis.capacity import Capacity
 
 
 class Interrupted(Exception):
@@ -31,8 +31,9 @@ def capacity_command(
 ) -> int:
     """Grow the number of simultaneous sessions until QoS fails, then bisect."""
     # Imported here: pydantic and PyYAML would slow every other command's start (and its CPU figure).
-    from gauntlet.lab import capacity, loadfile, qos
+    from gauntlet.analysis import capacity, qos
     from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
+    from gauntlet.model import loadfile
     from gauntlet.report.sessions import capacity_line, probe_line
 
     load = loadfile.load(load_path)

@@ -16,11 +16,11 @@ import typer
 from rich.console import Console
 
 from gauntlet import engine, host
+from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
-from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_case, measure_run
 from gauntlet.report.agents import print_agents
 from gauntlet.report.tables import print_run, repeat_line, spread_table
@@ -134,7 +134,8 @@ def write_json(path: Path, result: dict[str, Any]) -> None:
 
 def run_sessions(load_path: Path, url: str | None, json_path: Path | None, run_plan: engine.Runner) -> int:
     """Each iteration of the load file's sessions, with its pages and QoS verdict."""
-    from gauntlet.lab import loadfile, qos
+    from gauntlet.analysis import qos
+    from gauntlet.model import loadfile
     from gauntlet.report.sessions import print_sessions
 
     load = loadfile.load(load_path)

@@ -14,7 +14,7 @@ from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
 from gauntlet.cli.progress import SuiteProgress
 from gauntlet.errors import GauntletError
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 
 if TYPE_CHECKING:
     from gauntlet.lab.suite import Prepared

@@ -10,11 +10,11 @@ import typer
 from rich.console import Console
 
 from gauntlet import host
+from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.run import EXIT_INTERRUPTED, build_plan, plan_options, target_url, write_json
-from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.lab.measure import Settings
 from gauntlet.lab.sweep import Sweep, concurrency_levels, offered_rates, run_sweep
 from gauntlet.report.tables import sweep_header, sweep_row

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
 from gauntlet import engine
+from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE, Context, assess
+from gauntlet.analysis.spread import median_index, spreads
 from gauntlet.errors import GauntletError
-from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE, Context, assess
 from gauntlet.lab.cpu_window import CpuWindow, client_use
-from gauntlet.lab.spread import median_index, spreads
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
 

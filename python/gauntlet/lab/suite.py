@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gauntlet import engine
+from gauntlet.analysis import capacity, qos
 from gauntlet.errors import GauntletError
-from gauntlet.lab import capacity, qos
-from gauntlet.lab.case import Case, measure, now_ms
-from gauntlet.lab.record import CaseRecord, case_key
+from gauntlet.lab.case import measure, now_ms
+from gauntlet.model.case import Case
+from gauntlet.model.record import CaseRecord, case_key
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.registry import availability, start_server
 from gauntlet.suite.expand import Block, expand

@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gauntlet.lab.bottleneck import format_link, rate_held
-from gauntlet.lab.record import CaseRecord
-from gauntlet.lab.spread import spreads
+from gauntlet.analysis.bottleneck import format_link, rate_held
+from gauntlet.analysis.spread import spreads
+from gauntlet.model.record import CaseRecord
 from gauntlet.report.labels import case_label
 from gauntlet.units import format_bytes, format_count, format_duration_us
 

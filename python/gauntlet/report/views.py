@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from gauntlet.lab.qos import verdict
+from gauntlet.analysis.qos import verdict
 from gauntlet.report.points import GridPoint, Spread, point_names, spread
 from gauntlet.store import RunRow
 from gauntlet.units import format_bytes, format_count, format_duration_us

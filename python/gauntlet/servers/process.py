@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import psutil
 
 from gauntlet.errors import GauntletError
+from gauntlet.servers.pids import running, wait_gone
 
 if TYPE_CHECKING:
     from gauntlet.servers.premises import Premises
@@ -271,38 +272,6 @@ def stop_tree(
     wait_gone(alive, grace_s)
 
 
-def kill_all(pids: Iterable[int], timeout_s: float) -> None:
-    """SIGKILL each process still there (by pid, checked against reuse by psutil) and wait for them."""
-    alive = []
-    for pid in pids:
-        try:
-            process = psutil.Process(pid)
-            process.kill()
-            alive.append(process)
-        except psutil.NoSuchProcess:
-            pass
-    wait_gone(alive, timeout_s)
-
-
-def _running(proc: psutil.Process) -> bool:
-    """Alive and not a zombie (an orphan's zombie waits for init to reap it; it holds nothing)."""
-    try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
-def wait_gone(procs: Iterable[psutil.Process], timeout_s: float) -> list[psutil.Process]:
-    """Wait until none of `procs` runs or the timeout passes; return those still running."""
-    deadline = time.monotonic() + timeout_s
-    alive = list(procs)
-    while True:
-        alive = [p for p in alive if _running(p)]
-        if not alive or time.monotonic() >= deadline:
-            return alive
-        time.sleep(0.02)
-
-
 def listening_pids(port: int) -> list[int | None]:
     """Pids (None when not ours to see) of TCP sockets listening on `port`, any address."""
     return [
@@ -318,7 +287,7 @@ def leftovers(pids: Iterable[int], port: int) -> list[str]:
     for pid in pids:
         try:
             proc = psutil.Process(pid)
-            if _running(proc):
+            if running(proc):
                 problems.append(f"pid {pid} ({proc.name()}) is still running")
         except psutil.NoSuchProcess:
             pass

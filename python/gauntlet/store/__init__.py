@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 from gauntlet.store import db, read, write
 from gauntlet.store.read import CaseRow, RunRow
 

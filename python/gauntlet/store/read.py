@@ -37,7 +37,7 @@ class CaseRow:
     key: str
     repeat: int
     params: dict[str, Any]
-    #: ok, partial or error (see gauntlet.lab.record.CaseRecord.status).
+    #: ok, partial or error (see gauntlet.model.record.CaseRecord.status).
     status: str
     server_version: str | None
     config_text: str | None

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gauntlet import __version__
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 from gauntlet.store.db import transaction
 from gauntlet.store.figures import FIGURES, figures_of
 

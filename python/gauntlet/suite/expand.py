@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from gauntlet import engine
-from gauntlet.lab import loadfile
-from gauntlet.lab.case import Case, Sessions
+from gauntlet.model import loadfile
+from gauntlet.model.case import Case, Sessions
 from gauntlet.servers.registry import server_keepalive
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.suite.model import WORKLOADS, Defaults, Group, ServerEntry, Suite

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from gauntlet.analysis.bottleneck import BANDWIDTH_BOUND, CLIENT_BOUND, ERROR_BOUND, RATE_NOT_HELD, SERVER_CPU_BOUND
 from gauntlet.cli.run import build_plan, plan_options
-from gauntlet.lab.bottleneck import BANDWIDTH_BOUND, CLIENT_BOUND, ERROR_BOUND, RATE_NOT_HELD, SERVER_CPU_BOUND
 from gauntlet.lab.case import measure as measure_case_record
 from gauntlet.lab.measure import Settings, measure_run
 from gauntlet.servers.base import ServerInstance

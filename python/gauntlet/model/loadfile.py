@@ -13,6 +13,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from gauntlet.errors import GauntletError
 from gauntlet.yamlfile import Duration, duration_us, read_yaml, validate
 
+
 def _think(value: Any) -> dict[str, Any]:
     if isinstance(value, dict) and set(value) == {"uniform"}:
         low, high = (duration_us(v) for v in value["uniform"])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gauntlet.errors import GauntletError
-from gauntlet.lab.loadfile import load
+from gauntlet.model.loadfile import load
 
 GOOD = """\
 sessions:
