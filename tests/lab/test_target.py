@@ -8,6 +8,7 @@ import pytest
 
 from gauntlet import engine
 from gauntlet.lab.measure import Repeats, Settings, Target, measure_case
+from gauntlet.plan import Plan
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.servers.process import leftovers
@@ -56,7 +57,7 @@ def test_a_warm_up_runs_on_each_server_a_restart_starts() -> None:
         assert target.server is not None
         counted.append(server_stats(target.server)["requests"])
 
-    plan: engine.Plan = {"url": "", "connections": 2, "threads": 1, "requests": 300}
+    plan = Plan(url="", connections=2, threads=1, requests=300)
     settings = Settings(repeats=2, restart_between=True, warmup_requests=200)
     with Target(start=start_builtin, path="/webtest.html") as target:
         measure_case(plan, target, settings, on_measured=measured, run_plan=recording)

@@ -44,6 +44,7 @@ def calibrate_command(
     out, err = Console(), Console(stderr=True)
     environment = host.snapshot_after_load()
     with _target(url, threads, err) as (target_url, server_pids):
+        # Every tool gets the same threads, and wrk refuses more threads than connections.
         load = calibrate.Load(target_url, connections, min(threads, connections), duration_s)
 
         def show(sample: calibrate.Sample) -> None:

@@ -50,7 +50,7 @@ def capacity_command(
         def probe(users: int) -> bool:
             with ProgressLine(err, None, load.measure) as progress:
                 measured = measure_run(
-                    load.with_users(users).plan(target.url), target.server, DEFAULT_SETTINGS, progress.update, run_plan
+                    load.with_users(users).to_plan(target.url), target.server, DEFAULT_SETTINGS, progress.update, run_plan
                 )
             verdict = qos.verdict(measured.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
             probes.append({"users": users, "valid": verdict.valid, "result": measured.result})

@@ -70,7 +70,7 @@ def _prepare(store: Store, suite: str | None, resume: int | None, quick: bool, s
     prepared = lab_suite.prepare(loaded, lab_suite.new_options(loaded, asked, repeat, restart_between), {})
     run_id = store.begin_run(
         suite=loaded.suite.name, suite_text=loaded.text, options=prepared.options, environment=snapshot(),
-        planned_cases=prepared.plan.total(),
+        planned_cases=prepared.agenda.total(),
     )
     return run_id, prepared
 
@@ -99,13 +99,13 @@ def run_command(
         run_id, prepared = _prepare(store, suite, resume, quick, servers, repeat, restart_between)
         for line in prepared.skipped:
             err.print(f"[yellow]{escape(line)}[/yellow]")
-        total = prepared.plan.total()
+        total = prepared.agenda.total()
         variant = " (quick)" if prepared.options["quick"] else ""
         err.print(f"run {run_id}: {prepared.loaded.suite.name}{variant}, {total} cases on {', '.join(prepared.kinds)}, stored in {db}")
         status = "failed"
         try:
             with SuiteProgress(err, total) as display, load_runner(agents, scheduler) as run_plan:
-                SuiteRunner(prepared.plan, StoreSink(store, run_id, display), run_plan).run()
+                SuiteRunner(prepared.agenda, StoreSink(store, run_id, display), run_plan).run()
             status = "complete"
         except (Interrupted, KeyboardInterrupt):
             status = "interrupted"

@@ -14,9 +14,11 @@ from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
-from gauntlet.cli.run import EXIT_INTERRUPTED, build_plan, plan_options, target_url, write_json
+from gauntlet.cli.load_options import LoadOptions
+from gauntlet.cli.run import EXIT_INTERRUPTED, target_url, write_json
 from gauntlet.lab.measure import Settings
 from gauntlet.lab.sweep import Sweep, concurrency_levels, offered_rates, run_sweep
+from gauntlet.plan import DEFAULT_THREADS, Plan
 from gauntlet.report.tables import sweep_header, sweep_row
 
 app = typer.Typer(help="One measurement per concurrency level or per offered rate.", no_args_is_help=True)
@@ -27,7 +29,7 @@ JsonPath = Annotated[Path | None, typer.Option("--json", help="Every step's resu
 
 
 def run_steps(
-    kind: str, url: str | None, plans: Sequence[tuple[float, dict]], threads: int, json_path: Path | None, settings: Settings,
+    kind: str, url: str | None, plans: Sequence[tuple[float, Plan]], threads: int, json_path: Path | None, settings: Settings,
     agents: int | None, scheduler: str | None,
 ) -> int:
     out, err = Console(), Console(stderr=True)
@@ -58,9 +60,9 @@ def concurrency_command(
     levels: Annotated[str, typer.Option("--levels", help="1,10,100,... or 200..4000:200")] = "1,10,100,250,500,1000",
     requests: Annotated[str | None, typer.Option("-n", "--requests", help="Requests per level")] = None,
     duration: Annotated[str | None, typer.Option("-d", "--duration", help="Time per level (default 10s)")] = None,
-    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout")] = "15s",
+    timeout: Annotated[str | None, typer.Option("--timeout", help="Per-request timeout (default 15s)")] = None,
     no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
-    threads: Threads = 2,
+    threads: Threads = DEFAULT_THREADS,
     json_path: JsonPath = None,
     repeat: measuring.Repeat = 1,
     restart_between: measuring.RestartBetween = False,
@@ -71,9 +73,8 @@ def concurrency_command(
     scheduler: Scheduler = None,
 ) -> int:
     """Throughput, latency and failed/timed-out shares at each concurrency level (ab-style)."""
-    options = dict(requests=requests, duration=duration, timeout=timeout, no_keepalive=no_keepalive)
     plans = [
-        (level, build_plan("", plan_options(connections=level, threads=min(threads, level), **options)))
+        (level, LoadOptions(level, threads, requests, duration, timeout=timeout, no_keepalive=no_keepalive).plan(""))
         for level in concurrency_levels(levels)
     ]
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
@@ -91,8 +92,8 @@ def rate_command(
     ] = None,
     duration: Annotated[str, typer.Option("-d", "--duration", help="Time per rate")] = "10s",
     connections: Annotated[int, typer.Option("-c", "--connections", help="Connections available")] = 100,
-    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout")] = "15s",
-    threads: Threads = 2,
+    timeout: Annotated[str | None, typer.Option("--timeout", help="Per-request timeout (default 15s)")] = None,
+    threads: Threads = DEFAULT_THREADS,
     json_path: JsonPath = None,
     repeat: measuring.Repeat = 1,
     restart_between: measuring.RestartBetween = False,
@@ -103,10 +104,10 @@ def rate_command(
     scheduler: Scheduler = None,
 ) -> int:
     """Replies/s, latency and errors at each offered rate (httperf/autobench-style)."""
-    options = dict(
-        duration=duration, timeout=timeout, connections=connections, threads=threads,
-        calls_per_connection=calls_per_connection,
-    )
-    plans = [(rate, build_plan("", plan_options(rate=rate, **options))) for rate in offered_rates(low, high, step)]
+    plans = [
+        (rate, LoadOptions(connections, threads, duration=duration, rate_per_s=rate, calls_per_connection=calls_per_connection,
+                           timeout=timeout).plan(""))
+        for rate in offered_rates(low, high, step)
+    ]
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
     return run_steps("rate", url, plans, threads, json_path, settings, agents, scheduler)

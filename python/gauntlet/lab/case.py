@@ -14,6 +14,7 @@ from gauntlet.errors import GauntletError
 from gauntlet.lab.measure import DEFAULT_SETTINGS, Settings, measure_run
 from gauntlet.model.record import CaseRecord
 from gauntlet.servers.base import ServerInstance
+from gauntlet.plan import Plan
 
 
 @dataclass
@@ -27,7 +28,7 @@ def now_ms() -> int:
 
 
 def measure(
-    plan: engine.Plan,
+    plan: Plan,
     server: ServerInstance | None,
     params: dict[str, Any],
     *,

@@ -15,6 +15,7 @@ from typing import Any
 from gauntlet import engine
 from gauntlet.errors import GauntletError
 from gauntlet.lab.measure import Repeats, Settings, Target, measure_case
+from gauntlet.plan import Plan
 
 SWEEP_SCHEMA = "gauntlet.sweep-result/1"
 
@@ -56,7 +57,7 @@ class Sweep:
 
 def run_sweep(
     kind: str,
-    plans: Iterable[tuple[float, engine.Plan]],
+    plans: Iterable[tuple[float, Plan]],
     target: Target,
     settings: Settings,
     on_step: Callable[[Sweep], None],

@@ -3,9 +3,10 @@ request path, and the load (an engine plan without its URL, or sessions from a l
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gauntlet.plan import Plan
 from gauntlet.servers.spec import ServerSpec
 
 if TYPE_CHECKING:
@@ -31,5 +32,5 @@ class Case:
     server: ServerSpec
     path: str
     params: dict[str, Any]
-    plan: dict[str, Any] = field(default_factory=dict)
+    plan: Plan | None = None
     sessions: Sessions | None = None
