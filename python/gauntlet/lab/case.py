@@ -1,4 +1,4 @@
-"""Measuring one case: a load plan run against a running server, with the server's process tree
+"""Measuring one case: a load plan run against a running server, with the server's processes
 monitored while the load runs and the result's bottleneck labels (lab.measure.measure_run), handed
 back as a CaseRecord."""
 
