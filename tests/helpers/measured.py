@@ -1,5 +1,5 @@
 """Real cases for the store and report tests: short engine runs against the built-in server,
-measured and recorded by the suite's own `lab.case.measure` (the server's tree monitored)."""
+measured and recorded by the suite's own `lab.case.measure` (the server's processes monitored)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ from gauntlet.cli.load_options import LoadOptions
 from gauntlet.lab.case import measure
 from gauntlet.lab.suite import qos_summary
 from gauntlet.model import loadfile
-from gauntlet.model.case import Case, Sessions
 from gauntlet.model.record import CaseRecord
 from gauntlet.servers.base import ServerInstance
-from gauntlet.servers.spec import ServerSpec
 
 MEASURE_S = 0.3
 
@@ -52,6 +50,5 @@ def sessions_case(server: ServerInstance, load_path: Path, users: int, params: d
     params = {"server": "builtin", "protocol": server.scheme, "model": "sessions", "users": users, **params}
     record = measure(load.to_plan(server.url), server, params, server_version=__version__).record
     assert record.result is not None, record.error
-    case = Case(params.get("group", ""), ServerSpec("builtin"), "/", params, sessions=Sessions(load, users))
-    record.result["qos"] = qos_summary(case, record.result)
+    record.result["qos"] = qos_summary(load, record.result)
     return record

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from dataclasses import asdict
 import os
 import sys
 from collections.abc import Iterator
@@ -12,15 +13,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from gauntlet import engine, host
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.load_options import LoadOptions
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, store_path
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
-from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_case, measure_run
+from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_repeats, measure_run
+from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.report.agents import print_agents
 from gauntlet.report.tables import print_run, repeat_line, spread_table
 from gauntlet.servers.spec import ServerSpec
@@ -76,8 +80,16 @@ def write_json(path: Path, result: dict[str, Any]) -> None:
         raise GauntletError(f"cannot write {str(path)!r} ({err.strerror})", "Check the directory and its permissions") from None
 
 
-def run_sessions(load_path: Path, url: str | None, json_path: Path | None, run_plan: engine.Runner) -> int:
-    """Each iteration of the load file's sessions, with its pages and QoS verdict."""
+def announce_stored(console: Console, stored: StoredRun, db: Path | None) -> None:
+    if stored.run_id is not None and db is not None:
+        console.print(
+            Text(f"stored as run {stored.run_id} in {db} (gauntlet report --db {db} {stored.run_id})", style="dim"),
+            soft_wrap=True,
+        )
+
+
+def run_sessions(load_path: Path, url: str | None, json_path: Path | None, db: Path | None, run_plan: engine.Runner) -> int:
+    """Each iteration of the load file's sessions, with its pages and QoS verdict; each stored as a repeat."""
     from gauntlet.analysis import qos
     from gauntlet.model import loadfile
     from gauntlet.report.sessions import print_sessions
@@ -86,10 +98,15 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None, run_p
     out, err = Console(), Console(stderr=True)
     results: list[dict[str, Any]] = []
     valid = True
-    with target_url(url, 2, err) as target:
+    environment = host.snapshot_after_load()
+    options = {"load": str(load_path), "load_file": load.model_dump(mode="json")}
+    with StoredRun(db, "run", options, environment, load.iterations) as stored, target_url(url, DEFAULT_THREADS, err) as target:
+        params = command_params("run", url, None if url else ServerSpec("builtin", workers=DEFAULT_THREADS), "/",
+                                load.to_plan(target.url)) | {"load": load_path.name}
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
                 outcome = measure_run(load.to_plan(target.url), target.server, DEFAULT_SETTINGS, progress.update, run_plan)
+            stored.add_measurement(params, outcome, iteration, target.server)
             results.append(outcome.result)
             if json_path is not None:
                 write_json(json_path, results[0] if load.iterations == 1 else {"iterations": results})
@@ -101,7 +118,13 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None, run_p
             print_agents(out, outcome.result)
             print_sessions(out, outcome.result, verdict)
             if outcome.interrupted:
-                return EXIT_INTERRUPTED
+                stored.status = "interrupted"
+                break
+        else:
+            stored.status = "complete"
+    announce_stored(err, stored, db)
+    if stored.status == "interrupted":
+        return EXIT_INTERRUPTED
     return 0 if valid else EXIT_NO_SUCCESS
 
 
@@ -174,13 +197,16 @@ def run_command(
     error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
     agents: Agents = None,
     scheduler: Scheduler = None,
+    db: DbOption = DEFAULT_DB_PATH,
+    no_store: NoStoreOption = False,
 ) -> int:
-    """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load)."""
+    """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load); the
+    result is stored in the results database (--db) and written as JSON with --json."""
     if json_path is not None:
         check_json_destination(json_path)
     if load is not None:
         with load_runner(agents, scheduler) as run_plan:
-            return run_sessions(load, url, json_path, run_plan)
+            return run_sessions(load, url, json_path, store_path(db, no_store), run_plan)
     out = Console()
     err = Console(stderr=True)
     load_options = LoadOptions(
@@ -193,35 +219,43 @@ def run_command(
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
     environment = host.snapshot_after_load()
 
-    def measured(case: Repeats) -> None:
-        if json_path is not None:
-            write_json(json_path, run_json(case, environment()))
-        if repeat > 1:
-            out.print(repeat_line(len(case.measurements) - 1, repeat, case.results[-1]), highlight=False)
-
     server_settings: dict[str, Any] = {"workers": workers, "backend": backend, "backend_workers": backend_workers}
     spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads)
-    with load_runner(agents, scheduler) as run_plan, target_url(url, threads, err, spec, path) as target, ProgressLine(
-        err, plan.requests, plan.duration_us
-    ) as progress:
-        case = measure_case(plan, target, settings, progress.update, measured, run_plan)
-    if case.measurements:
-        print_run(out, case.median().result)
-        print_agents(out, case.median().result)
-    if len(case.measurements) > 1:
+    params = command_params("run", url, spec, path, plan)
+    options = {"plan": plan.engine_json(), "settings": asdict(settings)}
+
+    with StoredRun(store_path(db, no_store), "run", options, environment, repeat) as stored:
+
+        def measured(repeats: Repeats) -> None:
+            if json_path is not None:
+                write_json(json_path, run_json(repeats, environment()))
+            stored.add_measurement(params, repeats.measurements[-1], len(repeats.measurements) - 1, target.server)
+            if repeat > 1:
+                out.print(repeat_line(len(repeats.measurements) - 1, repeat, repeats.results[-1]), highlight=False)
+
+        with load_runner(agents, scheduler) as run_plan, target_url(url, threads, err, spec, path) as target, ProgressLine(
+            err, plan.requests, plan.duration_us
+        ) as progress:
+            repeats = measure_repeats(plan, target, settings, progress.update, measured, run_plan)
+        stored.status = "interrupted" if repeats.interrupted else "complete"
+    announce_stored(err, stored, store_path(db, no_store))
+    if repeats.measurements:
+        print_run(out, repeats.median().result)
+        print_agents(out, repeats.median().result)
+    if len(repeats.measurements) > 1:
         out.print("[dim]the repeat shown is the median by requests/s[/dim]")
-        out.print(spread_table(case.to_json()["spread"]))
-    if case.interrupted:
+        out.print(spread_table(repeats.to_json()["spread"]))
+    if repeats.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until Ctrl-C[/yellow]")
         return EXIT_INTERRUPTED
-    if not any(succeeded(result) for result in case.results):
+    if not any(succeeded(result) for result in repeats.results):
         print("gauntlet: no request succeeded (no 2xx or 3xx response); see the errors above", file=sys.stderr)
         return EXIT_NO_SUCCESS
     return 0
 
 
-def run_json(case: Repeats, environment: dict[str, Any]) -> dict[str, Any]:
+def run_json(repeats: Repeats, environment: dict[str, Any]) -> dict[str, Any]:
     """One repeat: its result as is; several: every repeat and their spread (gauntlet.repeat-result/1)."""
-    if len(case.measurements) == 1:
-        return {**case.results[0], "environment": environment}
-    return {"schema": REPEAT_SCHEMA, "environment": environment, **case.to_json()}
+    if len(repeats.measurements) == 1:
+        return {**repeats.results[0], "environment": environment}
+    return {"schema": REPEAT_SCHEMA, "environment": environment, **repeats.to_json()}

@@ -3,7 +3,7 @@
 monitor, the CPU window and the bottleneck labels in its result.
 
 `measure_run` is one engine run with its labels (suites call it through `lab.case.measure` for
-every case); `measure_case` adds the warm-up and the repeats for `gauntlet run` and `sweep`.
+every case); `measure_repeats` adds the warm-up and the repeats for `gauntlet run` and `sweep`.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ def measure_run(
     return Measurement(result, outcome.interrupted)
 
 
-def measure_case(
+def measure_repeats(
     plan: Plan,
     target: Target,
     settings: Settings,
@@ -163,22 +163,22 @@ def measure_case(
             "--restart-between restarts a server Gauntlet started, and this target is a URL",
             "Leave out the URL or the option",
         )
-    case = Repeats()
+    repeats = Repeats()
     for index in range(settings.repeats):
         restarted = index > 0 and settings.restart_between
         if restarted:
             target.restart()
         if (index == 0 or restarted) and settings.warmup_requests and warm_up(plan, target.url, settings.warmup_requests, run_plan):
-            case.interrupted = True
+            repeats.interrupted = True
             break
         measured = measure_run(plan.at(target.url), target.server, settings, on_progress, run_plan)
-        case.measurements.append(measured)
-        case.interrupted = measured.interrupted
+        repeats.measurements.append(measured)
+        repeats.interrupted = measured.interrupted
         if on_measured is not None:
-            on_measured(case)
-        if case.interrupted:
+            on_measured(repeats)
+        if repeats.interrupted:
             break
-    return case
+    return repeats
 
 
 def warm_up(plan: Plan, url: str, requests: int, run_plan: engine.Runner = engine.run) -> bool:

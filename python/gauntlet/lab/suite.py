@@ -17,7 +17,9 @@ from gauntlet import engine
 from gauntlet.analysis import capacity, qos
 from gauntlet.errors import GauntletError
 from gauntlet.lab.case import measure, now_ms
+from gauntlet.lab.stored import running_version
 from gauntlet.model.case import Case
+from gauntlet.model.loadfile import LoadFile
 from gauntlet.model.record import CaseRecord, case_key
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.registry import availability, start_server
@@ -45,10 +47,9 @@ def probe_params(case: Case, users: int) -> dict[str, Any]:
     return case.params | {"users": users}
 
 
-def qos_summary(case: Case, result: dict[str, Any]) -> dict[str, Any]:
+def qos_summary(load: LoadFile, result: dict[str, Any]) -> dict[str, Any]:
     """The load file's QoS verdict on a sessions result, as stored with it (`result["qos"]`)."""
-    assert case.sessions is not None
-    shares = case.sessions.load.qos
+    shares = load.qos
     verdict = qos.verdict(result["sessions"], shares.good_share, shares.good_or_tolerable_share)
     pages = {
         page.name: {"good_share": page.good_share, "good_or_tolerable_share": page.good_or_tolerable_share, "valid": page.valid}
@@ -163,19 +164,11 @@ class SuiteRunner:
         )
         record = measured.record
         if case.sessions is not None and record.result is not None:
-            record.result["qos"] = qos_summary(case, record.result)
+            record.result["qos"] = qos_summary(case.sessions.load, record.result)
         self._sink.case_done(record)
         if measured.interrupted:
             raise Interrupted
         return record.result
-
-
-def running_version(server: ServerInstance) -> str | None:
-    """The server's version, and its backend's when it has one: `1.22.1; php-fpm 8.2.36`."""
-    if server.version is None:
-        return None
-    backend = server.spec.backend
-    return server.version + (f"; {backend} {server.backend_version}" if backend and server.backend_version else "")
 
 
 def select_servers(suite_kinds: list[str], asked: list[str] | None) -> tuple[list[str], list[str]]:

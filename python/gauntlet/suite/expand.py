@@ -11,7 +11,7 @@ from typing import Any
 
 from gauntlet import engine
 from gauntlet.model import loadfile
-from gauntlet.model.case import Case, Sessions
+from gauntlet.model.case import Case, Sessions, plan_params, server_params
 from gauntlet.plan import Plan, WeightedPath
 from gauntlet.servers.registry import server_keepalive
 from gauntlet.servers.spec import ServerSpec
@@ -50,15 +50,6 @@ def server_specs(entry: ServerEntry, group: Group) -> Iterable[tuple[ServerSpec,
         yield spec, keepalive
 
 
-def server_params(spec: ServerSpec, keepalive: bool) -> dict[str, Any]:
-    """The server's part of a case's params, in the store's words; `keepalive` is the case's (the
-    client's), which a server without a switch for it does not show in its spec."""
-    params = {("server" if name == "kind" else name): value for name, value in spec.params().items()}
-    params["protocol"] = "https" if params.pop("tls", False) else "http"
-    params["keepalive"] = keepalive
-    return params
-
-
 def _pages(group: Group) -> list[tuple[str | None, str]]:
     """(workload id or None, path) pairs."""
     if group.workload is not None:
@@ -87,18 +78,6 @@ def _load_plan(group: Group, defaults: Defaults, point: dict[str, Any], keepaliv
     )
 
 
-def _load_params(plan: Plan, model: str) -> dict[str, Any]:
-    params: dict[str, Any] = {"model": model, "connections": plan.connections}
-    for name in ("rate_per_s", "calls_per_connection", "requests"):
-        if getattr(plan, name) is not None:
-            params[name] = getattr(plan, name)
-    if plan.duration_us is not None:
-        params["duration_s"] = plan.duration_us / 1e6
-    if plan.http_version not in (None, "1.1"):
-        params["http_version"] = plan.http_version
-    return params
-
-
 def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir: Path) -> Iterable[Case]:
     for spec, keepalive in server_specs(entry, group):
         base = {"group": group.name, **server_params(spec, keepalive)}
@@ -115,7 +94,7 @@ def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir:
             page = {"path": path} | ({"workload": workload} if workload else {})
             for point in _product(load_axes):
                 plan = _load_plan(group, defaults, point, keepalive, workload)
-                yield Case(group.name, spec, path, base | page | _load_params(plan, group.model), plan)
+                yield Case(group.name, spec, path, base | page | plan_params(plan, group.model), plan)
 
 
 def _session_cases(group: Group, spec: ServerSpec, base: dict[str, Any], suite_dir: Path) -> Iterable[Case]:
