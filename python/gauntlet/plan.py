@@ -121,6 +121,12 @@ class Plan(_Strict):
         return self.model_copy(update={"requests": requests, "duration_us": None, "warmup_us": None})
 
     def engine_json(self) -> dict[str, Any]:
-        """The plan as the engine reads it: what is unset is left out, so the engine's default applies."""
-        return self.model_dump(mode="json", exclude_none=True)
+        """The plan as the engine reads it: a field left None is left out, so the engine's default
+        applies. Inside TLS and sessions, what was not given is left out and what was given as None
+        stays null (those are the engine's optional fields, which it echoes as null)."""
+        found = self.model_dump(mode="json", exclude_none=True)
+        for name, part in (("tls", self.tls), ("sessions", self.sessions)):
+            if part is not None:
+                found[name] = part.model_dump(mode="json", exclude_unset=True)
+        return found
 

@@ -50,7 +50,9 @@ class LoadOptions:
         """TLS settings for an https URL; None leaves the engine's defaults (resumption on)."""
         if self.tls_version is None and self.cipher is None and not self.no_tls_resumption:
             return None
-        return TlsSettings(version=self.tls_version, cipher=self.cipher, resumption=False if self.no_tls_resumption else None)
+        if self.no_tls_resumption:
+            return TlsSettings(version=self.tls_version, cipher=self.cipher, resumption=False)
+        return TlsSettings(version=self.tls_version, cipher=self.cipher)
 
     def plan(self, url: str) -> Plan:
         if self.connections < 1 or self.threads < 1:
