@@ -93,3 +93,11 @@ def test_a_store_of_the_first_schema_learns_which_command_made_each_run(tmp_path
         assert [(run.suite, run.command) for run in store.runs()] == [("quick", "suite"), ("calibrate", "calibrate")]
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION >= 2
+
+
+def test_a_suite_with_no_store_reports_and_leaves_no_database(tmp_path: Path) -> None:
+    done = run_cli("suite", "run", "quick", "--quick", "--servers", "builtin", "--no-store", "-o", "r.html", timeout_s=300)
+    assert done.code == 0, done.stderr
+    assert "not stored (--no-store)" in done.stderr
+    assert (tmp_path / "r.html").stat().st_size > 0
+    assert not list(tmp_path.glob("*.db"))

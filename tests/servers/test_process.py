@@ -102,7 +102,7 @@ def test_wait_ready_reports_an_early_exit_with_the_log(tmp_path):
         )
 
 
-def test_stop_tree_kills_a_tree_that_ignores_sigterm(tmp_path):
+def test_stop_processes_kills_processes_that_ignore_sigterm(tmp_path):
     port = free_port()
     log = tmp_path / "log"
     proc = spawn([sys.executable, "-c", STUBBORN_SERVER, str(port)], cwd=tmp_path, log_path=log)
