@@ -8,13 +8,13 @@ import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from hypothesis import given
 
 from gauntlet import _engine
 from gauntlet.errors import GauntletError
-from gauntlet.lab import loadfile
+from gauntlet.model import loadfile
+from gauntlet.plan import Plan
 from gauntlet.suite.expand import expand
 from gauntlet.suite.load import load_suite
 from tests.fuzz.yaml_texts import write, yaml_texts
@@ -24,13 +24,13 @@ EXPANDED_CASES_MAX = 10_000
 URL = "http://127.0.0.1:1/"
 
 
-def engine_accepts(plan: dict[str, Any]) -> None:
+def engine_accepts(plan: Plan) -> None:
     """The engine parses and resolves the plan (nothing runs)."""
-    _engine.Run(json.dumps(plan))
+    _engine.Run(json.dumps(plan.engine_json()))
 
 
 def load_a_load_file(path: Path) -> None:
-    engine_accepts(loadfile.load(path).plan(URL))
+    engine_accepts(loadfile.load(path).to_plan(URL))
 
 
 def load_a_suite(path: Path) -> None:
@@ -39,10 +39,11 @@ def load_a_suite(path: Path) -> None:
         return
     for block in expand(suite, [entry.kind for entry in suite.servers], path.parent):
         for case in block.cases:
-            if case.sessions is None:
-                engine_accepts({"url": URL, **case.plan})
+            if case.plan is not None:
+                engine_accepts(case.plan.at(URL))
             else:
-                engine_accepts(case.sessions.load.with_users(case.sessions.users or case.sessions.capacity_start).plan(URL))
+                assert case.sessions is not None
+                engine_accepts(case.sessions.load.with_users(case.sessions.users or case.sessions.capacity_start).to_plan(URL))
 
 
 def only_model_or_one_line_error(loader: Callable[[Path], object], text: bytes) -> None:

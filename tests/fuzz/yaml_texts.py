@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from hypothesis import strategies as st
 
-from gauntlet.lab.loadfile import LOADS
+from gauntlet.model.loadfile import LOADS
 from gauntlet.suite.load import SHIPPED
 
 SHIPPED_FILES = {path.name: path.read_bytes() for directory in (LOADS, SHIPPED) for path in sorted(directory.glob("*.yaml"))}

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from gauntlet.errors import GauntletError
+from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
 from gauntlet.units import parse_count
 from gauntlet.yamlfile import SIZE_MAX, Count, Duration, PerSecond, Size, duration_us
 
@@ -207,12 +208,13 @@ class Group(_Strict):
 class Defaults(_Strict):
     """Load settings a group inherits when it does not give its own."""
 
-    connections: Size = 50
-    threads: Size = 2
+    connections: Size = DEFAULT_CONNECTIONS
+    threads: Size = DEFAULT_THREADS
     requests: Requests | None = None
     duration: PositiveDuration | None = None
-    warmup: Duration = 0
-    timeout: PositiveDuration = 15_000_000
+    warmup: Duration | None = None
+    #: None: the engine's default.
+    timeout: PositiveDuration | None = None
 
 
 class Suite(_Strict):
