@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::clock::monotonic_us;
 use crate::plan::Plan;
 use crate::schedule::session::PageResult;
 use crate::stats::error::ErrorKind;
@@ -25,6 +26,10 @@ pub struct RunResult {
     pub started_unix_ms: u64,
     /// Length of the measured interval.
     pub elapsed_us: u64,
+    /// Where the measured interval began and ended on CLOCK_MONOTONIC (Python's `time.monotonic`
+    /// in µs), so that a monitor can read the server over exactly the measured interval.
+    pub measured_from_monotonic_us: u64,
+    pub measured_to_monotonic_us: u64,
     pub threads: usize,
     pub connections: usize,
     /// Requests that ended, with a response or an error.
@@ -212,6 +217,8 @@ pub fn merge(
         stop_reason,
         started_unix_ms,
         elapsed_us,
+        measured_from_monotonic_us: monotonic_us(measure_start_us),
+        measured_to_monotonic_us: monotonic_us(measure_start_us + elapsed_us),
         threads: outcomes.len(),
         connections: plan.connections,
         requests: responses + errors_total,
