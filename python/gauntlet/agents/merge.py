@@ -8,6 +8,7 @@ run is marked partial; the others' figures are kept.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -166,6 +167,12 @@ def agent_entry(agent: AgentRun) -> dict[str, Any]:
     return entry
 
 
+def monotonic_us_of_unix_us(unix_us: int) -> int:
+    """A wall-clock instant (the agents' clocks agree with this one, checked before the run) on
+    this machine's time.monotonic clock, where its monitor reads the server."""
+    return unix_us - round((time.time() - time.monotonic()) * 1e6)
+
+
 def merge_results(plan: engine.Plan, start_at_unix_us: int, agents: list[AgentRun]) -> Result:
     """One result in the engine's format (run-result schema) for the whole plan, plus `agents`."""
     done = [a for a in agents if a.result is not None]
@@ -193,6 +200,8 @@ def merge_results(plan: engine.Plan, start_at_unix_us: int, agents: list[AgentRu
         "stop_reason": next(reason for reason in STOP_REASONS if any(r["stop_reason"] == reason for r in results)),
         "started_unix_ms": min(r["started_unix_ms"] for r in results),
         "elapsed_us": elapsed_us,
+        "measured_from_monotonic_us": monotonic_us_of_unix_us(min(starts_us)),
+        "measured_to_monotonic_us": monotonic_us_of_unix_us(min(starts_us) + elapsed_us),
         "threads": sum(r["threads"] for r in results),
         "connections": plan["connections"],
         **counts,

@@ -17,7 +17,7 @@ from gauntlet import engine
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE, Context, assess
 from gauntlet.analysis.spread import median_index, spreads
 from gauntlet.errors import GauntletError
-from gauntlet.lab.cpu_window import CpuWindow, client_use
+from gauntlet.lab.cpu_window import CpuWindow, client_use, with_cgroup_cpu
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
 
@@ -130,20 +130,36 @@ def measure_run(
     """One run of `plan`; `server` (when Gauntlet started it) is monitored. Its result gains
     `server` (then) and `bottleneck` (always)."""
     with CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
-        outcome = run_plan(plan, on_progress)
+
+        def measuring_began(_began_us: int) -> None:
+            window.begin()
+            if sampler is not None:
+                sampler.mark()
+
+        # The engine in this process says when measuring begins; agents' results say it afterwards.
+        if run_plan is engine.run:
+            outcome = engine.run(plan, on_progress, on_measuring=measuring_began)
+        else:
+            outcome = run_plan(plan, on_progress)
     result = outcome.result
-    if sampler is not None:
-        result["server"] = per_request(sampler.totals(), result["requests"])
+    totals = None if sampler is None else sampler.totals(measured_window_s(result))
+    if totals is not None:
+        result["server"] = per_request(totals, result["requests"])
     context = Context(
         window_s=window.window_s,
         idle_s_by_cpu=window.idle_s_by_cpu,
         client=client_use(result),
-        server=window.server_use(),
+        server=with_cgroup_cpu(window.server_use(), totals, window.window_s),
         link_bits_per_s=settings.link_bits_per_s,
         error_share_limit=settings.error_share_limit,
     )
     result["bottleneck"] = assess(result, context)
     return Measurement(result, outcome.interrupted)
+
+
+def measured_window_s(result: dict[str, Any]) -> tuple[float, float]:
+    """The engine's measured interval on time.monotonic's clock, in seconds."""
+    return result["measured_from_monotonic_us"] / 1e6, result["measured_to_monotonic_us"] / 1e6
 
 
 def measure_case(
