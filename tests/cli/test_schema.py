@@ -19,7 +19,7 @@ ROOT = Path(__file__).parents[2]
 SCHEMA = json.loads((ROOT / "python/gauntlet/schema/run-result-v1.json").read_text())
 RESULTS_DOC = (ROOT / "docs/results.md").read_text()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
-OPTIONAL_FIELDS = {"server", "agents", "bottleneck", "environment"}
+OPTIONAL_FIELDS = {"server", "agents", "bottleneck", "invariants", "environment"}
 
 SESSIONS_BY_USERS = """\
 sessions:
@@ -71,7 +71,7 @@ def test_the_schema_is_draft_2020_12_and_names_the_engines_version() -> None:
 
 def test_every_object_is_closed_and_requires_all_its_fields() -> None:
     """The CLI adds the optional fields: `server` when it started the server itself, `agents` when
-    agents ran the plan, `bottleneck` always, `environment` with --json."""
+    agents ran the plan, `bottleneck` and `invariants` always, `environment` with --json."""
     for where, node in object_schemas(SCHEMA):
         if where.endswith("/properties/properties") or where == "#/properties":
             continue
@@ -104,6 +104,7 @@ def test_docs_results_names_every_field_of_the_result_and_the_plan() -> None:
         *SCHEMA["$defs"]["second"]["properties"],
         *SCHEMA["$defs"]["latency_summary"]["properties"],
         *SCHEMA["properties"]["bottleneck"]["properties"],
+        *SCHEMA["properties"]["invariants"]["properties"],
         *SCHEMA["$defs"]["cpu_side"]["properties"],
         *SCHEMA["properties"]["environment"]["properties"],
     }

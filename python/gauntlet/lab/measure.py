@@ -9,14 +9,17 @@ every case); `measure_case` adds the warm-up and the repeats for `gauntlet run` 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
 from gauntlet import engine
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE, Context, assess
+from gauntlet.analysis.invariants import check_all
 from gauntlet.analysis.spread import median_index, spreads
 from gauntlet.errors import GauntletError
+from gauntlet.lab.access_log import LoggedRequests
 from gauntlet.lab.cpu_window import CpuWindow, client_use, with_cgroup_cpu
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
@@ -129,9 +132,11 @@ def measure_run(
 ) -> Measurement:
     """One run of `plan`; `server` (when Gauntlet started it) is monitored. Its result gains
     `server` (then) and `bottleneck` (always)."""
+    logged = LoggedRequests(server)
     with CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
 
         def measuring_began(_began_us: int) -> None:
+            logged.mark()
             window.begin()
             if sampler is not None:
                 sampler.mark()
@@ -154,6 +159,7 @@ def measure_run(
         error_share_limit=settings.error_share_limit,
     )
     result["bottleneck"] = assess(result, context)
+    result["invariants"] = check_all(result, os.cpu_count() or 1, logged.since_mark(result))
     return Measurement(result, outcome.interrupted)
 
 

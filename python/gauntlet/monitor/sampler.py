@@ -88,7 +88,8 @@ class ServerTotals:
     loopback_packets: int = 0
     loopback_bytes: int = 0
     load_1m: float = 0.0
-    #: Readings taken within the window (its edges included).
+    #: Readings that cover the window: one per edge read within EDGE_S of it, and those between
+    #: (every reading when totals() is given no window).
     samples: int = 0
     monitor_cpu_s: float = 0.0
 
@@ -252,8 +253,9 @@ class Sampler:
             totals.cpu_system_s = max(0.0, end.cpu_system_s - start.cpu_system_s)
             totals.minor_faults = max(0, round(end.minor_faults - start.minor_faults))
             totals.major_faults = max(0, round(end.major_faults - start.major_faults))
-            totals.samples = sum(1 for c in counters if from_s - EDGE_S <= c.at_s <= to_s + EDGE_S)
+            totals.samples = len(counters)
             if window is not None:
+                totals.samples = readings_over(counters, from_s, to_s)
                 self._window_switches(totals, from_s, to_s)
         if self._system_first is not None:
             before, after = self._system_first, sample_system()
@@ -282,6 +284,13 @@ class Counters:
 
 #: A reading this close to a window's edge counts as taken at it.
 EDGE_S = 0.1
+
+
+def readings_over(counters: list[Counters], from_s: float, to_s: float) -> int:
+    """Readings that cover the window: one at each edge (within EDGE_S of it), each counted
+    once, and those between them."""
+    at_edges = sum(any(abs(c.at_s - edge_s) <= EDGE_S for c in counters) for edge_s in (from_s, to_s))
+    return at_edges + sum(1 for c in counters if from_s + EDGE_S < c.at_s < to_s - EDGE_S)
 
 
 def interpolate(counters: list[Counters], at_s: float) -> Counters:
