@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.run import EXIT_INTERRUPTED, target_url, write_json
+from gauntlet.report.output import console
 
 if TYPE_CHECKING:
     from gauntlet.analysis.capacity import Capacity
@@ -37,7 +37,7 @@ def capacity_command(
     from gauntlet.report.sessions import capacity_line, probe_line
 
     load = loadfile.load(load_path)
-    out, err = Console(), Console(stderr=True)
+    out, err = console(), console(stderr=True)
     probes: list[dict[str, Any]] = []
 
     def save(found: Capacity | None) -> None:

@@ -23,6 +23,7 @@ from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
 from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_case, measure_run
 from gauntlet.report.agents import print_agents
+from gauntlet.report.output import console
 from gauntlet.report.tables import print_run, repeat_line, spread_table
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import parse_count, parse_duration_us
@@ -139,7 +140,7 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None, run_p
     from gauntlet.report.sessions import print_sessions
 
     load = loadfile.load(load_path)
-    out, err = Console(), Console(stderr=True)
+    out, err = console(), console(stderr=True)
     results: list[dict[str, Any]] = []
     valid = True
     with target_url(url, 2, err) as target:
@@ -241,8 +242,8 @@ def run_command(
             return run_sessions(load, url, json_path, run_plan)
     options = dict(locals())
     options["header"] = header or []
-    out = Console()
-    err = Console(stderr=True)
+    out = console()
+    err = console(stderr=True)
     plan = build_plan(url or "", options)
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
     environment = host.snapshot_after_load()

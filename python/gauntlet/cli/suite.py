@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from gauntlet import engine
@@ -15,6 +14,7 @@ from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
 from gauntlet.cli.progress import SuiteProgress
 from gauntlet.errors import GauntletError
 from gauntlet.model.record import CaseRecord
+from gauntlet.report.output import console
 
 if TYPE_CHECKING:
     from gauntlet.lab.suite import Prepared
@@ -94,7 +94,7 @@ def run_command(
     from gauntlet.report.tables import print_summary
     from gauntlet.store import Store
 
-    out, err = Console(), Console(stderr=True)
+    out, err = console(), console(stderr=True)
     with Store.open(db) as store:
         run_id, prepared = _prepare(store, suite, resume, quick, servers, repeat, restart_between)
         for line in prepared.skipped:
@@ -126,7 +126,7 @@ def list_command() -> int:
     """The shipped suites and the studies they reproduce."""
     from gauntlet.suite.load import load_suite, shipped_names
 
-    out = Console()
+    out = console()
     for name in shipped_names():
         out.print(f"[bold]{name:12}[/bold] {escape(load_suite(name).suite.description)}")
     return 0

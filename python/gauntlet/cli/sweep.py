@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from gauntlet import host
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
@@ -17,6 +16,7 @@ from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.run import EXIT_INTERRUPTED, build_plan, plan_options, target_url, write_json
 from gauntlet.lab.measure import Settings
 from gauntlet.lab.sweep import Sweep, concurrency_levels, offered_rates, run_sweep
+from gauntlet.report.output import console
 from gauntlet.report.tables import sweep_header, sweep_row
 
 app = typer.Typer(help="One measurement per concurrency level or per offered rate.", no_args_is_help=True)
@@ -30,7 +30,7 @@ def run_steps(
     kind: str, url: str | None, plans: Sequence[tuple[float, dict]], threads: int, json_path: Path | None, settings: Settings,
     agents: int | None, scheduler: str | None,
 ) -> int:
-    out, err = Console(), Console(stderr=True)
+    out, err = console(), console(stderr=True)
     printed = 0
     environment = host.snapshot_after_load()
 
