@@ -17,6 +17,7 @@ from rich.console import Console
 
 from gauntlet import engine, host
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
+from gauntlet.analysis.thresholds import crossings, parse_thresholds
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 DEFAULT_DURATION = "10s"
 DEFAULT_PATH = "/webtest.html"
 EXIT_NO_SUCCESS = 1
+EXIT_THRESHOLD_CROSSED = 1
 EXIT_INTERRUPTED = 130
 REPEAT_SCHEMA = "gauntlet.repeat-result/1"
 
@@ -231,10 +233,12 @@ def run_command(
     warmup_requests: measuring.WarmupRequests = None,
     link: measuring.Link = None,
     error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
+    fail_on: measuring.FailOn = None,
     agents: Agents = None,
     scheduler: Scheduler = None,
 ) -> int:
     """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load)."""
+    thresholds = parse_thresholds(fail_on)
     if json_path is not None:
         check_json_destination(json_path)
     if load is not None:
@@ -266,12 +270,15 @@ def run_command(
         out.print("[dim]the repeat shown is the median by requests/s[/dim]")
         out.print(spread_table(case.to_json()["spread"]))
     if case.interrupted:
-        err.print("[yellow]interrupted: the figures cover what was measured until Ctrl-C[/yellow]")
+        err.print("[yellow]interrupted: the figures cover what was measured until it was stopped[/yellow]")
         return EXIT_INTERRUPTED
     if not any(succeeded(result) for result in case.results):
         print("gauntlet: no request succeeded (no 2xx or 3xx response); see the errors above", file=sys.stderr)
         return EXIT_NO_SUCCESS
-    return 0
+    crossed = crossings(thresholds, case.results)
+    for why in crossed:
+        print(f"gauntlet: failed --fail-on {why}", file=sys.stderr)
+    return EXIT_THRESHOLD_CROSSED if crossed else 0
 
 
 def run_json(case: Repeats, environment: dict[str, Any]) -> dict[str, Any]:

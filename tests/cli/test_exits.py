@@ -1,0 +1,94 @@
+"""Every exit has a result: SIGTERM and SIGHUP end a run as Ctrl-C does (partial figures printed and
+written, the server Gauntlet started stopped), and --fail-on thresholds set the exit code, the
+default failing a run whose server died under it. Through the real CLI, in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from gauntlet.servers.base import ServerInstance
+from tests.conftest import require_available
+from gauntlet.servers.spec import ServerSpec
+from tests.helpers.builtin_stats import server_stats
+from tests.helpers.cli_process import Running, run_cli
+
+
+def started_by(cli: Running, name: str, timeout_s: float = 30.0) -> list[psutil.Process]:
+    """The processes named `name` below the CLI process, once there are some."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = [p for p in psutil.Process(cli.proc.pid).children(recursive=True) if p.name() == name]
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"no {name} process started by the CLI")
+
+
+def end_with(cli: Running, signum: int, timeout_s: float) -> tuple[int, str, str]:
+    cli.proc.send_signal(signum)
+    stdout, stderr = cli.proc.communicate(timeout=timeout_s)
+    return cli.proc.returncode, stdout, stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_signal_mid_run_keeps_the_partial_result(builtin_server: ServerInstance, tmp_path: Path, signum: int) -> None:
+    out = tmp_path / "partial.json"
+    with Running("run", f"{builtin_server.url}webtest.html", "-d", "30s", "-c", "2", "--json", out) as cli:
+        deadline = time.monotonic() + 20
+        while server_stats(builtin_server)["requests"] < 1_000 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        code, stdout, stderr = end_with(cli, signum, timeout_s=15)
+    assert code == 128 + signum, stderr
+    result = json.loads(out.read_text())
+    assert result["partial"] is True and result["responses"] > 0
+    assert f"{result['responses']:,}" in stdout, "the partial figures are printed"
+    assert "interrupted" in stderr and "Traceback" not in stderr
+
+
+def test_sigterm_stops_the_server_gauntlet_started(tmp_path: Path) -> None:
+    require_available(ServerSpec("nginx"))
+    out = tmp_path / "partial.json"
+    with Running("run", "--server", "nginx", "--workers", "2", "-d", "30s", "-c", "2", "--json", out) as cli:
+        nginx = started_by(cli, "nginx")
+        time.sleep(1.5)
+        code, _, stderr = end_with(cli, signal.SIGTERM, timeout_s=30)
+    assert code == 128 + signal.SIGTERM, stderr
+    assert json.loads(out.read_text())["server"]["cpu_us_per_request"] > 0
+    gone, alive = psutil.wait_procs(nginx, timeout=5)
+    assert not alive, f"left running: {alive}"
+
+
+def test_a_server_killed_mid_run_fails_the_default_threshold(tmp_path: Path) -> None:
+    """nginx killed after 1.5 s of 5: most requests fail to connect, and the run exits 1 saying why."""
+    require_available(ServerSpec("nginx"))
+    out = tmp_path / "died.json"
+    with Running("run", "--server", "nginx", "--workers", "2", "-d", "5s", "-c", "2", "--json", out) as cli:
+        nginx = started_by(cli, "nginx")
+        time.sleep(1.5)
+        for process in nginx:
+            process.kill()
+        stdout, stderr = cli.proc.communicate(timeout=60)
+    result = json.loads(out.read_text())
+    assert result["errors_total"] > result["responses"], "most of the run failed"
+    assert cli.proc.returncode == 1, stderr
+    assert "failed --fail-on errors>5%: " in stderr and "Traceback" not in stderr
+
+
+def test_a_latency_threshold_sets_the_exit_code(builtin_server: ServerInstance) -> None:
+    slow = f"{builtin_server.url}webtest.html?delay_ms=20"
+    crossed = run_cli("run", slow, "-n", "40", "-c", "2", "--fail-on", "p99>5ms")
+    assert crossed.code == 1 and "failed --fail-on p99>5ms: p99 was " in crossed.stderr, crossed.stderr
+    held = run_cli("run", slow, "-n", "40", "-c", "2", "--fail-on", "p99>2s", "--fail-on", "errors>0%")
+    assert held.code == 0, held.stderr
+
+
+def test_a_threshold_that_cannot_be_read_is_a_one_line_error(builtin_server: ServerInstance) -> None:
+    done = run_cli("run", f"{builtin_server.url}webtest.html", "-n", "10", "--fail-on", "p99>soon")
+    assert done.code == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "--fail-on 'p99>soon'" in done.stderr and "Traceback" not in done.stderr
