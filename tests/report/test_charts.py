@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gauntlet.report import charts, views
-from gauntlet.report.points import GridPoint, grid_points
+from gauntlet.report.points import DEFAULT_NOISE, GridPoint, grid_points
 from gauntlet.store import CaseRow, Store
 
 
@@ -53,7 +53,9 @@ def test_keepalive_and_https_pairs(study: list[CaseRow]) -> None:
     plain, tls = https["data"]
     rate = {c.params["protocol"]: c.figures["requests_per_s"] for c in in_group(study, "https")}
     assert (plain["y"], tls["y"]) == ([rate["http"]], [rate["https"]])
-    assert tls["text"] == [f"{(rate['https'] - rate['http']) / rate['http']:+.0%}"]
+    change = (rate["https"] - rate["http"]) / rate["http"]
+    inside = " (inside the spread)" if abs(change) <= DEFAULT_NOISE else ""
+    assert tls["text"] == [f"{change:+.0%}{inside}"]
 
 
 
