@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import signal
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -51,29 +53,33 @@ def test_a_signal_mid_run_keeps_the_partial_result(builtin_server: ServerInstanc
     assert "interrupted" in stderr and "Traceback" not in stderr
 
 
-def test_sigterm_stops_the_server_gauntlet_started(tmp_path: Path) -> None:
+@contextmanager
+def nginx_under_load(duration: str, out: Path) -> Iterator[tuple[Running, list[psutil.Process]]]:
+    """`gauntlet run --server nginx` 1.5 s into its load, and the nginx processes it started."""
     require_available(ServerSpec("nginx"))
-    out = tmp_path / "partial.json"
-    with Running("run", "--server", "nginx", "--workers", "2", "-d", "30s", "-c", "2", "--json", out) as cli:
+    with Running("run", "--server", "nginx", "--workers", "2", "-d", duration, "-c", "2", "--json", out) as cli:
         nginx = started_by(cli, "nginx")
         time.sleep(1.5)
+        yield cli, nginx
+
+
+def test_sigterm_stops_the_server_gauntlet_started(tmp_path: Path) -> None:
+    out = tmp_path / "partial.json"
+    with nginx_under_load("30s", out) as (cli, nginx):
         code, _, stderr = end_with(cli, signal.SIGTERM, timeout_s=30)
     assert code == 128 + signal.SIGTERM, stderr
     assert json.loads(out.read_text())["server"]["cpu_us_per_request"] > 0
-    gone, alive = psutil.wait_procs(nginx, timeout=5)
+    _, alive = psutil.wait_procs(nginx, timeout=5)
     assert not alive, f"left running: {alive}"
 
 
 def test_a_server_killed_mid_run_fails_the_default_threshold(tmp_path: Path) -> None:
     """nginx killed after 1.5 s of 5: most requests fail to connect, and the run exits 1 saying why."""
-    require_available(ServerSpec("nginx"))
     out = tmp_path / "died.json"
-    with Running("run", "--server", "nginx", "--workers", "2", "-d", "5s", "-c", "2", "--json", out) as cli:
-        nginx = started_by(cli, "nginx")
-        time.sleep(1.5)
+    with nginx_under_load("5s", out) as (cli, nginx):
         for process in nginx:
             process.kill()
-        stdout, stderr = cli.proc.communicate(timeout=60)
+        _, stderr = cli.proc.communicate(timeout=60)
     result = json.loads(out.read_text())
     assert result["errors_total"] > result["responses"], "most of the run failed"
     assert cli.proc.returncode == 1, stderr
