@@ -17,15 +17,23 @@ import pytest
 from gauntlet.servers.base import ServerInstance
 from tests.conftest import require_available
 from gauntlet.servers.spec import ServerSpec
+from gauntlet.store import Store
 from tests.helpers.builtin_stats import server_stats
 from tests.helpers.cli_process import Running, run_cli
 
 
+def runs(process: psutil.Process, name: str) -> bool:
+    try:
+        return process.name() == name or process.cmdline()[1:4] == ["-m", "gauntlet", name]
+    except psutil.Error:
+        return False  # gone meanwhile
+
+
 def started_by(cli: Running, name: str, timeout_s: float = 30.0) -> list[psutil.Process]:
-    """The processes named `name` below the CLI process, once there are some."""
+    """The processes below the CLI process named `name` (or running `gauntlet NAME`), once there are some."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        found = [p for p in psutil.Process(cli.proc.pid).children(recursive=True) if p.name() == name]
+        found = [p for p in psutil.Process(cli.proc.pid).children(recursive=True) if runs(p, name)]
         if found:
             return found
         time.sleep(0.1)
@@ -98,3 +106,30 @@ def test_a_threshold_that_cannot_be_read_is_a_one_line_error(builtin_server: Ser
     done = run_cli("run", f"{builtin_server.url}webtest.html", "-n", "10", "--fail-on", "p99>soon")
     assert done.code == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "--fail-on 'p99>soon'" in done.stderr and "Traceback" not in done.stderr
+
+
+LONG_SUITE = """\
+name: long
+servers: [builtin]
+groups:
+  - name: static
+    path: /webtest.html
+    connections: 2
+    duration: 30s
+"""
+
+
+def test_sigterm_mid_suite_stores_the_partial_case_and_marks_the_run(tmp_path: Path) -> None:
+    suite, db = tmp_path / "long.yaml", tmp_path / "results.db"
+    suite.write_text(LONG_SUITE)
+    with Running("suite", "run", suite, "--db", db, "-o", tmp_path / "report.html") as cli:
+        started_by(cli, "serve")  # the built-in server, in its own process
+        time.sleep(2.0)
+        code, stdout, stderr = end_with(cli, signal.SIGTERM, timeout_s=60)
+    assert code == 128 + signal.SIGTERM, stderr
+    with Store.open(db, create=False) as store:
+        run = store.run(store.latest_run_id())
+        (case,) = store.cases([run.run_id])
+    assert run.status == "interrupted" and case.status == "partial"
+    assert case.result is not None and case.result["responses"] > 0
+    assert "interrupted" in stderr and "Traceback" not in stderr
