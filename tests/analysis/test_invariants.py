@@ -4,6 +4,7 @@ a breach is stored with its case and shown apart in the terminal summary."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import threading
 from pathlib import Path
@@ -11,14 +12,18 @@ from pathlib import Path
 from rich.console import Console
 
 from gauntlet import engine
-from gauntlet.analysis.invariants import CPU_BUDGET, MONITOR_SAMPLES, SERVER_LOG_COUNT, check_all, cpu_budget
+from gauntlet.analysis.invariants import (
+    CPU_BUDGET, MONITOR_SAMPLES, SERVER_LOG_COUNT, LoggedCount, check_all, cpu_budget,
+)
 from gauntlet.lab.case import measure
 from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
 from gauntlet.report.tables import print_summary
+from gauntlet.servers.spec import ServerSpec
 from gauntlet.store import Store
-from tests.conftest import Start
+from tests.conftest import Start, require_available
+from tests.helpers.cli_process import run_cli
 
 CORES = os.cpu_count() or 1
 
@@ -77,4 +82,13 @@ def test_a_second_client_breaks_the_server_log_count(server: Start) -> None:
         other.join()
     check = result["invariants"]["checks"][SERVER_LOG_COUNT]
     assert SERVER_LOG_COUNT in result["invariants"]["breaches"], check
-    assert check_all(result, CORES, result["responses"])["checks"][SERVER_LOG_COUNT]["held"] is True
+    assert check_all(result, CORES, LoggedCount(result["responses"], 0.0))["checks"][SERVER_LOG_COUNT]["held"] is True
+
+
+def test_gauntlet_run_prints_a_breach_and_writes_it_to_the_json(tmp_path: Path) -> None:
+    require_available(ServerSpec("nginx"))
+    out = tmp_path / "short.json"
+    done = run_cli("run", "--server", "nginx", "--workers", "2", "-n", "200", "-c", "2", "--json", out)
+    assert done.code == 0, done.stderr
+    assert json.loads(out.read_text())["invariants"]["breaches"] == [MONITOR_SAMPLES]
+    assert "breaks monitor-samples: " in done.stdout, done.stdout

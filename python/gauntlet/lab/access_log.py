@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from gauntlet.analysis.invariants import LoggedCount
 from gauntlet.servers.base import ServerInstance
 
 #: Servers write a log line after the response has left: the count waits this long to catch up.
@@ -21,15 +22,18 @@ class LoggedRequests:
     def __init__(self, server: ServerInstance | None) -> None:
         self._server = server if server is not None and server.access_log is not None else None
         self._mark_offset_bytes: int | None = None
+        self._late_s = 0.0
 
-    def mark(self) -> None:
+    def mark(self, began_us: int) -> None:
+        """Now: measuring began at `began_us` (time.monotonic µs)."""
         if self._server is not None and self._server.access_log is not None:
             try:
                 self._mark_offset_bytes = self._server.access_log.stat().st_size
             except FileNotFoundError:
                 self._mark_offset_bytes = 0
+            self._late_s = max(0.0, time.monotonic() - began_us / 1e6)
 
-    def since_mark(self, result: dict[str, Any]) -> int | None:
+    def since_mark(self, result: dict[str, Any]) -> LoggedCount | None:
         if self._server is None or self._server.access_log is None or self._mark_offset_bytes is None:
             return None
         deadline = time.monotonic() + CATCH_UP_S
@@ -39,5 +43,5 @@ class LoggedRequests:
                 log.seek(self._mark_offset_bytes)
                 lines = log.read().count(b"\n")
             if lines >= result["responses"] or time.monotonic() >= deadline:
-                return lines
+                return LoggedCount(lines, self._late_s)
             time.sleep(0.02)

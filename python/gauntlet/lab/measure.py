@@ -135,8 +135,8 @@ def measure_run(
     logged = LoggedRequests(server)
     with CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
 
-        def measuring_began(_began_us: int) -> None:
-            logged.mark()
+        def measuring_began(began_us: int) -> None:
+            logged.mark(began_us)
             window.begin()
             if sampler is not None:
                 sampler.mark()
