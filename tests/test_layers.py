@@ -21,8 +21,8 @@ ROOT = "gauntlet"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # the base: errors, units, the engine's wrapper
     (ROOT, "gauntlet._engine", "gauntlet.errors", "gauntlet.units", "gauntlet.yamlfile", "gauntlet.engine"),
-    # data types: what a case is, what it recorded, what a load file says
-    ("gauntlet.model", "gauntlet.servers.spec"),
+    # data types: the engine plan, what a case is, what it recorded, what a load file says
+    ("gauntlet.plan", "gauntlet.model", "gauntlet.servers.spec"),
     # analysis: pure functions of results
     ("gauntlet.analysis",),
     # the results store

@@ -16,6 +16,7 @@ from gauntlet import engine
 from gauntlet.agents.runner import AgentRunner
 from gauntlet.errors import GauntletError
 from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
+from gauntlet.plan import Plan
 from gauntlet.servers.base import ServerInstance
 from tests.agents.merging import VALIDATOR, merged_independently, recorded
 from tests.conftest import Start, missing_here
@@ -104,7 +105,7 @@ def test_the_monitor_reads_the_server_over_the_agents_measured_interval(agents3:
         missing_here("no cgroup for the server on this machine: nothing independent to compare with", "CI runs as root")
     agent_plan = plan(f"{instance.url}webtest.html", warmup_us=1_500_000, duration_us=1_500_000)
     with cgroup_readings(instance.cgroup) as readings:
-        result = measure_run(agent_plan, instance, DEFAULT_SETTINGS, run_plan=AgentRunner(agents3.client, 2)).result
+        result = measure_run(Plan(**agent_plan), instance, DEFAULT_SETTINGS, run_plan=AgentRunner(agents3.client, 2)).result
     from_s, to_s = result["measured_from_monotonic_us"] / 1e6, result["measured_to_monotonic_us"] / 1e6
     assert result["server"]["elapsed_s"] == pytest.approx(to_s - from_s) and to_s - from_s >= 1.5
     truth_s = cpu_at(readings, to_s) - cpu_at(readings, from_s)

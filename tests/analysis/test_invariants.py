@@ -19,6 +19,7 @@ from gauntlet.lab.case import measure
 from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
+from gauntlet.plan import Plan
 from gauntlet.report.tables import print_summary
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.store import Store
@@ -30,7 +31,7 @@ CORES = os.cpu_count() or 1
 
 def test_a_sound_case_holds_every_invariant(server: Start) -> None:
     instance = server("nginx", workers=2, access_log=True)
-    plan = {"url": f"{instance.url}webtest.html", "connections": 8, "threads": 1, "warmup_us": 500_000, "duration_us": 1_500_000}
+    plan = Plan(url=f"{instance.url}webtest.html", connections=8, threads=1, warmup_us=500_000, duration_us=1_500_000)
     result = measure_run(plan, instance, DEFAULT_SETTINGS).result
     checks = result["invariants"]["checks"]
     assert result["invariants"]["breaches"] == [], checks
@@ -55,7 +56,7 @@ def test_a_window_that_counts_the_warm_up_breaks_the_cpu_budget(server: Start) -
 
 def test_a_short_case_breaks_the_monitor_samples_and_is_stored_and_shown_apart(server: Start, tmp_path: Path) -> None:
     instance = server("nginx", workers=2)
-    plan = {"url": f"{instance.url}webtest.html", "connections": 2, "threads": 1, "requests": 200}
+    plan = Plan(url=f"{instance.url}webtest.html", connections=2, threads=1, requests=200)
     record = measure(plan, instance, {"server": "nginx", "case": "short"}).record
     assert record.result is not None
     assert record.breaches == [MONITOR_SAMPLES], record.result["invariants"]
@@ -73,7 +74,7 @@ def test_a_short_case_breaks_the_monitor_samples_and_is_stored_and_shown_apart(s
 def test_a_second_client_breaks_the_server_log_count(server: Start) -> None:
     instance = server("nginx", workers=2, access_log=True)
     url = f"{instance.url}webtest.html"
-    measured_plan = {"url": url, "connections": 4, "threads": 1, "warmup_us": 300_000, "duration_us": 1_000_000}
+    measured_plan = Plan(url=url, connections=4, threads=1, warmup_us=300_000, duration_us=1_000_000)
     other = threading.Thread(target=engine.run, args=({"url": url, "connections": 4, "threads": 1, "duration_us": 2_000_000},))
     other.start()
     try:

@@ -40,12 +40,6 @@ def started_by(cli: Running, name: str, timeout_s: float = 30.0) -> list[psutil.
     raise AssertionError(f"no {name} process started by the CLI")
 
 
-def end_with(cli: Running, signum: int, timeout_s: float) -> tuple[int, str, str]:
-    cli.proc.send_signal(signum)
-    stdout, stderr = cli.proc.communicate(timeout=timeout_s)
-    return cli.proc.returncode, stdout, stderr
-
-
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_signal_mid_run_keeps_the_partial_result(builtin_server: ServerInstance, tmp_path: Path, signum: int) -> None:
     out = tmp_path / "partial.json"
@@ -53,7 +47,8 @@ def test_a_signal_mid_run_keeps_the_partial_result(builtin_server: ServerInstanc
         deadline = time.monotonic() + 20
         while server_stats(builtin_server)["requests"] < 1_000 and time.monotonic() < deadline:
             time.sleep(0.05)
-        code, stdout, stderr = end_with(cli, signum, timeout_s=15)
+        done = cli.end_with(signum, timeout_s=15)
+        code, stdout, stderr = done.code, done.stdout, done.stderr
     assert code == 128 + signum, stderr
     result = json.loads(out.read_text())
     assert result["partial"] is True and result["responses"] > 0
@@ -74,7 +69,8 @@ def nginx_under_load(duration: str, out: Path) -> Iterator[tuple[Running, list[p
 def test_sigterm_stops_the_server_gauntlet_started(tmp_path: Path) -> None:
     out = tmp_path / "partial.json"
     with nginx_under_load("30s", out) as (cli, nginx):
-        code, _, stderr = end_with(cli, signal.SIGTERM, timeout_s=30)
+        done = cli.end_with(signal.SIGTERM, timeout_s=30)
+        code, stderr = done.code, done.stderr
     assert code == 128 + signal.SIGTERM, stderr
     assert json.loads(out.read_text())["server"]["cpu_us_per_request"] > 0
     _, alive = psutil.wait_procs(nginx, timeout=5)
@@ -87,10 +83,11 @@ def test_a_server_killed_mid_run_fails_the_default_threshold(tmp_path: Path) -> 
     with nginx_under_load("5s", out) as (cli, nginx):
         for process in nginx:
             process.kill()
-        _, stderr = cli.proc.communicate(timeout=60)
+        done = cli.wait(timeout_s=60)
+    stderr = done.stderr
     result = json.loads(out.read_text())
     assert result["errors_total"] > result["responses"], "most of the run failed"
-    assert cli.proc.returncode == 1, stderr
+    assert done.code == 1, stderr
     assert "failed --fail-on errors>5%: " in stderr and "Traceback" not in stderr
 
 
@@ -125,7 +122,8 @@ def test_sigterm_mid_suite_stores_the_partial_case_and_marks_the_run(tmp_path: P
     with Running("suite", "run", suite, "--db", db, "-o", tmp_path / "report.html") as cli:
         started_by(cli, "serve")  # the built-in server, in its own process
         time.sleep(2.0)
-        code, stdout, stderr = end_with(cli, signal.SIGTERM, timeout_s=60)
+        done = cli.end_with(signal.SIGTERM, timeout_s=60)
+        code, stderr = done.code, done.stderr
     assert code == 128 + signal.SIGTERM, stderr
     with Store.open(db, create=False) as store:
         run = store.run(store.latest_run_id())

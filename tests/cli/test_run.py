@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import re
 import time
+import urllib.request
 from pathlib import Path
 
 import jsonschema
 import psutil
 import pytest
 
-from gauntlet.cli.run import build_plan, plan_options
+from gauntlet.cli.load_options import LoadOptions
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.builtin_stats import server_stats
 from tests.helpers.cli_process import Running, run_cli
@@ -52,10 +53,21 @@ def test_without_a_url_the_builtin_server_is_started_and_stopped(tmp_path: Path)
     assert result["plan"]["url"].endswith("/webtest.html")
 
 
+def wait_for_requests(url: str, timeout_s: float = 30.0) -> None:
+    """Until the built-in server at `url` has answered a request: the load has begun, however slow the start."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{url}__gauntlet/stats", timeout=5) as response:
+            if json.load(response)["requests"] > 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"no request reached {url} in {timeout_s} s")
+
+
 def test_ctrl_c_returns_a_partial_result_within_two_seconds(builtin_server: ServerInstance, tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     with Running("run", builtin_server.url, "-d", "30s", "-c", "4", "--json", out) as running:
-        time.sleep(1.5)
+        wait_for_requests(builtin_server.url)
         done = running.interrupt_and_wait(timeout_s=10)
     assert done.elapsed_s < 2.0
     assert done.code == 130, done.stderr
@@ -70,7 +82,9 @@ def test_ctrl_c_returns_a_partial_result_within_two_seconds(builtin_server: Serv
 def test_ctrl_c_without_a_url_also_stops_the_builtin_server(tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     with Running("run", "-d", "30s", "-c", "4", "--json", out) as running:
-        time.sleep(1.5)
+        running.wait_for_stderr(r"builtin server on \S+ \(pid \d+\)", timeout_s=30)
+        (url,) = re.findall(r"builtin server on (\S+) ", "".join(running.stderr_lines))
+        wait_for_requests(url)
         done = running.interrupt_and_wait(timeout_s=10)
     assert done.elapsed_s < 2.0
     assert done.code == 130, done.stderr
@@ -84,7 +98,8 @@ def test_threads_beyond_connections_are_lowered_to_connections(builtin_server: S
     done = run_cli("run", f"{builtin_server.url}hello", "-n", "200", "-c", "2", "-t", "8", "--json", out)
     assert done.code == 0, done.stderr
     result = json.loads(out.read_text())
-    assert (result["threads"], result["connections"], result["plan"]["threads"]) == (2, 2, 2)
+    # The engine lowers them (plan.rs thread_count); the plan it echoes keeps what was asked.
+    assert (result["threads"], result["connections"], result["plan"]["threads"]) == (2, 2, 8)
     assert server_stats(builtin_server) == {"requests": 200, "connections_accepted": 2 + 1}
 
 
@@ -98,8 +113,8 @@ def test_threads_beyond_connections_are_lowered_to_connections(builtin_server: S
     ],
 )
 def test_without_n_or_d_the_run_lasts_10s_like_wrk(given: dict[str, str], requests: int | None, duration_us: int | None) -> None:
-    plan = build_plan("http://127.0.0.1:8080/", plan_options(**given))
-    assert (plan["requests"], plan["duration_us"]) == (requests, duration_us)
+    plan = LoadOptions(**given).plan("http://127.0.0.1:8080/")
+    assert (plan.requests, plan.duration_us) == (requests, duration_us)
 
 
 def test_fault_injection_is_measured(builtin_server: ServerInstance, tmp_path: Path) -> None:

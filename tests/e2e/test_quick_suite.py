@@ -31,8 +31,8 @@ def expected_keys(servers: list[str] | None = None) -> set[tuple[str, int]]:
     """(key, repeat) of every case the quick variant runs on the installed servers."""
     loaded = load_suite("quick", quick=True)
     prepared = prepare(loaded, new_options(loaded, servers, None, False), {})
-    cases = [case for block in prepared.plan.blocks for case in block.cases]
-    return {(case_key(case.params), repeat) for case in cases for repeat in range(prepared.plan.repeats)}
+    cases = [case for block in prepared.agenda.blocks for case in block.cases]
+    return {(case_key(case.params), repeat) for case in cases for repeat in range(prepared.agenda.repeats)}
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ timestamps, not the warm-up's as well."""
 from __future__ import annotations
 
 from gauntlet.lab.case import measure
+from gauntlet.plan import Plan
 from tests.conftest import Start, missing_here
 from tests.helpers.cgroup_readings import cgroup_readings, cpu_at
 
@@ -13,10 +14,7 @@ def test_a_case_with_a_long_warm_up_stores_the_measured_intervals_cpu(server: St
     instance = server("nginx", workers=2)
     if instance.cgroup is None:
         missing_here("no cgroup for the server on this machine: nothing independent to compare with", "CI runs as root")
-    plan = {
-        "url": f"{instance.url}webtest.html", "connections": 20, "threads": 1,
-        "warmup_us": 2_000_000, "duration_us": 2_000_000,
-    }
+    plan = Plan(url=f"{instance.url}webtest.html", connections=20, threads=1, warmup_us=2_000_000, duration_us=2_000_000)
     with cgroup_readings(instance.cgroup) as readings:
         measured = measure(plan, instance, {"server": "nginx"})
     result = measured.record.result

@@ -122,7 +122,7 @@ def test_runs_end_resume_and_know_their_done_cases(
 def interrupted_result(server: ServerInstance, tmp_path: Path) -> dict[str, object]:
     """A real partial result: `gauntlet run` cut short by Ctrl-C once the load has reached the server."""
     out = tmp_path / "partial.json"
-    with Running("run", f"{server.url}webtest.html", "-d", "30s", "-c", "2", "--json", out) as running:
+    with Running("run", f"{server.url}webtest.html", "-d", "30s", "-c", "2", "--json", out, "--no-store") as running:
         deadline = time.monotonic() + 20
         while server_stats(server)["requests"] == 0 and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -1,4 +1,4 @@
-"""Measuring one case: a load plan run against a running server, with the server's process tree
+"""Measuring one case: a load plan run against a running server, with the server's processes
 monitored while the load runs and the result's bottleneck labels (lab.measure.measure_run), handed
 back as a CaseRecord."""
 
@@ -14,6 +14,7 @@ from gauntlet.errors import GauntletError
 from gauntlet.lab.measure import DEFAULT_SETTINGS, Settings, measure_run
 from gauntlet.model.record import CaseRecord
 from gauntlet.servers.base import ServerInstance
+from gauntlet.plan import Plan
 
 
 @dataclass
@@ -27,7 +28,7 @@ def now_ms() -> int:
 
 
 def measure(
-    plan: engine.Plan,
+    plan: Plan,
     server: ServerInstance | None,
     params: dict[str, Any],
     *,

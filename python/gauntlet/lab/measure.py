@@ -3,7 +3,7 @@
 monitor, the CPU window and the bottleneck labels in its result.
 
 `measure_run` is one engine run with its labels (suites call it through `lab.case.measure` for
-every case); `measure_case` adds the warm-up and the repeats for `gauntlet run` and `sweep`.
+every case); `measure_repeats` adds the warm-up and the repeats for `gauntlet run` and `sweep`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from gauntlet.lab.access_log import LoggedRequests
 from gauntlet.lab.cpu_window import CpuWindow, client_use, with_cgroup_cpu
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
+from gauntlet.plan import Plan
 
 if TYPE_CHECKING:
     from gauntlet.servers.base import ServerInstance
@@ -124,7 +125,7 @@ class Target:
 
 
 def measure_run(
-    plan: engine.Plan,
+    plan: Plan,
     server: ServerInstance | None,
     settings: Settings,
     on_progress: Callable[[engine.Progress], None] | None = None,
@@ -143,9 +144,9 @@ def measure_run(
 
         # The engine in this process says when measuring begins; agents' results say it afterwards.
         if run_plan is engine.run:
-            outcome = engine.run(plan, on_progress, on_measuring=measuring_began)
+            outcome = engine.run(plan.engine_json(), on_progress, on_measuring=measuring_began)
         else:
-            outcome = run_plan(plan, on_progress)
+            outcome = run_plan(plan.engine_json(), on_progress)
     result = outcome.result
     totals = None if sampler is None else sampler.totals(measured_window_s(result))
     if totals is not None:
@@ -168,8 +169,8 @@ def measured_window_s(result: dict[str, Any]) -> tuple[float, float]:
     return result["measured_from_monotonic_us"] / 1e6, result["measured_to_monotonic_us"] / 1e6
 
 
-def measure_case(
-    plan: engine.Plan,
+def measure_repeats(
+    plan: Plan,
     target: Target,
     settings: Settings,
     on_progress: Callable[[engine.Progress], None] | None = None,
@@ -184,30 +185,29 @@ def measure_case(
             "--restart-between restarts a server Gauntlet started, and this target is a URL",
             "Leave out the URL or the option",
         )
-    case = Repeats()
+    repeats = Repeats()
     for index in range(settings.repeats):
         restarted = index > 0 and settings.restart_between
         if restarted:
             target.restart()
         if (index == 0 or restarted) and settings.warmup_requests and warm_up(plan, target.url, settings.warmup_requests, run_plan):
-            case.interrupted = True
+            repeats.interrupted = True
             break
-        measured = measure_run({**plan, "url": target.url}, target.server, settings, on_progress, run_plan)
-        case.measurements.append(measured)
-        case.interrupted = measured.interrupted
+        measured = measure_run(plan.at(target.url), target.server, settings, on_progress, run_plan)
+        repeats.measurements.append(measured)
+        repeats.interrupted = measured.interrupted
         if on_measured is not None:
-            on_measured(case)
-        if case.interrupted:
+            on_measured(repeats)
+        if repeats.interrupted:
             break
-    return case
+    return repeats
 
 
-def warm_up(plan: engine.Plan, url: str, requests: int, run_plan: engine.Runner = engine.run) -> bool:
+def warm_up(plan: Plan, url: str, requests: int, run_plan: engine.Runner = engine.run) -> bool:
     """Run `requests` requests of the plan and discard them; True when Ctrl-C cut it short."""
-    if plan.get("sessions") is not None:
+    if plan.sessions is not None:
         raise GauntletError("--warmup-requests does not apply to sessions", "Use the load file's warm-up window")
-    warmup_plan = {**plan, "url": url, "requests": requests, "duration_us": None, "warmup_us": 0}
-    return run_plan(warmup_plan, None).interrupted
+    return run_plan(plan.at(url).warm_up(requests).engine_json(), None).interrupted
 
 
 @contextlib.contextmanager

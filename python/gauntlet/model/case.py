@@ -3,9 +3,10 @@ request path, and the load (an engine plan without its URL, or sessions from a l
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gauntlet.plan import Plan
 from gauntlet.servers.spec import ServerSpec
 
 if TYPE_CHECKING:
@@ -31,5 +32,27 @@ class Case:
     server: ServerSpec
     path: str
     params: dict[str, Any]
-    plan: dict[str, Any] = field(default_factory=dict)
+    plan: Plan | None = None
     sessions: Sessions | None = None
+
+
+def server_params(spec: ServerSpec, keepalive: bool) -> dict[str, Any]:
+    """The server's part of a case's params, in the store's words; `keepalive` is the case's (the
+    client's), which a server without a switch for it does not show in its spec."""
+    params = {("server" if name == "kind" else name): value for name, value in spec.params().items()}
+    params["protocol"] = "https" if params.pop("tls", False) else "http"
+    params["keepalive"] = keepalive
+    return params
+
+
+def plan_params(plan: Plan, model: str) -> dict[str, Any]:
+    """The load's part of a case's params, in the store's words, under the plan's names."""
+    params: dict[str, Any] = {"model": model, "connections": plan.connections}
+    for name in ("rate_per_s", "calls_per_connection", "requests"):
+        if getattr(plan, name) is not None:
+            params[name] = getattr(plan, name)
+    if plan.duration_us is not None:
+        params["duration_s"] = plan.duration_us / 1e6
+    if plan.http_version not in (None, "1.1"):
+        params["http_version"] = plan.http_version
+    return params

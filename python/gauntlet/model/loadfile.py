@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from gauntlet.errors import GauntletError
+from gauntlet.plan import DEFAULT_THREADS, ArrivalPhase, Page, Plan, QosThresholds, SessionsPlan, SessionType, Think
 from gauntlet.yamlfile import Duration, duration_us, read_yaml, validate
 
 
@@ -27,7 +28,7 @@ def _think(value: Any) -> dict[str, Any]:
     return {"kind": "fixed", "mean_us": duration_us(value)}
 
 
-Think = Annotated[dict[str, Any], BeforeValidator(_think)]
+ThinkTime = Annotated[dict[str, Any], BeforeValidator(_think)]
 
 
 class _Strict(BaseModel):
@@ -44,7 +45,7 @@ class PageSpec(_Strict):
 class SessionSpec(_Strict):
     name: str = Field(min_length=1)
     weight: float = Field(default=1.0, gt=0)
-    think: Think = {"kind": "fixed", "mean_us": 0}
+    think: ThinkTime = {"kind": "fixed", "mean_us": 0}
     pages: list[PageSpec] = Field(min_length=1)
 
 
@@ -90,36 +91,34 @@ class LoadFile(_Strict):
     def with_users(self, users: int) -> LoadFile:
         return self.model_copy(update={"users": users})
 
-    def plan(self, url: str) -> dict[str, Any]:
+    def to_plan(self, url: str) -> Plan:
         """The engine plan: the sessions, the windows, and room for two connections per user."""
         qos = self.qos
-        users = self.users or self.max_users
-        return {
-            "url": url,
-            "connections": 2 * users,
-            "threads": min(2, users),
-            "warmup_us": self.ramp_up + self.warm_up,
-            "duration_us": self.measure,
-            "sessions": {
-                "types": [
-                    {"name": s.name, "weight": s.weight, "think": s.think, "pages": [p.model_dump() for p in s.pages]}
-                    for s in self.sessions
-                ],
-                "if_modified_since_share": self.if_modified_since,
-                "users": self.users,
-                "phases": None
-                if self.phases is None
-                else [{"users_per_s": p.users_per_s, "duration_us": p.duration} for p in self.phases],
-                "rampdown_us": self.ramp_down,
-                "qos": {
-                    "good_us": qos.good,
-                    "tolerable_us": qos.tolerable,
-                    "download_good_bytes_per_s": qos.download_good_bytes_per_s,
-                    "download_tolerable_bytes_per_s": qos.download_tolerable_bytes_per_s,
-                },
-                "seed": self.seed,
-            },
-        }
+        sessions = SessionsPlan(
+            types=[
+                SessionType(name=s.name, weight=s.weight, think=Think(**s.think), pages=[Page(**p.model_dump()) for p in s.pages])
+                for s in self.sessions
+            ],
+            if_modified_since_share=self.if_modified_since,
+            users=self.users,
+            phases=None if self.phases is None else [ArrivalPhase(users_per_s=p.users_per_s, duration_us=p.duration) for p in self.phases],
+            rampdown_us=self.ramp_down,
+            qos=QosThresholds(
+                good_us=qos.good,
+                tolerable_us=qos.tolerable,
+                download_good_bytes_per_s=qos.download_good_bytes_per_s,
+                download_tolerable_bytes_per_s=qos.download_tolerable_bytes_per_s,
+            ),
+            seed=self.seed,
+        )
+        return Plan(
+            url=url,
+            connections=2 * (self.users or self.max_users),
+            threads=DEFAULT_THREADS,
+            warmup_us=self.ramp_up + self.warm_up,
+            duration_us=self.measure,
+            sessions=sessions,
+        )
 
 
 LOADS = Path(__file__).parent / "loads"

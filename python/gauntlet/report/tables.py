@@ -214,9 +214,9 @@ def sweep_row(kind: str, step: Any) -> str:
         cells = [value, sent, rate, format_duration_us(latency["p50"]), format_duration_us(latency["p99"]),
                  format_count(result["errors_total"]), format_count(result["requests"])]
     suffix = "  (partial)" if result["partial"] else ""
-    if step.case is not None and len(step.case.measurements) > 1:
-        cv = spreads(step.case.results)["requests_per_s"]["cv"]
-        suffix += f"  {len(step.case.measurements)} repeats, req/s cv {'-' if cv is None else f'{cv:.1%}'}"
+    if step.repeats is not None and len(step.repeats.measurements) > 1:
+        cv = spreads(step.repeats.results)["requests_per_s"]["cv"]
+        suffix += f"  {len(step.repeats.measurements)} repeats, req/s cv {'-' if cv is None else f'{cv:.1%}'}"
     if "bottleneck" in result and result["bottleneck"]["labels"]:
         suffix += "  " + ", ".join(result["bottleneck"]["labels"])
     return _fixed(cells) + suffix

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from gauntlet.errors import GauntletError
+from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
 from gauntlet.units import parse_count
 from gauntlet.yamlfile import Duration, duration_us
 
@@ -187,12 +188,13 @@ class Group(_Strict):
 class Defaults(_Strict):
     """Load settings a group inherits when it does not give its own."""
 
-    connections: Positive = 50
-    threads: Positive = 2
+    connections: Positive = DEFAULT_CONNECTIONS
+    threads: Positive = DEFAULT_THREADS
     requests: Count | None = None
     duration: PositiveDuration | None = None
-    warmup: Duration = 0
-    timeout: PositiveDuration = 15_000_000
+    warmup: Duration | None = None
+    #: None: the engine's default.
+    timeout: PositiveDuration | None = None
 
 
 class Suite(_Strict):
