@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
+use crate::clock::monotonic_us_of_unix_us;
 use crate::plan::{Plan, PlanError};
 use crate::result::{
     first_stop_reason, page_result, per_second, sessions_result, ClientResult, RunResult, ScheduleResult,
@@ -137,6 +138,7 @@ pub fn merge_results(plan: &Plan, results: &[&RunResult]) -> Result<RunResult, P
     let earliest_us = starts_us.iter().copied().min().unwrap_or(0);
     let end_us = results.iter().zip(&starts_us).map(|(r, s)| s + r.elapsed_us).max().unwrap_or(0);
     let elapsed_us = end_us - earliest_us;
+    let measured_from_monotonic_us = monotonic_us_of_unix_us(earliest_us);
     let sum = |field: fn(&RunResult) -> u64| results.iter().map(|r| field(r)).sum::<u64>();
     let (histogram, histogram_encoded) = merged(results.iter().map(|r| &r.histogram))?;
     let (service, service_encoded) = merged(results.iter().map(|r| &r.service_histogram))?;
@@ -152,6 +154,8 @@ pub fn merge_results(plan: &Plan, results: &[&RunResult]) -> Result<RunResult, P
         stop_reason: first_stop_reason(results.iter().map(|r| r.stop_reason)),
         started_unix_ms: results.iter().map(|r| r.started_unix_ms).min().unwrap_or(0),
         elapsed_us,
+        measured_from_monotonic_us,
+        measured_to_monotonic_us: measured_from_monotonic_us + elapsed_us,
         threads: results.iter().map(|r| r.threads).sum(),
         connections: plan.connections,
         requests,

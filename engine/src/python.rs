@@ -77,6 +77,16 @@ impl Run {
         }
     }
 
+    /// Block (GIL released) until the measured interval begins; its start on CLOCK_MONOTONIC in
+    /// µs, or None if `timeout_s` passes first or the run is cancelled before it begins.
+    fn wait_measuring(&self, py: Python<'_>, timeout_s: f64) -> PyResult<Option<u64>> {
+        let Some(handle) = self.handle.get() else {
+            return Err(engine_error("the run has not started: call start() first"));
+        };
+        let timeout = Duration::from_secs_f64(timeout_s.max(0.0));
+        Ok(py.detach(|| handle.wait_measuring(timeout)))
+    }
+
     /// The result JSON if the run ends within `timeout_s`, else None.
     fn wait(&self, py: Python<'_>, timeout_s: f64) -> PyResult<Option<String>> {
         let Some(handle) = self.handle.get() else {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::agents::AgentFigures;
+use crate::clock::monotonic_us;
 use crate::plan::Plan;
 use crate::schedule::session::PageResult;
 use crate::stats::error::ErrorKind;
@@ -36,6 +37,12 @@ pub struct RunResult {
     pub started_unix_ms: u64,
     /// Length of the measured interval.
     pub elapsed_us: u64,
+    /// Where the measured interval began on CLOCK_MONOTONIC (Python's `time.monotonic` in µs), so
+    /// that a monitor can read the server over exactly the measured interval; with agents, the
+    /// merged interval on the merging machine's clock.
+    pub measured_from_monotonic_us: u64,
+    /// Where the measured interval ended on CLOCK_MONOTONIC (measured_from_monotonic_us + elapsed_us).
+    pub measured_to_monotonic_us: u64,
     /// Load threads used (at most connections).
     pub threads: usize,
     /// Connections the load kept (the closed loop's concurrency).
@@ -299,6 +306,8 @@ pub fn merge(
         stop_reason,
         started_unix_ms,
         elapsed_us,
+        measured_from_monotonic_us: monotonic_us(measure_start_us),
+        measured_to_monotonic_us: monotonic_us(measure_start_us + elapsed_us),
         threads: outcomes.len(),
         connections: plan.connections,
         requests: responses + errors_total,

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use crate::clock::now_us;
+use crate::clock::{monotonic_us, now_us, unix_now_us};
 use crate::conn::tls::{client_config, server_name};
 use crate::limits;
 use crate::plan::{Plan, PlanError};
@@ -36,10 +36,6 @@ pub struct RunHandle {
 
 /// The farthest ahead a plan's agreed start may be: further is a clock or a typing mistake.
 pub const MAX_START_DELAY_US: u64 = 60_000_000;
-
-fn unix_now_us() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
-}
 
 /// Refuse an agreed start too far ahead, before any thread is spawned.
 fn check_start_at(start_at_unix_us: Option<u64>) -> Result<(), PlanError> {
@@ -206,6 +202,28 @@ impl RunHandle {
             totals: Totals::sum(&self.shared.live),
             elapsed_us: now.saturating_sub(measure_start_us),
             measuring: now >= measure_start_us,
+        }
+    }
+
+    /// Block until the measured interval begins (after the agreed start and the warm-up) and
+    /// return its start on CLOCK_MONOTONIC in µs; None if `timeout` passes first or the run is
+    /// cancelled before it begins.
+    pub fn wait_measuring(&self, timeout: Duration) -> Option<u64> {
+        let deadline_us = now_us().saturating_add(timeout.as_micros() as u64);
+        loop {
+            let now = now_us();
+            let measure_start_us = match self.shared.start_us.load(Ordering::Acquire) {
+                NOT_STARTED => None,
+                start_us => Some(start_us + self.shared.warmup_us),
+            };
+            if let Some(start_us) = measure_start_us.filter(|&start_us| now >= start_us) {
+                return Some(monotonic_us(start_us));
+            }
+            if now >= deadline_us || self.shared.cancel.load(Ordering::Relaxed) {
+                return None;
+            }
+            let until_us = measure_start_us.unwrap_or(now + MAX_START_STEP_US).min(deadline_us);
+            thread::sleep(Duration::from_micros(until_us.saturating_sub(now).clamp(1, MAX_START_STEP_US)));
         }
     }
 

@@ -99,6 +99,10 @@ fn merged_shares_are_lossless() {
     let decoded: Vec<_> = results.iter().map(|r| decode(&r.histogram).unwrap()).collect();
     assert_eq!(decode(&merged.histogram).unwrap(), merge(&decoded), "the merge is every sample at once");
     assert_eq!(merged.latency_us.count, 1500);
+    // The merged interval on this machine's CLOCK_MONOTONIC, where the shares (run here) measured.
+    let earliest_from_us = results.iter().map(|r| r.measured_from_monotonic_us).min().unwrap();
+    assert!(merged.measured_from_monotonic_us.abs_diff(earliest_from_us) < 50_000, "{earliest_from_us} {merged:?}");
+    assert_eq!(merged.measured_to_monotonic_us - merged.measured_from_monotonic_us, merged.elapsed_us);
 
     let first_two = merge_results(&whole, &refs[..2]).unwrap();
     let in_two_steps = merge_results(&whole, &[&first_two, refs[2]]).unwrap();

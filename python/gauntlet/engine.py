@@ -28,15 +28,47 @@ Runner = Callable[[Plan, Callable[[Progress], None] | None], RunOutcome]
 
 
 def run(
-    plan: Plan, on_progress: Callable[[Progress], None] | None = None, stop: threading.Event | None = None
+    plan: Plan,
+    on_progress: Callable[[Progress], None] | None = None,
+    stop: threading.Event | None = None,
+    *,
+    on_measuring: Callable[[int], None] | None = None,
 ) -> RunOutcome:
     """Run a plan with the GIL released; Ctrl-C (or `stop` being set) cancels it and returns what
-    was measured."""
+    was measured. `on_measuring` is called, from another thread, the moment the measured interval
+    begins, with that instant on time.monotonic's clock in µs."""
     try:
         handle = _engine.Run(json.dumps(plan))
         handle.start()
     except _engine.EngineError as err:
         raise GauntletError.from_engine(str(err)) from None
+    ended = threading.Event()
+    teller = threading.Thread(target=_tell_measuring, args=(handle, ended, on_measuring), daemon=True)
+    if on_measuring is not None:
+        teller.start()
+    try:
+        return _wait(handle, on_progress, stop)
+    finally:
+        ended.set()
+        if on_measuring is not None:
+            teller.join()
+
+
+def wait_measuring(handle: _engine.Run, timeout_s: float) -> int | None:
+    """Block (GIL released) until the run's measured interval begins: its start in monotonic µs,
+    or None if `timeout_s` passes first or the run is cancelled before it begins."""
+    return handle.wait_measuring(timeout_s)
+
+
+def _tell_measuring(handle: _engine.Run, ended: threading.Event, on_measuring: Callable[[int], None]) -> None:
+    while not ended.is_set():
+        began_us = wait_measuring(handle, PROGRESS_INTERVAL_S)
+        if began_us is not None:
+            on_measuring(began_us)
+            return
+
+
+def _wait(handle: _engine.Run, on_progress: Callable[[Progress], None] | None, stop: threading.Event | None) -> RunOutcome:
     interrupted = False
     while True:
         try:

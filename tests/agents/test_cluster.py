@@ -15,9 +15,13 @@ import pytest
 from gauntlet import engine
 from gauntlet.agents.runner import AgentRunner
 from gauntlet.errors import GauntletError
+from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
+from gauntlet.plan import Plan
 from gauntlet.servers.base import ServerInstance
 from tests.agents.merging import VALIDATOR, merged_independently, recorded
+from tests.conftest import Start, missing_here
 from tests.helpers.builtin_stats import server_stats
+from tests.helpers.cgroup_readings import cgroup_readings, cpu_at
 
 
 def plan(url: str, **fields: Any) -> engine.Plan:
@@ -91,3 +95,20 @@ def test_an_unreachable_target_is_refused_before_any_load(agents3: AgentRunner) 
 def test_fewer_connections_than_agents_is_refused(agents3: AgentRunner) -> None:
     with pytest.raises(GauntletError, match="2 connections for 3 agents"):
         agents3(plan("http://127.0.0.1:1/", connections=2, requests=30))
+
+
+def test_the_monitor_reads_the_server_over_the_agents_measured_interval(agents3: AgentRunner, server: Start) -> None:
+    """The merged interval, on this machine's monotonic clock, bounds the server's figures: its
+    cgroup read by this test over the same instants agrees, the warm-up left out."""
+    instance = server("nginx", workers=2)
+    if instance.cgroup is None:
+        missing_here("no cgroup for the server on this machine: nothing independent to compare with", "CI runs as root")
+    agent_plan = plan(f"{instance.url}webtest.html", warmup_us=1_500_000, duration_us=1_500_000)
+    with cgroup_readings(instance.cgroup) as readings:
+        result = measure_run(Plan(**agent_plan), instance, DEFAULT_SETTINGS, run_plan=AgentRunner(agents3.client, 2)).result
+    from_s, to_s = result["measured_from_monotonic_us"] / 1e6, result["measured_to_monotonic_us"] / 1e6
+    assert result["server"]["elapsed_s"] == pytest.approx(to_s - from_s) and to_s - from_s >= 1.5
+    truth_s = cpu_at(readings, to_s) - cpu_at(readings, from_s)
+    stored_s = result["server"]["cpu_user_s"] + result["server"]["cpu_system_s"]
+    assert abs(stored_s - truth_s) <= 0.10 * truth_s, (stored_s, truth_s)
+    assert readings[-1][1] - readings[0][1] > 1.5 * truth_s, "the warm-up was busy too"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import urllib.request
 from pathlib import Path
 
 import jsonschema
@@ -53,10 +54,21 @@ def test_without_a_url_the_builtin_server_is_started_and_stopped(tmp_path: Path)
     assert result["plan"]["url"].endswith("/webtest.html")
 
 
+def wait_for_requests(url: str, timeout_s: float = 30.0) -> None:
+    """Until the built-in server at `url` has answered a request: the load has begun, however slow the start."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{url}__gauntlet/stats", timeout=5) as response:
+            if json.load(response)["requests"] > 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"no request reached {url} in {timeout_s} s")
+
+
 def test_ctrl_c_returns_a_partial_result_within_two_seconds(builtin_server: ServerInstance, tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     with Running("run", builtin_server.url, "-d", "30s", "-c", "4", "--json", out) as running:
-        time.sleep(1.5)
+        wait_for_requests(builtin_server.url)
         done = running.interrupt_and_wait(timeout_s=10)
     assert done.elapsed_s < 2.0
     assert done.code == 130, done.stderr
@@ -71,7 +83,9 @@ def test_ctrl_c_returns_a_partial_result_within_two_seconds(builtin_server: Serv
 def test_ctrl_c_without_a_url_also_stops_the_builtin_server(tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     with Running("run", "-d", "30s", "-c", "4", "--json", out) as running:
-        time.sleep(1.5)
+        running.wait_for_stderr(r"builtin server on \S+ \(pid \d+\)", timeout_s=30)
+        (url,) = re.findall(r"builtin server on (\S+) ", "".join(running.stderr_lines))
+        wait_for_requests(url)
         done = running.interrupt_and_wait(timeout_s=10)
     assert done.elapsed_s < 2.0
     assert done.code == 130, done.stderr

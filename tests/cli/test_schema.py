@@ -75,7 +75,7 @@ def test_the_schemas_are_draft_2020_12_and_name_the_engines_version() -> None:
 
 def test_every_object_is_closed_and_a_result_requires_all_its_fields() -> None:
     """The CLI adds the optional fields: `server` when it started the server itself, `agents` when
-    agents ran the plan, `bottleneck` always, `environment` with --json."""
+    agents ran the plan, `bottleneck` and `invariants` always, `environment` with --json."""
     for where, node in object_schemas(SCHEMA):
         optional = OPTIONAL_FIELDS if where == "#" else set()
         assert node.get("additionalProperties") is False, where
@@ -113,6 +113,7 @@ def test_docs_results_names_every_field_of_the_result_and_the_plan() -> None:
           for _, node in object_schemas(checked) for name in node["properties"]),
         *additions,
         *additions["bottleneck"]["properties"],
+        *additions["invariants"]["properties"],
         *ADDITIONS["$defs"]["cpu_side"]["properties"],
         *additions["environment"]["properties"],
     }

@@ -55,7 +55,7 @@ def test_csv_export_has_one_row_per_case_with_params_and_figures(study_db: tuple
         for name in FIGURES:
             value = case.figures.get(name)
             assert row[name] == ("" if value is None else str(value))
-        assert row["labels"] == "; ".join(case.labels)
+        assert row["labels"] == "; ".join(case.labels) and row["breaches"] == "; ".join(case.breaches)
 
 
 def test_cases_dataframe(study_db: tuple[Path, int], stored: list[CaseRow]) -> None:

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from gauntlet.report.compare import DEFAULT_NOISE, change, noise
+from gauntlet.report.compare import change, verdict
 from gauntlet.report.downsample import lttb
-from gauntlet.report.points import GridPoint, Spread, describe, point_names, spread, varying
+from gauntlet.report.points import DEFAULT_NOISE, GridPoint, Spread, describe, difference_text, noise, point_names, spread, varying
 
 
 @pytest.mark.parametrize(
@@ -114,3 +114,16 @@ def test_no_change_without_a_baseline() -> None:
     assert change("latency_p99_us", Spread(0, 0, 0, 1), Spread(1, 1, 1, 1)) is None
 
 
+
+
+def test_a_difference_inside_the_spread_is_said_to_be() -> None:
+    once = Spread(100, 100, 100, 1)
+    assert difference_text(once, Spread(120, 120, 120, 1)) == "+20% (inside the spread)"
+    assert difference_text(once, Spread(140, 140, 140, 1)) == "+40%"
+    repeated = Spread(100, 95, 105, 3)
+    assert difference_text(repeated, Spread(112, 110, 114, 3)) == "+12%", "beyond a 10 % range"
+    assert difference_text(repeated, Spread(92, 91, 93, 3)) == "-8% (inside the spread)"
+    changes = [change("requests_per_s", once, Spread(after, after, after, 1)) for after in (80, 60, 140)]
+    assert [verdict(c) for c in changes if c is not None] == [
+        "inside the spread", "REGRESSION", "better",
+    ]

@@ -47,6 +47,21 @@ def test_report_lists_runs_and_summarises_the_latest(study_db: tuple[Path, int],
     assert "Cases" in done.stdout and "QoS verdicts" in done.stdout and out.stat().st_size > 4_000_000
 
 
+def test_a_summary_piped_to_a_file_keeps_every_column_whole(study_db: tuple[Path, int], tmp_path: Path) -> None:
+    """Not a terminal: no 80-column squeeze, so each case's name and labels stay on one line."""
+    path, run_id = study_db
+    done = run_cli("report", "-o", tmp_path / "r.html", "--db", path, timeout_s=120)
+    assert done.code == 0, done.stderr
+    with Store.open(path, create=False) as store:
+        points = grid_points(store.cases([run_id]))
+    lines = done.stdout.splitlines()
+    labelled = [p for p in points if p.labels]
+    assert labelled, "the study has labelled cases"
+    for point in labelled:
+        assert any(", ".join(point.labels) in line for line in lines), (point.labels, done.stdout[:2000])
+    assert max(len(line) for line in lines) > 80
+
+
 def test_report_of_an_empty_database_says_so(tmp_path: Path) -> None:
     path = tmp_path / "results.db"
     Store.open(path).close()

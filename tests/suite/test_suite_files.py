@@ -153,3 +153,22 @@ def test_every_shipped_suite_loads_and_expands(name: str, quick: bool) -> None:
     kinds = [entry.kind for entry in loaded.suite.servers]
     blocks = expand(loaded.suite, kinds, loaded.path.parent)
     assert blocks and all(block.cases for block in blocks)
+
+
+#: A quick case is still a measurement: long enough for the monitor's readings (docs/metrics.md,
+#: Invariants) and for a rate that one burst cannot make.
+QUICK_MEASURED_US = 2_000_000
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_every_quick_case_is_bounded_by_at_least_2_s(name: str) -> None:
+    loaded = load_suite(name, quick=True)
+    cases = [case for block in expand(loaded.suite, [e.kind for e in loaded.suite.servers], loaded.path.parent) for case in block.cases]
+    for case in cases:
+        if case.plan is not None:
+            plan = case.plan
+        else:
+            assert case.sessions is not None
+            plan = case.sessions.load.to_plan("http://127.0.0.1:1/")
+        assert plan.requests is None, f"{case.group} is bounded by a count"
+        assert plan.duration_us is not None and plan.duration_us >= QUICK_MEASURED_US, case.group

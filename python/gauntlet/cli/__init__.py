@@ -12,7 +12,9 @@ import sys
 import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
-from gauntlet.cli import calibrate, capacity, compare, doctor, export, report, run, serve, servers, suite, sweep, workload
+from gauntlet.cli import (
+    calibrate, capacity, compare, doctor, export, report, run, serve, servers, signals, suite, sweep, workload,
+)
 from gauntlet.errors import GauntletError
 
 EXIT_USER_ERROR = 2
@@ -47,6 +49,7 @@ def fail(message: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     command = typer.main.get_command(app)
+    signals.end_like_ctrl_c()
     try:
         code = command.main(args=argv, prog_name="gauntlet", standalone_mode=False)
     except GauntletError as err:
@@ -59,9 +62,11 @@ def main(argv: list[str] | None = None) -> None:
         fail(f"{err.format_message().rstrip('.')}. Run '{where} --help' for the options")
     except (typer.Abort, KeyboardInterrupt):
         print("gauntlet: interrupted", file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(signals.interrupted_exit_code(EXIT_INTERRUPTED))
     except BrokenPipeError:
         # The reader of stdout went away (`gauntlet ... | head`): nothing left to say, and nowhere to say it.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(EXIT_BROKEN_PIPE)
+    if code == EXIT_INTERRUPTED:
+        code = signals.interrupted_exit_code(EXIT_INTERRUPTED)
     sys.exit(code if isinstance(code, int) else 0)

@@ -18,6 +18,7 @@ from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption
 from gauntlet.cli.run import DEFAULT_PATH, check_json_destination, write_json
 from gauntlet.errors import GauntletError
 from gauntlet.lab import calibrate
+from gauntlet.report.output import console
 from gauntlet.units import parse_duration_us
 
 CALIBRATION_SCHEMA = "gauntlet.calibration/1"
@@ -43,7 +44,7 @@ def calibrate_command(
             f"Install one: apt-get install {' '.join(calibrate.PEER_PACKAGES.values())}",
         )
     duration_s = max(1, round(parse_duration_us(duration, "--duration") / 1_000_000))
-    out, err = Console(), Console(stderr=True)
+    out, err = console(), console(stderr=True)
     environment = host.snapshot_after_load()
     with _target(url, threads, err) as (target_url, server_pids):
         # Every tool gets the same threads, and wrk refuses more threads than connections.

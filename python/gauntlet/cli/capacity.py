@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
@@ -14,6 +13,7 @@ from gauntlet import host
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, store_path
 from gauntlet.cli.run import EXIT_INTERRUPTED, announce_stored, target_url, write_json
 from gauntlet.plan import DEFAULT_THREADS
+from gauntlet.report.output import console
 from gauntlet.servers.spec import ServerSpec
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def capacity_command(
     from gauntlet.report.sessions import capacity_line, probe_line
 
     load = loadfile.load(load_path)
-    out, err = Console(), Console(stderr=True)
+    out, err = console(), console(stderr=True)
     probes: list[dict[str, Any]] = []
 
     def save(found: Capacity | None) -> None:

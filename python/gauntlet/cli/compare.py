@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
+from gauntlet.report.output import console
 
 EXIT_REGRESSION = 1
 
@@ -26,7 +26,7 @@ def compare_command(
     from gauntlet.report.tables import rich_table
     from gauntlet.store import Store
 
-    out, err = Console(), Console(stderr=True)
+    out, err = console(), console(stderr=True)
     with Store.open(db, create=False) as store:
         before, after = store.run(run_a), store.run(run_b)
         comparison = compare(store.cases([run_a]), store.cases([run_b]), before.environment, after.environment)

@@ -8,11 +8,11 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
 from gauntlet import doctor, host
 from gauntlet.cli.run import check_json_destination, write_json
+from gauntlet.report.output import console
 
 EXIT_FINDINGS = 1
 STATUS_STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red", "n/a": "dim"}
@@ -25,7 +25,7 @@ def doctor_command(
     """Check the limits the studies learned to tune: ulimit -n, somaxconn, ports, TIME_WAIT, governor, busy processes."""
     if json_path is not None:
         check_json_destination(json_path)
-    out = Console()
+    out = console()
     snapshot = host.snapshot()
     findings = doctor.checks(snapshot, connections, host.busy_now())
     table = Table(box=box.SIMPLE_HEAD, header_style="bold", title=f"For {connections:,} connections", title_justify="left")

@@ -24,6 +24,14 @@ ErrorShare = Annotated[
     float, typer.Option("--error-share", min=0.0, max=1.0, help="Flag error-bound above this failed share (0.01 = 1%)")
 ]
 
+FailOn = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-on",
+        help="Exit 1 when a repeat crosses this: errors>5%, p99>50ms, rate-not-held (repeatable; default errors>5%; none)",
+    ),
+]
+
 
 def settings(
     repeat: int, restart_between: bool, warmup_requests: str | None, link: str | None, error_share: float

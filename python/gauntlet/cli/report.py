@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
+from gauntlet.report.output import console
 
 DEFAULT_REPORT_PATH = Path("report.html")
 
@@ -26,7 +26,7 @@ def report_command(
     from gauntlet.report.views import run_line
     from gauntlet.store import Store
 
-    out = Console()
+    out = console()
     with Store.open(db, create=False) as store:
         if list_runs:
             for run in store.runs():
@@ -35,5 +35,5 @@ def report_command(
         run_ids = runs or [store.latest_run_id()]
         print_summary(out, store, *run_ids)
         write_report(store, run_ids, output)
-    Console(stderr=True).print(Text(f"report: {output}"))
+    console(stderr=True).print(Text(f"report: {output}"))
     return 0

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from gauntlet import engine, host
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
+from gauntlet.analysis.thresholds import crossings, parse_thresholds
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.load_options import LoadOptions
@@ -26,6 +27,7 @@ from gauntlet.errors import GauntletError
 from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_repeats, measure_run
 from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.report.agents import print_agents
+from gauntlet.report.output import console
 from gauntlet.report.tables import print_run, repeat_line, spread_table
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PATH = "/webtest.html"
 EXIT_NO_SUCCESS = 1
+EXIT_THRESHOLD_CROSSED = 1
 EXIT_INTERRUPTED = 130
 REPEAT_SCHEMA = "gauntlet.repeat-result/1"
 
@@ -95,7 +98,7 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None, db: P
     from gauntlet.report.sessions import print_sessions
 
     load = loadfile.load(load_path)
-    out, err = Console(), Console(stderr=True)
+    out, err = console(), console(stderr=True)
     results: list[dict[str, Any]] = []
     valid = True
     environment = host.snapshot_after_load()
@@ -195,6 +198,7 @@ def run_command(
     warmup_requests: measuring.WarmupRequests = None,
     link: measuring.Link = None,
     error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
+    fail_on: measuring.FailOn = None,
     agents: Agents = None,
     scheduler: Scheduler = None,
     db: DbOption = DEFAULT_DB_PATH,
@@ -202,13 +206,14 @@ def run_command(
 ) -> int:
     """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load); the
     result is stored in the results database (--db) and written as JSON with --json."""
+    thresholds = parse_thresholds(fail_on)
     if json_path is not None:
         check_json_destination(json_path)
     if load is not None:
         with load_runner(agents, scheduler) as run_plan:
             return run_sessions(load, url, json_path, store_path(db, no_store), run_plan)
-    out = Console()
-    err = Console(stderr=True)
+    out = console()
+    err = console(stderr=True)
     load_options = LoadOptions(
         connections=connections, threads=threads, requests=requests, duration=duration, rate_per_s=rate_per_s,
         no_keepalive=no_keepalive, calls_per_connection=calls_per_connection, http10=http10, tls_version=tls_version,
@@ -246,12 +251,15 @@ def run_command(
         out.print("[dim]the repeat shown is the median by requests/s[/dim]")
         out.print(spread_table(repeats.to_json()["spread"]))
     if repeats.interrupted:
-        err.print("[yellow]interrupted: the figures cover what was measured until Ctrl-C[/yellow]")
+        err.print("[yellow]interrupted: the figures cover what was measured until it was stopped[/yellow]")
         return EXIT_INTERRUPTED
     if not any(succeeded(result) for result in repeats.results):
         print("gauntlet: no request succeeded (no 2xx or 3xx response); see the outcomes above", file=sys.stderr)
         return EXIT_NO_SUCCESS
-    return 0
+    crossed = crossings(thresholds, repeats.results)
+    for why in crossed:
+        print(f"gauntlet: failed --fail-on {why}", file=sys.stderr)
+    return EXIT_THRESHOLD_CROSSED if crossed else 0
 
 
 def run_json(repeats: Repeats, environment: dict[str, Any]) -> dict[str, Any]:

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
+
+from gauntlet.report.output import console
 
 if TYPE_CHECKING:
     from gauntlet.servers.registry import Combination
@@ -79,13 +80,13 @@ def servers_command(
 
     versions = {name: (found.version, found.reason) for name, found in ((k, KINDS[k].availability()) for k in KINDS)}
     pairs = combinations()
-    console = Console()
+    out = console()
     if json_output:
-        console.print_json(json.dumps(as_json(versions, pairs)))
+        out.print_json(json.dumps(as_json(versions, pairs)))
         return 0
-    console.print(kinds_table(versions))
+    out.print(kinds_table(versions))
     table, notes = combinations_table(pairs)
-    console.print(table)
+    out.print(table)
     for note in notes:
-        console.print(note, highlight=False)
+        out.print(note, highlight=False)
     return 0

@@ -17,6 +17,7 @@ from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
 from gauntlet.cli.progress import SuiteProgress
 from gauntlet.errors import GauntletError
 from gauntlet.model.record import CaseRecord
+from gauntlet.report.output import console
 
 if TYPE_CHECKING:
     from gauntlet.lab.suite import Prepared
@@ -94,7 +95,7 @@ def run_command(
     ] = False,
 ) -> int:
     """Run a suite: every case on every installed server, stored as it ends; then the summary and the report."""
-    out, err = Console(), Console(stderr=True)
+    out, err = console(), console(stderr=True)
     if no_store and resume is not None:
         raise GauntletError("--resume reads the run from the results database", "Leave out --no-store")
     with contextlib.ExitStack() as scratch:
@@ -145,7 +146,7 @@ def list_command() -> int:
     """The shipped suites and the studies they reproduce."""
     from gauntlet.suite.load import load_suite, shipped_names
 
-    out = Console()
+    out = console()
     for name in shipped_names():
         out.print(f"[bold]{name:12}[/bold] {escape(load_suite(name).suite.description)}")
     return 0

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from gauntlet import host
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
@@ -24,6 +23,7 @@ from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.lab.sweep import Step, Sweep, concurrency_levels, offered_rates, run_sweep
 from gauntlet.model.record import CaseRecord
 from gauntlet.plan import DEFAULT_THREADS, Plan
+from gauntlet.report.output import console
 from gauntlet.report.tables import sweep_header, sweep_row
 from gauntlet.servers.spec import ServerSpec
 
@@ -41,7 +41,7 @@ def run_steps(
     kind: str, url: str | None, plans: Sequence[tuple[float, Plan]], threads: int, json_path: Path | None, settings: Settings,
     agents: int | None, scheduler: str | None, db: Path | None,
 ) -> int:
-    out, err = Console(), Console(stderr=True)
+    out, err = console(), console(stderr=True)
     printed = stored_steps = 0
     environment = host.snapshot_after_load()
     spec = None if url else ServerSpec("builtin", workers=threads)

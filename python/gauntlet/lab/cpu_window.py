@@ -1,13 +1,17 @@
-"""What the CPUs did while a load ran: how long each CPU stayed idle (/proc/stat), and what the
-server's threads used and waited for (the scheduler's /proc/PID/task/TID/schedstat), from the
-moment before the load to the moment after. The bottleneck labels are judged from these.
+"""What the CPUs did while a load was measured: how long each CPU stayed idle (/proc/stat), and
+what the server's threads used and waited for (the scheduler's /proc/PID/task/TID/schedstat), from
+the moment the measured interval began (`begin`, called when the engine says so; else the moment
+before the load) to the moment after. The bottleneck labels are judged from these.
 
-A thread of the server that exits during the load is not counted (two readings, not a timeline);
-the client's threads are measured by the engine itself (`client.cpu_wait_us`).
+A thread of the server that exits during the load is not counted by schedstat (two readings, not a
+timeline): where the server has a cgroup, `with_cgroup_cpu` takes its CPU from the cgroup, which
+counts every process that ran in it (CGI children too). The client's threads are measured by the
+engine itself (`client.cpu_wait_us`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -19,6 +23,7 @@ import psutil
 
 from gauntlet.analysis.bottleneck import CpuUse
 from gauntlet.host import allowed_cpus, cpu_quota_cores
+from gauntlet.monitor.sampler import PROC_SOURCE, ServerTotals
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,11 @@ class CpuWindow:
         self.idle_s_by_cpu: dict[int, float] = {}
 
     def __enter__(self) -> Self:
+        self.begin()
+        return self
+
+    def begin(self) -> None:
+        """Start the window now (again): at the start of the measured interval."""
         if self._server_pids is not None:
             pids = self._server_pids()
             self._cpus = cpus_of_threads(pids)
@@ -74,7 +84,6 @@ class CpuWindow:
             self._before = thread_times(pids)
         self._idle_before = idle_s_by_cpu()
         self._began_s = time.monotonic()
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.window_s = time.monotonic() - self._began_s
@@ -103,6 +112,15 @@ class CpuWindow:
             cpus=self._cpus,
             quota_cores=self._quota_cores,
         )
+
+
+def with_cgroup_cpu(use: CpuUse | None, totals: ServerTotals | None, window_s: float) -> CpuUse | None:
+    """The server's use with its CPU from its cgroup when it has one (short-lived processes
+    included), at the cgroup's rate over the measured interval times this window."""
+    if use is None or totals is None or totals.cpu_source == PROC_SOURCE or totals.elapsed_s <= 0:
+        return use
+    cgroup_cpu_s = totals.cpu_s / totals.elapsed_s * window_s
+    return dataclasses.replace(use, cpu_s=max(use.cpu_s, cgroup_cpu_s))
 
 
 def client_use(result: dict[str, Any]) -> CpuUse:

@@ -9,15 +9,18 @@ every case); `measure_repeats` adds the warm-up and the repeats for `gauntlet ru
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
 from gauntlet import engine
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE, Context, assess
+from gauntlet.analysis.invariants import check_all
 from gauntlet.analysis.spread import median_index, spreads
 from gauntlet.errors import GauntletError
-from gauntlet.lab.cpu_window import CpuWindow, client_use
+from gauntlet.lab.access_log import LoggedRequests
+from gauntlet.lab.cpu_window import CpuWindow, client_use, with_cgroup_cpu
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
 from gauntlet.plan import Plan
@@ -130,21 +133,40 @@ def measure_run(
 ) -> Measurement:
     """One run of `plan`; `server` (when Gauntlet started it) is monitored. Its result gains
     `server` (then) and `bottleneck` (always)."""
+    logged = LoggedRequests(server)
     with CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
-        outcome = run_plan(plan.engine_json(), on_progress)
+
+        def measuring_began(began_us: int) -> None:
+            logged.mark(began_us)
+            window.begin()
+            if sampler is not None:
+                sampler.mark()
+
+        # The engine in this process says when measuring begins; agents' results say it afterwards.
+        if run_plan is engine.run:
+            outcome = engine.run(plan.engine_json(), on_progress, on_measuring=measuring_began)
+        else:
+            outcome = run_plan(plan.engine_json(), on_progress)
     result = outcome.result
-    if sampler is not None:
-        result["server"] = per_request(sampler.totals(), result["requests"])
+    totals = None if sampler is None else sampler.totals(measured_window_s(result))
+    if totals is not None:
+        result["server"] = per_request(totals, result["requests"])
     context = Context(
         window_s=window.window_s,
         idle_s_by_cpu=window.idle_s_by_cpu,
         client=client_use(result),
-        server=window.server_use(),
+        server=with_cgroup_cpu(window.server_use(), totals, window.window_s),
         link_bits_per_s=settings.link_bits_per_s,
         error_share_limit=settings.error_share_limit,
     )
     result["bottleneck"] = assess(result, context)
+    result["invariants"] = check_all(result, os.cpu_count() or 1, logged.since_mark(result))
     return Measurement(result, outcome.interrupted)
+
+
+def measured_window_s(result: dict[str, Any]) -> tuple[float, float]:
+    """The engine's measured interval on time.monotonic's clock, in seconds."""
+    return result["measured_from_monotonic_us"] / 1e6, result["measured_to_monotonic_us"] / 1e6
 
 
 def measure_repeats(

@@ -40,6 +40,13 @@ class CaseRecord:
         return case_key(self.params)
 
     @property
+    def breaches(self) -> list[str]:
+        """The invariants the result broke (gauntlet.analysis.invariants); empty without a result."""
+        if self.result is None or "invariants" not in self.result:
+            return []
+        return list(self.result["invariants"]["breaches"])
+
+    @property
     def status(self) -> str:
         """ok, partial (cut short by Ctrl-C), or error."""
         if self.result is None:

@@ -5,10 +5,17 @@ its own CPU cost.
 CPU comes from the instance's cgroup when it has one (every process that ran in it counts, also
 those born and gone between two samples); otherwise from /proc, where a process that has exited
 counts through its parent's children's times once the parent has reaped it (docs/metrics.md).
+
+`totals(window)` sums over the measured interval only: the cumulative counters are read at the
+interval's edges by linear interpolation between the readings around them, and `mark()` takes a
+reading at the moment the interval begins, so that interpolation spans milliseconds, not a
+sampling interval.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import threading
 import time
 from collections.abc import Sequence
@@ -81,6 +88,8 @@ class ServerTotals:
     loopback_packets: int = 0
     loopback_bytes: int = 0
     load_1m: float = 0.0
+    #: Readings that cover the window: one per edge read within EDGE_S of it, and those between
+    #: (every reading when totals() is given no window).
     samples: int = 0
     monitor_cpu_s: float = 0.0
 
@@ -119,6 +128,8 @@ class Sampler:
         self._interval_s = interval_s
         self._first: _Reading | None = None
         self._previous: _Reading | None = None
+        self._counters: list[Counters] = []
+        self._lock = threading.Lock()
         self._totals = ServerTotals(cpu_source=cgroup.source if cgroup else PROC_SOURCE)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="gauntlet-monitor", daemon=True)
@@ -169,10 +180,20 @@ class Sampler:
             processes=processes,
         )
 
+    def mark(self) -> None:
+        """Take a reading now, from any thread (at the start of the measured interval)."""
+        self._sample()
+
     def _sample(self) -> None:
+        with self._lock:
+            self._sample_locked()
+
+    def _sample_locked(self) -> None:
         reading = self._read()
+        self._counters.append(
+            Counters(reading.at_s, reading.cpu_user_s, reading.cpu_system_s, reading.minor_faults, reading.major_faults)
+        )
         totals = self._totals
-        totals.samples += 1
         samples = [s for s, _ in reading.processes.values()]
         totals.max_processes = max(totals.max_processes, len(samples))
         totals.max_threads = max(totals.max_threads, sum(s.threads for s in samples))
@@ -204,16 +225,38 @@ class Sampler:
             )
         )
 
-    def totals(self) -> ServerTotals:
-        """Call after the `with` block: the sums over the tree between the first and last sample."""
-        totals = self._totals
-        first, last = self._first, self._previous
-        if first is not None and last is not None:
-            totals.elapsed_s = last.at_s - first.at_s
-            totals.cpu_user_s = max(0.0, last.cpu_user_s - first.cpu_user_s)
-            totals.cpu_system_s = max(0.0, last.cpu_system_s - first.cpu_system_s)
-            totals.minor_faults = max(0, last.minor_faults - first.minor_faults)
-            totals.major_faults = max(0, last.major_faults - first.major_faults)
+    def _window_switches(self, totals: ServerTotals, from_s: float, to_s: float) -> None:
+        """Scale the context switches to the share of them counted within the window (each
+        timeline point spreads its count evenly over its interval)."""
+        first_at_s, previous_t_s = self._counters[0].at_s, 0.0
+        in_window = 0.0
+        for point in totals.timeline:
+            start_s, end_s = first_at_s + previous_t_s, first_at_s + point.t_s
+            overlap_s = max(0.0, min(end_s, to_s) - max(start_s, from_s))
+            in_window += point.context_switches * overlap_s / max(end_s - start_s, 1e-9)
+            previous_t_s = point.t_s
+        counted = sum(point.context_switches for point in totals.timeline)
+        share = in_window / counted if counted else 0.0
+        totals.voluntary_switches = round(totals.voluntary_switches * share)
+        totals.involuntary_switches = round(totals.involuntary_switches * share)
+
+    def totals(self, window: tuple[float, float] | None = None) -> ServerTotals:
+        """Call after the `with` block: the sums over the tree within `window` (time.monotonic
+        seconds, from and to; None: between the first and last sample)."""
+        totals = dataclasses.replace(self._totals)
+        counters = self._counters
+        if counters:
+            from_s, to_s = window if window is not None else (counters[0].at_s, counters[-1].at_s)
+            start, end = interpolate(counters, from_s), interpolate(counters, to_s)
+            totals.elapsed_s = max(0.0, to_s - from_s)
+            totals.cpu_user_s = max(0.0, end.cpu_user_s - start.cpu_user_s)
+            totals.cpu_system_s = max(0.0, end.cpu_system_s - start.cpu_system_s)
+            totals.minor_faults = max(0, round(end.minor_faults - start.minor_faults))
+            totals.major_faults = max(0, round(end.major_faults - start.major_faults))
+            totals.samples = len(counters)
+            if window is not None:
+                totals.samples = readings_over(counters, from_s, to_s)
+                self._window_switches(totals, from_s, to_s)
         if self._system_first is not None:
             before, after = self._system_first, sample_system()
             totals.system_interrupts = after.interrupts - before.interrupts
@@ -223,6 +266,42 @@ class Sampler:
             totals.loopback_bytes = after.loopback_bytes - before.loopback_bytes
             totals.load_1m = after.load_1m
         return totals
+
+
+@dataclass(frozen=True)
+class Counters:
+    """The tree's cumulative counters at one instant (time.monotonic seconds)."""
+
+    at_s: float
+    cpu_user_s: float
+    cpu_system_s: float
+    minor_faults: float
+    major_faults: float
+
+    def values(self) -> tuple[float, float, float, float]:
+        return (self.cpu_user_s, self.cpu_system_s, self.minor_faults, self.major_faults)
+
+
+#: A reading this close to a window's edge counts as taken at it.
+EDGE_S = 0.1
+
+
+def readings_over(counters: list[Counters], from_s: float, to_s: float) -> int:
+    """Readings that cover the window: one at each edge (within EDGE_S of it), each counted
+    once, and those between them."""
+    at_edges = sum(any(abs(c.at_s - edge_s) <= EDGE_S for c in counters) for edge_s in (from_s, to_s))
+    return at_edges + sum(1 for c in counters if from_s + EDGE_S < c.at_s < to_s - EDGE_S)
+
+
+def interpolate(counters: list[Counters], at_s: float) -> Counters:
+    """The counters at `at_s`, linear between the readings around it (the nearest one outside them)."""
+    if at_s <= counters[0].at_s:
+        return counters[0]
+    for before, after in itertools.pairwise(counters):
+        if before.at_s <= at_s <= after.at_s:
+            share = (at_s - before.at_s) / max(after.at_s - before.at_s, 1e-9)
+            return Counters(at_s, *(b + share * (a - b) for b, a in zip(before.values(), after.values(), strict=True)))
+    return counters[-1]
 
 
 def memory_by_role(processes: list[tuple[ProcSample, str]]) -> dict[str, RoleMemory]:

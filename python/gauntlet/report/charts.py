@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gauntlet.report.downsample import lttb
-from gauntlet.report.points import CaseValue, GridPoint, Spread, describe, error_share, point_names
+from gauntlet.report.points import CaseValue, GridPoint, Spread, describe, difference_text, error_share, point_names
 
 #: The parameters that split a view into one chart each: lines are only drawn between cases that
 #: agree on these (the same part of the study, the same file, the same connection handling).
@@ -132,7 +132,7 @@ def _pairs(
         names = [_text(n) for n in point_names([a for (a, _), _ in chosen], [param, "group"])]
         before = [rate for (_, rate), _ in chosen]
         after = [rate for _, (_, rate) in chosen]
-        changes = [f"{(b.mean - a.mean) / a.mean:+.0%}" if a.mean else "" for a, b in zip(before, after, strict=True)]
+        changes = [difference_text(a, b) if a.mean else "" for a, b in zip(before, after, strict=True)]
         traces = [
             {"type": "bar", "name": side_names[0], "x": names, "y": [s.mean for s in before], "error_y": _error_bars(before)},
             {"type": "bar", "name": side_names[1], "x": names, "y": [s.mean for s in after], "error_y": _error_bars(after),
@@ -182,14 +182,20 @@ def keepalive_comparison(points: list[GridPoint]) -> list[Chart]:
     return _pairs(
         points, "keepalive", (True, False), ("keep-alive", "new connection per request"), chart_id="keepalive",
         title="Keep-alive vs a new connection per request",
-        note="Requests/s of the same case with persistent connections and with one connection per request.",
+        note=(
+            "Requests/s of the same case with persistent connections and with one connection per request; the label "
+            "is the change, 'inside the spread' when it is no larger than the repeats' range (30 % when measured once)."
+        ),
     )
 
 
 def https_penalty(points: list[GridPoint]) -> list[Chart]:
     return _pairs(
         points, "protocol", ("http", "https"), ("http", "https"), chart_id="https", title="HTTPS penalty",
-        note="Requests/s of the same case over HTTP and over HTTPS; the label is the change HTTPS brings.",
+        note=(
+            "Requests/s of the same case over HTTP and over HTTPS; the label is the change HTTPS brings, 'inside the "
+            "spread' when it is no larger than the repeats' range (30 % when measured once): no penalty measured."
+        ),
         across_groups=True,
     )
 

@@ -2,8 +2,8 @@
 
 A change counts as a regression only when it goes the bad way by more than the runs' own spread:
 the larger relative range (max - min) / mean of the two runs' repeats of that case, or, when
-neither run repeated it, DEFAULT_NOISE (rounds of the same command differ by up to 30 % on this
-kind of shared 2-core machine: docs/reports.md).
+neither run repeated it, DEFAULT_NOISE (report.points.noise). A change within it is said to be
+inside the spread.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from gauntlet.host import differences
-from gauntlet.report.points import GridPoint, Spread, grid_points
+from gauntlet.report.points import GridPoint, Spread, grid_points, noise
 from gauntlet.report.views import Column, Table, case_cells, format_per_request
 from gauntlet.store import CaseRow
 from gauntlet.units import format_count, format_duration_us
 
-DEFAULT_NOISE = 0.30
+
+
 class Compared(NamedTuple):
     heading: str
     higher_is_better: bool
@@ -73,12 +74,6 @@ class Comparison:
         return [(case, change) for case in self.cases for change in case.changes if change.regression]
 
 
-def noise(before: Spread, after: Spread, default: float = DEFAULT_NOISE) -> float:
-    """The runs' own spread for one figure of one case."""
-    repeated = [s.relative_range for s in (before, after) if s.n > 1]
-    return max(repeated) if repeated else default
-
-
 def change(figure: str, before: Spread | None, after: Spread | None) -> Change | None:
     """None when either run lacks the figure or the baseline is 0 (no relative change exists)."""
     if before is None or after is None or before.mean == 0:
@@ -110,6 +105,12 @@ def failing(comparison: Comparison, threshold_pct: float) -> list[tuple[CaseChan
     return [(case, c) for case, c in comparison.regressions() if abs(c.change) * 100 > threshold_pct]
 
 
+def verdict(c: Change) -> str:
+    if c.regression:
+        return "REGRESSION"
+    return "inside the spread" if abs(c.change) <= c.noise else "better"
+
+
 def comparison_table(comparison: Comparison) -> Table:
     """One row per case and compared figure: baseline, new, the change, the spread it had to exceed,
     and REGRESSION when it did (so CI logs can be searched for it)."""
@@ -120,11 +121,14 @@ def comparison_table(comparison: Comparison) -> Table:
             compared = COMPARED[c.figure]
             rows.append([
                 *cells, compared.heading, compared.show(c.before.mean), compared.show(c.after.mean), f"{c.change:+.0%}",
-                f"{c.noise:.0%}", "REGRESSION" if c.regression else "",
+                f"{c.noise:.0%}", verdict(c),
             ])
     columns = (
         *leading, Column("figure", False), Column("baseline"), Column("new"), Column("change"), Column("spread"),
         Column("", False),
     )
-    note = "Means over each run's repeats; spread: the change a regression must exceed."
+    note = (
+        "Means over each run's repeats; spread: the change a regression must exceed. A change no larger "
+        "than the spread is inside it: the two runs cannot be told apart on that figure."
+    )
     return Table("comparison", "Comparison", note, columns, rows)

@@ -16,7 +16,8 @@ from gauntlet.store.figures import FIGURES
 EXPORT_SCHEMA = "gauntlet.export/1"
 #: A case's own columns in flat rows, before its parameters and its figures.
 CASE_COLUMNS = (
-    "run_id", "case_id", "key", "repeat", "status", "server_version", "labels", "error", "started_unix_ms", "ended_unix_ms",
+    "run_id", "case_id", "key", "repeat", "status", "server_version", "labels", "breaches", "error", "started_unix_ms",
+    "ended_unix_ms",
 )
 #: Prefix of a parameter whose name is already a case column or a figure.
 TAKEN_PREFIX = "param_"
@@ -48,11 +49,11 @@ def flat_rows(cases: list[CaseRow]) -> tuple[list[str], list[dict[str, Any]]]:
 
 
 def to_csv(cases: list[CaseRow]) -> str:
-    """The flat rows; labels joined with '; ', absent values empty."""
+    """The flat rows; labels and breaches joined with '; ', absent values empty."""
     columns, rows = flat_rows(cases)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({**row, "labels": "; ".join(row["labels"])})
+        writer.writerow({**row, "labels": "; ".join(row["labels"]), "breaches": "; ".join(row["breaches"])})
     return out.getvalue()

@@ -60,6 +60,24 @@ class Spread:
         return (self.high - self.low) / self.mean if self.mean else 0.0
 
 
+#: Rounds of the same command differ by up to 30 % on this kind of shared 2-core machine
+#: (docs/reports.md): the spread assumed for a case that was measured once.
+DEFAULT_NOISE = 0.30
+
+
+def noise(before: Spread, after: Spread, default: float = DEFAULT_NOISE) -> float:
+    """The relative change two measurements of one figure must exceed to differ: the larger range of
+    their repeats, or `default` when neither was repeated."""
+    repeated = [s.relative_range for s in (before, after) if s.n > 1]
+    return max(repeated) if repeated else default
+
+
+def difference_text(before: Spread, after: Spread) -> str:
+    """'+12%', or '+12% (inside the spread)' when the change does not exceed their noise."""
+    change = (after.mean - before.mean) / before.mean
+    return f"{change:+.0%}" + (" (inside the spread)" if abs(change) <= noise(before, after) else "")
+
+
 def spread(values: Iterable[float | None]) -> Spread | None:
     present = [float(v) for v in values if v is not None]
     if not present:

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gauntlet.analysis.bottleneck import format_link, rate_held
+from gauntlet.analysis.invariants import breach_reasons
 from gauntlet.analysis.spread import spreads
 from gauntlet.model.record import CaseRecord
 from gauntlet.report.labels import case_label
@@ -145,6 +146,8 @@ def print_run(console: Console, result: dict[str, Any]) -> None:
     if "bottleneck" in result:
         for line in bottleneck_lines(result["bottleneck"]):
             console.print(line, highlight=False)
+    for reason in breach_reasons(result["invariants"]) if "invariants" in result else []:
+        console.print(Text.assemble(("breaks ", "bold red"), reason))
 
 
 def bottleneck_lines(bottleneck: dict[str, Any]) -> list[str]:
@@ -249,6 +252,8 @@ def case_line(record: CaseRecord) -> str:
         figures += "  QoS " + ("[green]valid[/green]" if result["qos"]["valid"] else "[red]invalid[/red]")
     if record.labels:
         figures += f"  [yellow]{', '.join(record.labels)}[/yellow]"
+    if record.breaches:
+        figures += f"  [bold red]breaks {', '.join(record.breaches)}[/bold red]"
     return f"{label}  {figures}" + ("  [yellow](partial)[/yellow]" if result["partial"] else "")
 
 

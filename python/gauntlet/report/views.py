@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from gauntlet.analysis.invariants import breach_reasons
 from gauntlet.analysis.qos import verdict
 from gauntlet.report.points import GridPoint, Spread, point_names, spread
 from gauntlet.store import RunRow
@@ -216,6 +217,22 @@ def failures_table(points: list[GridPoint]) -> Table:
     return Table("failures", "Cases that did not complete", "", columns, rows)
 
 
+def breaches_table(points: list[GridPoint]) -> Table:
+    """The cases whose result broke an invariant, apart from the others, with what broke."""
+    leading, named = case_cells(points)
+    rows = []
+    for point, cells in zip(points, named, strict=True):
+        for case in sorted(point.measured, key=lambda c: c.repeat):
+            if case.breaches and case.result is not None:
+                rows += [[*cells, str(case.repeat), reason] for reason in breach_reasons(case.result["invariants"])]
+    columns = (*leading, Column("repeat"), Column("broken", False))
+    note = (
+        "Their figures cannot all be true (docs/metrics.md, Invariants): the CPU did not fit in the machine, "
+        "the monitor read the server too seldom, or the server logged another count than the engine's."
+    )
+    return Table("breaches", "Cases whose result breaks an invariant", note, columns, rows)
+
+
 def _flattened(values: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
     for name, value in values.items():
         if isinstance(value, dict) and value:
@@ -258,10 +275,12 @@ def configs(points: list[GridPoint]) -> list[tuple[str, str]]:
 
 
 TABLES: tuple[Callable[[list[GridPoint]], Table], ...] = (
-    cases_table, resources_table, memory_table, qos_table, capacity_table, failures_table,
+    cases_table, breaches_table, resources_table, memory_table, qos_table, capacity_table, failures_table,
 )
 #: The terminal summary: the headline tables, without the wide per-role memory rows.
-SUMMARY_TABLES: tuple[Callable[[list[GridPoint]], Table], ...] = (cases_table, qos_table, capacity_table, failures_table)
+SUMMARY_TABLES: tuple[Callable[[list[GridPoint]], Table], ...] = (
+    cases_table, breaches_table, qos_table, capacity_table, failures_table,
+)
 
 
 def tables(points: list[GridPoint], builders: tuple[Callable[[list[GridPoint]], Table], ...] = TABLES) -> list[Table]:

@@ -1,6 +1,6 @@
 """The committed JSON Schemas. `plan.json` and `run-result-v2.json` are generated from the engine's
 Rust types (`make schema`; a test fails when they drift); `run-result-additions-v2.json` holds the
-fields Python adds to a result (server, bottleneck, environment)."""
+fields Python adds to a result (server, bottleneck, invariants, environment)."""
 
 from __future__ import annotations
 

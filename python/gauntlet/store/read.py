@@ -45,6 +45,8 @@ class CaseRow:
     server_version: str | None
     config_text: str | None
     labels: list[str]
+    #: The invariants its result broke (gauntlet.analysis.invariants).
+    breaches: list[str]
     error: str | None
     started_unix_ms: int
     ended_unix_ms: int
@@ -141,6 +143,7 @@ def _case_row(row: sqlite3.Row, timeline: list[dict[str, Any]], histograms: dict
         server_version=row["server_version"],
         config_text=row["config_text"],
         labels=json.loads(row["labels_json"]),
+        breaches=json.loads(row["breaches_json"]),
         error=row["error"],
         started_unix_ms=row["started_unix_ms"],
         ended_unix_ms=row["ended_unix_ms"],

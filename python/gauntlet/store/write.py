@@ -55,10 +55,11 @@ def add_case(conn: sqlite3.Connection, path: Path, run_id: int, record: CaseReco
         conn.execute("DELETE FROM cases WHERE run_id = ? AND key = ? AND repeat = ?", (run_id, record.key, record.repeat))
         cursor = conn.execute(
             "INSERT INTO cases (run_id, key, repeat, params_json, status, server_version, config_text, labels_json,"
-            " error, started_unix_ms, ended_unix_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " error, started_unix_ms, ended_unix_ms, breaches_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run_id, record.key, record.repeat, _json(record.params), record.status, record.server_version,
                 record.config_text, _json(record.labels), record.error, record.started_unix_ms, record.ended_unix_ms,
+                _json(record.breaches),
             ),
         )
         case_id = cursor.lastrowid

@@ -1,0 +1,89 @@
+"""`--fail-on` thresholds, after k6's: a run that crosses one ends with a non-zero exit code, so a
+script or a CI job sees it failed. Pure functions of the run result.
+
+    errors>5%         the share of requests that failed (errors and non-2xx/3xx responses), or the
+                      share of the measured interval they failed in (errors by second)
+    p99>50ms          a latency percentile (p50, p90, p99, p99_9, max) above a duration
+    rate-not-held     under --rate, the offered rate was not held (the rate-not-held label's rule)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from gauntlet.analysis.bottleneck import failed_requests, rate_held
+from gauntlet.errors import GauntletError
+from gauntlet.units import format_duration_us, parse_duration_us
+
+#: A run with more than this share of failed requests fails unless --fail-on says otherwise.
+DEFAULT_FAIL_ON = ("errors>5%",)
+PERCENTILES = ("p50", "p90", "p99", "p99_9", "max")
+_ERRORS = re.compile(r"^errors>(\d+(?:\.\d+)?)%$")
+_LATENCY = re.compile(rf"^({'|'.join(PERCENTILES)})>(.+)$")
+RATE_NOT_HELD = "rate-not-held"
+FIX = "Write errors>5%, p99>50ms (p50, p90, p99, p99_9, max) or rate-not-held; --fail-on none turns the default off"
+
+
+@dataclass(frozen=True)
+class Threshold:
+    text: str
+    #: errors, a percentile name, or rate-not-held.
+    measure: str
+    limit: float
+
+
+def parse_threshold(text: str) -> Threshold:
+    spec = text.replace(" ", "")
+    if spec == RATE_NOT_HELD:
+        return Threshold(text, RATE_NOT_HELD, 0.0)
+    if (match := _ERRORS.match(spec)) is not None:
+        return Threshold(text, "errors", float(match[1]) / 100)
+    if (match := _LATENCY.match(spec)) is not None:
+        return Threshold(text, match[1], parse_duration_us(match[2], f"--fail-on {text!r}"))
+    raise GauntletError(f"--fail-on {text!r} is not a threshold", FIX)
+
+
+def parse_thresholds(texts: list[str] | None) -> list[Threshold]:
+    """The thresholds given (the default when none; none at all with `none`)."""
+    if texts == ["none"]:
+        return []
+    return [parse_threshold(text) for text in (texts or DEFAULT_FAIL_ON)]
+
+
+def crossed(threshold: Threshold, result: dict[str, Any]) -> str | None:
+    """Why the result crosses the threshold, or None when it does not."""
+    if threshold.measure == "errors":
+        failed = failed_requests(result)
+        share = failed / result["requests"] if result["requests"] else 0.0
+        if share > threshold.limit:
+            return f"{threshold.text}: {share:.1%} of {result['requests']:,} requests failed"
+        failing = failing_time_share(result)
+        if failing > threshold.limit:
+            return f"{threshold.text}: requests failed over {failing:.1%} of the measured interval"
+        return None
+    if threshold.measure == RATE_NOT_HELD:
+        schedule = result["schedule"]
+        if schedule is not None and not rate_held(schedule):
+            return f"{threshold.text}: sent {schedule['achieved_rate_per_s']:,.1f}/s of {schedule['offered_rate_per_s']:,.1f}/s"
+        return None
+    value_us = result["latency_us"][threshold.measure]
+    if result["latency_us"]["count"] and value_us > threshold.limit:
+        return f"{threshold.text}: {threshold.measure} was {format_duration_us(value_us)}"
+    return None
+
+
+def failing_time_share(result: dict[str, Any]) -> float:
+    """The measured interval's seconds weighted by the share of their requests that ended in an
+    error. A server that stops answering shows here even though the connect backoff (1 ms doubling
+    to 100 ms) keeps its refused connects few beside the requests answered before it died."""
+    timeline = result["timeline"]
+    total_us = sum(second["span_us"] for second in timeline)
+    failing_us = sum(second["span_us"] * second["errors"] / second["requests"] for second in timeline if second["requests"])
+    return failing_us / total_us if total_us else 0.0
+
+
+def crossings(thresholds: list[Threshold], results: list[dict[str, Any]]) -> list[str]:
+    """Every threshold crossed by one of the results (each repeat is judged on its own)."""
+    return [why for result in results for t in thresholds if (why := crossed(t, result)) is not None]

@@ -1,0 +1,47 @@
+"""How many requests the server logged over the measured interval, for the server-log-count
+invariant: the access log's size when the engine says measuring begins (a stat, so the instant is
+not lost counting lines), then the lines written after that point once the run has ended. A
+server that buffers its log (lighttpd) has the lines of its buffer counted late."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gauntlet.analysis.invariants import LoggedCount
+from gauntlet.servers.base import ServerInstance
+
+#: Servers write a log line after the response has left: the count waits this long to catch up.
+CATCH_UP_S = 2.0
+
+
+class LoggedRequests:
+    """`mark()` when the measured interval begins; `since_mark(result)` after the run (None when
+    the server keeps no access log or no mark was made)."""
+
+    def __init__(self, server: ServerInstance | None) -> None:
+        self._server = server if server is not None and server.access_log is not None else None
+        self._mark_offset_bytes: int | None = None
+        self._late_s = 0.0
+
+    def mark(self, began_us: int) -> None:
+        """Now: measuring began at `began_us` (time.monotonic µs)."""
+        if self._server is not None and self._server.access_log is not None:
+            try:
+                self._mark_offset_bytes = self._server.access_log.stat().st_size
+            except FileNotFoundError:
+                self._mark_offset_bytes = 0
+            self._late_s = max(0.0, time.monotonic() - began_us / 1e6)
+
+    def since_mark(self, result: dict[str, Any]) -> LoggedCount | None:
+        if self._server is None or self._server.access_log is None or self._mark_offset_bytes is None:
+            return None
+        deadline = time.monotonic() + CATCH_UP_S
+        while True:
+            self._server.access_log_lines()  # flushes a buffering server's log
+            with self._server.access_log.open("rb") as log:
+                log.seek(self._mark_offset_bytes)
+                lines = log.read().count(b"\n")
+            if lines >= result["responses"] or time.monotonic() >= deadline:
+                return LoggedCount(lines, self._late_s)
+            time.sleep(0.02)

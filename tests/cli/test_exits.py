@@ -1,0 +1,135 @@
+"""Every exit has a result: SIGTERM and SIGHUP end a run as Ctrl-C does (partial figures printed and
+written, the server Gauntlet started stopped), and --fail-on thresholds set the exit code, the
+default failing a run whose server died under it. Through the real CLI, in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psutil
+import pytest
+
+from gauntlet.servers.base import ServerInstance
+from tests.conftest import require_available
+from gauntlet.servers.spec import ServerSpec
+from gauntlet.store import Store
+from tests.helpers.builtin_stats import server_stats
+from tests.helpers.cli_process import Running, run_cli
+
+
+def runs(process: psutil.Process, name: str) -> bool:
+    try:
+        return process.name() == name or process.cmdline()[1:4] == ["-m", "gauntlet", name]
+    except psutil.Error:
+        return False  # gone meanwhile
+
+
+def started_by(cli: Running, name: str, timeout_s: float = 30.0) -> list[psutil.Process]:
+    """The processes below the CLI process named `name` (or running `gauntlet NAME`), once there are some."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = [p for p in psutil.Process(cli.proc.pid).children(recursive=True) if runs(p, name)]
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"no {name} process started by the CLI")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_signal_mid_run_keeps_the_partial_result(builtin_server: ServerInstance, tmp_path: Path, signum: int) -> None:
+    out = tmp_path / "partial.json"
+    with Running("run", f"{builtin_server.url}webtest.html", "-d", "30s", "-c", "2", "--json", out) as cli:
+        deadline = time.monotonic() + 20
+        while server_stats(builtin_server)["requests"] < 1_000 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        done = cli.end_with(signum, timeout_s=15)
+        code, stdout, stderr = done.code, done.stdout, done.stderr
+    assert code == 128 + signum, stderr
+    result = json.loads(out.read_text())
+    assert result["partial"] is True and result["responses"] > 0
+    assert f"{result['responses']:,}" in stdout, "the partial figures are printed"
+    assert "interrupted" in stderr and "Traceback" not in stderr
+
+
+@contextmanager
+def nginx_under_load(duration: str, out: Path) -> Iterator[tuple[Running, list[psutil.Process]]]:
+    """`gauntlet run --server nginx` 1.5 s into its load, and the nginx processes it started."""
+    require_available(ServerSpec("nginx"))
+    with Running("run", "--server", "nginx", "--workers", "2", "-d", duration, "-c", "2", "--json", out) as cli:
+        nginx = started_by(cli, "nginx")
+        time.sleep(1.5)
+        yield cli, nginx
+
+
+def test_sigterm_stops_the_server_gauntlet_started(tmp_path: Path) -> None:
+    out = tmp_path / "partial.json"
+    with nginx_under_load("30s", out) as (cli, nginx):
+        done = cli.end_with(signal.SIGTERM, timeout_s=30)
+        code, stderr = done.code, done.stderr
+    assert code == 128 + signal.SIGTERM, stderr
+    assert json.loads(out.read_text())["server"]["cpu_us_per_request"] > 0
+    _, alive = psutil.wait_procs(nginx, timeout=5)
+    assert not alive, f"left running: {alive}"
+
+
+def test_a_server_killed_mid_run_fails_the_default_threshold(tmp_path: Path) -> None:
+    """nginx killed after 1.5 s of 5: every later connect is refused (backing off, so they are few
+    beside the responses before), and the run exits 1 saying why."""
+    out = tmp_path / "died.json"
+    with nginx_under_load("5s", out) as (cli, nginx):
+        for process in nginx:
+            process.kill()
+        done = cli.wait(timeout_s=60)
+    stderr = done.stderr
+    result = json.loads(out.read_text())
+    dead = [second for second in result["timeline"] if second["requests"] and second["responses"] == 0]
+    assert len(dead) >= 2 and result["connects_refused"] > 0, "most of the run failed"
+    assert done.code == 1, stderr
+    assert "failed --fail-on errors>5%: " in stderr and "Traceback" not in stderr
+
+
+def test_a_latency_threshold_sets_the_exit_code(builtin_server: ServerInstance) -> None:
+    slow = f"{builtin_server.url}webtest.html?delay_ms=20"
+    crossed = run_cli("run", slow, "-n", "40", "-c", "2", "--fail-on", "p99>5ms")
+    assert crossed.code == 1 and "failed --fail-on p99>5ms: p99 was " in crossed.stderr, crossed.stderr
+    held = run_cli("run", slow, "-n", "40", "-c", "2", "--fail-on", "p99>2s", "--fail-on", "errors>0%")
+    assert held.code == 0, held.stderr
+
+
+def test_a_threshold_that_cannot_be_read_is_a_one_line_error(builtin_server: ServerInstance) -> None:
+    done = run_cli("run", f"{builtin_server.url}webtest.html", "-n", "10", "--fail-on", "p99>soon")
+    assert done.code == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "--fail-on 'p99>soon'" in done.stderr and "Traceback" not in done.stderr
+
+
+LONG_SUITE = """\
+name: long
+servers: [builtin]
+groups:
+  - name: static
+    path: /webtest.html
+    connections: 2
+    duration: 30s
+"""
+
+
+def test_sigterm_mid_suite_stores_the_partial_case_and_marks_the_run(tmp_path: Path) -> None:
+    suite, db = tmp_path / "long.yaml", tmp_path / "results.db"
+    suite.write_text(LONG_SUITE)
+    with Running("suite", "run", suite, "--db", db, "-o", tmp_path / "report.html") as cli:
+        started_by(cli, "serve")  # the built-in server, in its own process
+        time.sleep(2.0)
+        done = cli.end_with(signal.SIGTERM, timeout_s=60)
+        code, stderr = done.code, done.stderr
+    assert code == 128 + signal.SIGTERM, stderr
+    with Store.open(db, create=False) as store:
+        run = store.run(store.latest_run_id())
+        (case,) = store.cases([run.run_id])
+    assert run.status == "interrupted" and case.status == "partial"
+    assert case.result is not None and case.result["responses"] > 0
+    assert "interrupted" in stderr and "Traceback" not in stderr
