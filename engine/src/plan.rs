@@ -70,6 +70,10 @@ pub struct Plan {
     /// one in proportion to its weight; the URL's own path is then not requested.
     #[serde(default)]
     pub paths: Option<Vec<WeightedPath>>,
+    /// A string the body of every response to the URL's path must hold (a `content` error
+    /// otherwise): a page's content marker.
+    #[serde(default)]
+    pub expect: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,6 +81,9 @@ pub struct Plan {
 pub struct WeightedPath {
     pub path: String,
     pub weight: f64,
+    /// The marker a response to this path must hold.
+    #[serde(default)]
+    pub expect: Option<String>,
 }
 
 fn default_method() -> String {
@@ -254,6 +261,11 @@ impl Plan {
         if let Some(paths) = &self.paths {
             validate_paths(paths, self.sessions.is_some())?;
         }
+        if self.expect.is_some() && (self.paths.is_some() || self.sessions.is_some()) {
+            return fail(
+                "`expect` is for the URL's own path: give each path of the mix, or each page, its own `expect`".into(),
+            );
+        }
         if self.calls_per_connection == Some(0) {
             return fail("calls_per_connection is 0: give at least 1 call per connection".into());
         }
@@ -284,7 +296,7 @@ fn validate_paths(paths: &[WeightedPath], sessions: bool) -> Result<(), PlanErro
     if paths.is_empty() {
         return fail("the paths mix is empty: give at least one path".into());
     }
-    for WeightedPath { path, weight } in paths {
+    for WeightedPath { path, weight, .. } in paths {
         if !path.starts_with('/') || path.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
             return fail(format!("'{path}' in the paths mix is not a path: start it with / and percent-encode spaces"));
         }
@@ -366,10 +378,10 @@ mod tests {
         assert!(p.resolve().unwrap_err().0.contains("base64"));
         let mixes = [
             (vec![], "empty"),
-            (vec![WeightedPath { path: "a".into(), weight: 1.0 }], "not a path"),
-            (vec![WeightedPath { path: "/a b".into(), weight: 1.0 }], "not a path"),
-            (vec![WeightedPath { path: "/a".into(), weight: 0.0 }], "positive weight"),
-            (vec![WeightedPath { path: "/a".into(), weight: f64::NAN }], "positive weight"),
+            (vec![WeightedPath { path: "a".into(), weight: 1.0, expect: None }], "not a path"),
+            (vec![WeightedPath { path: "/a b".into(), weight: 1.0, expect: None }], "not a path"),
+            (vec![WeightedPath { path: "/a".into(), weight: 0.0, expect: None }], "positive weight"),
+            (vec![WeightedPath { path: "/a".into(), weight: f64::NAN, expect: None }], "positive weight"),
         ];
         for (paths, message) in mixes {
             let mut p = plan("http://127.0.0.1/");

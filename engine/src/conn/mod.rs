@@ -10,6 +10,7 @@ use std::io;
 use transport::Transport;
 
 use crate::http1::{Head, Progress, ResponseParser};
+use crate::request::EncodedRequest;
 use crate::stats::error::ErrorKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,14 +90,14 @@ impl Conn {
         timeout_us: u64,
         measured: bool,
         request: usize,
-        head_request: bool,
+        encoded: &EncodedRequest,
     ) {
         self.request = request;
         self.intended_us = intended_us;
         self.started_us = now_us;
         self.deadline_us = now_us + timeout_us;
         self.measured = measured;
-        self.parser = ResponseParser::new(head_request);
+        self.parser = ResponseParser::expecting(encoded.is_head, encoded.expect.as_ref());
     }
 
     /// Drop the socket (closing it) and forget per-connection state; the phase is the caller's.

@@ -359,8 +359,7 @@ impl Worker {
     fn begin(&mut self, i: usize, now: u64, intended_us: u64, measured: bool, request: usize) -> io::Result<()> {
         self.busy += usize::from(!self.conns[i].is_busy());
         let conn = &mut self.conns[i];
-        let head_request = self.shared.requests[request].is_head;
-        conn.begin(now, intended_us, self.shared.timeout_us, measured, request, head_request);
+        conn.begin(now, intended_us, self.shared.timeout_us, measured, request, &self.shared.requests[request]);
         if conn.stream.is_some() {
             self.send(i, now);
             return Ok(());

@@ -38,6 +38,8 @@ class PageSpec(_Strict):
     path: str = Field(pattern=r"^/")
     embedded: list[Annotated[str, Field(pattern=r"^/")]] = []
     download: bool = False
+    #: A string the page's own response must hold (a `content` error otherwise): its content marker.
+    expect: str | None = None
 
 
 class SessionSpec(_Strict):
