@@ -164,8 +164,11 @@ def server_spec(url: str | None, options: dict[str, Any]) -> ServerSpec | None:
     """The server `--server` and its settings name; None when a URL is given (settings then refused)."""
     settings = {
         "workers": options["workers"], "backend": options["backend"], "backend_workers": options["backend_workers"],
+        "app": options["app"],
     }
     given = [f"--{name.replace('_', '-')}" for name, value in settings.items() if value is not None]
+    php = {"opcache": not options["no_opcache"], "apcu": options["apcu"]}
+    given += [flag for flag in ("--no-opcache", "--apcu") if options[flag[2:].replace("-", "_")]]
     if url is not None:
         if options["server"] is not None or given or options["https"] or options["path"] != DEFAULT_PATH:
             raise GauntletError(
@@ -175,12 +178,14 @@ def server_spec(url: str | None, options: dict[str, Any]) -> ServerSpec | None:
         return None
     kind = options["server"] or "builtin"
     defined = {name: value for name, value in settings.items() if value is not None}
+    if options["app"] is not None and options["backend"] is None:
+        defined["backend"] = "php-fpm"
     if kind == "builtin" and "workers" not in defined:
         defined["workers"] = min(options["threads"], options["connections"])
     from gauntlet.servers.registry import server_keepalive
 
     keepalive = server_keepalive(kind, not options["no_keepalive"])
-    return ServerSpec(kind, keepalive=keepalive, tls=options["https"], **defined)
+    return ServerSpec(kind, keepalive=keepalive, tls=options["https"], **php, **defined)
 
 
 def succeeded(result: dict[str, Any]) -> bool:
@@ -224,6 +229,11 @@ def run_command(
         int | None, typer.Option("--backend-workers", min=1, help="--server: the backend's pool size")
     ] = None,
     https: Annotated[bool, typer.Option("--https", help="--server: serve HTTPS (self-signed certificate)")] = False,
+    app: Annotated[
+        str | None, typer.Option("--app", help="--server: serve this application (wordpress) through --backend (default php-fpm)")
+    ] = None,
+    no_opcache: Annotated[bool, typer.Option("--no-opcache", help="--server: PHP without its opcode cache")] = False,
+    apcu: Annotated[bool, typer.Option("--apcu", help="--server --app wordpress: WordPress's object cache in APCu")] = False,
     repeat: measuring.Repeat = 1,
     restart_between: measuring.RestartBetween = False,
     warmup_requests: measuring.WarmupRequests = None,
@@ -253,6 +263,10 @@ def run_command(
             out.print(repeat_line(len(case.measurements) - 1, repeat, case.results[-1]), highlight=False)
 
     spec = server_spec(url, options)
+    if spec is not None and spec.app is not None:
+        from gauntlet.servers.apps import app_page
+
+        path, plan["expect"] = app_page(spec.app, None if path == DEFAULT_PATH else path)
     with load_runner(agents, scheduler) as run_plan, target_url(url, plan["threads"], err, spec, path) as target, ProgressLine(
         err, plan["requests"], plan["duration_us"]
     ) as progress:

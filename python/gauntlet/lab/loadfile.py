@@ -103,7 +103,7 @@ class LoadFile(_Strict):
             "duration_us": self.measure,
             "sessions": {
                 "types": [
-                    {"name": s.name, "weight": s.weight, "think": s.think, "pages": [p.model_dump() for p in s.pages]}
+                    {"name": s.name, "weight": s.weight, "think": s.think, "pages": [p.model_dump(exclude_none=True) for p in s.pages]}
                     for s in self.sessions
                 ],
                 "if_modified_since_share": self.if_modified_since,

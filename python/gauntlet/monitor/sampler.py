@@ -103,7 +103,7 @@ class _Reading:
 
 class Sampler:
     """`with Sampler(pid): ...` samples the tree rooted at `pid` (and the backends' trees, roles
-    `backend`) every `interval_s`; `Sampler.of(server)` takes all of that from a server instance."""
+    `backend`, or `database` for MariaDB) every `interval_s`; `Sampler.of(server)` takes all of that from a server instance."""
 
     def __init__(
         self,
@@ -151,7 +151,7 @@ class Sampler:
             if not tree:
                 continue
             for sample in tree:
-                role = proctree.role(sample, tree[0], len(tree) > 1) if root == self._root_pid else "backend"
+                role = proctree.role(sample, tree[0], len(tree) > 1) if root == self._root_pid else proctree.backend_role(sample)
                 processes[sample.pid] = (sample, role)
         samples = [s for s, _ in processes.values()]
         if self._cgroup is not None:
