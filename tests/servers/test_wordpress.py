@@ -23,6 +23,7 @@ from gauntlet.servers.process import http_get
 from gauntlet.servers.registry import start_server
 from gauntlet.servers.spec import ServerSpec
 from tests.conftest import Start, require_app
+from tests.helpers.cli_process import run_cli
 
 #: Every server path the thesis compared, and Caddy and h2o through PHP-FPM.
 PATHS = [
@@ -158,3 +159,19 @@ def test_mariadb_is_the_database_role(seeded: dict[str, Page], server: Start) ->
     assert memory["database"].processes == 1 and memory["database"].rss_bytes > 10 * 2**20
     assert memory["backend"].processes == 3  # PHP-FPM's master and its two workers
     assert {"master", "worker"} <= set(memory)
+
+
+def test_one_command_runs_the_post_page_with_its_marker(seeded: dict[str, Page], tmp_path: Path) -> None:
+    out = tmp_path / "result.json"
+    post = seeded["post"]
+    done = run_cli("run", "--server", "nginx", "--app", "wordpress", "--no-opcache", "--path", post.path,
+                   "-n", "20", "-c", "2", "--json", out, timeout_s=120)
+    assert done.code == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert result["plan"]["expect"] == post.marker and result["plan"]["url"].endswith(post.path)
+    assert (result["responses"], result["errors"]["content"]) == (20, 0)
+
+
+def test_the_cli_refuses_mod_php_on_a_threaded_apache_in_one_line() -> None:
+    done = run_cli("run", "--server", "apache-event", "--app", "wordpress", "--backend", "mod_php", "-n", "1")
+    assert done.code != 0 and "threaded MPM" in done.stderr and "Traceback" not in done.stderr

@@ -265,7 +265,9 @@ def run_command(
     spec = server_spec(url, options)
     if spec is not None and spec.app is not None:
         from gauntlet.servers.apps import app_page
+        from gauntlet.servers.registry import check_spec
 
+        check_spec(spec)  # before the application's seed is built
         path, plan["expect"] = app_page(spec.app, None if path == DEFAULT_PATH else path)
     with load_runner(agents, scheduler) as run_plan, target_url(url, plan["threads"], err, spec, path) as target, ProgressLine(
         err, plan["requests"], plan["duration_us"]

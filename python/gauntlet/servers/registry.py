@@ -196,32 +196,38 @@ def app_combinations() -> list[AppCombination]:
     return found
 
 
-def start_server(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float | None = None) -> ServerInstance:
-    """Start the server a case names, with its backend; a kind or backend that is not installed,
-    or a combination the server cannot run, is a one-line error with the fix. `port` and
-    `ready_timeout_s` are for tests (a taken port, a slow machine)."""
+def check_spec(spec: ServerSpec) -> tuple[Availability, Combination | None]:
+    """Refuse, in one line with the fix, a spec that cannot run here: a kind, backend or application
+    that is not installed, or a combination that cannot work; before anything starts."""
     kind = kind_of(spec.kind)
     found = availability(spec.kind)
     if not found.available:
         raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")
-    backend: Combination | None = None
     if spec.app is not None and spec.backend is None:
         raise GauntletError(f"{spec.app} needs a PHP backend", "add --backend php-fpm (or mod_php on apache-prefork)")
     refusal = app_refusal(spec)
     if refusal is not None:
         raise GauntletError(*refusal)
-    if spec.backend is not None:
-        backend = combination(kind, spec.backend)
-        if backend.reason is not None:
-            raise GauntletError(
-                f"{spec.backend} on {spec.kind} is {backend.reason}", "pick a combination `gauntlet servers` lists as available"
-            )
+    if spec.backend is None:
+        return found, None
+    backend = combination(kind, spec.backend)
+    if backend.reason is not None:
+        raise GauntletError(
+            f"{spec.backend} on {spec.kind} is {backend.reason}", "pick a combination `gauntlet servers` lists as available"
+        )
+    return found, backend
+
+
+def start_server(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float | None = None) -> ServerInstance:
+    """Start the server a case names, with its backend (and application); what cannot run is
+    refused first (`check_spec`). `port` and `ready_timeout_s` are for tests (a taken port, a slow machine)."""
+    found, backend = check_spec(spec)
     knobs: dict[str, Any] = {}
     if port is not None:
         knobs["port"] = port
     if ready_timeout_s is not None:
         knobs["ready_timeout_s"] = ready_timeout_s
-    instance = kind.start(spec, **knobs)
+    instance = kind_of(spec.kind).start(spec, **knobs)
     instance.spec = spec
     instance.version = found.version
     instance.backend_version = backend.version if backend else None
