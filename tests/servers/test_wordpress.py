@@ -141,6 +141,12 @@ def test_a_page_broken_by_its_database_is_a_failure(seeded: dict[str, Page], ser
     assert (broken["responses"], broken["errors"]["content"]) == (0, 20)
     run_sql(layout, "RENAME TABLE wordpress.wp_posts_gone TO wordpress.wp_posts")
     assert load(instance, seeded["home"])["errors"]["content"] == 0
+    # An empty database: WordPress sends every page to its installer.
+    run_sql(layout, "DROP DATABASE wordpress; CREATE DATABASE wordpress")
+    status, _ = get(instance, "/")
+    assert status == 302
+    installer = load(instance, seeded["home"])
+    assert (installer["responses"], installer["errors"]["content"]) == (0, 20)
     # MariaDB gone: "Error establishing a database connection" with a 500, counted by its status.
     database = instance.backends[-1]
     database.proc.kill()
