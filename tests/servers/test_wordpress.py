@@ -181,3 +181,14 @@ def test_one_command_runs_the_post_page_with_its_marker(seeded: dict[str, Page],
 def test_the_cli_refuses_mod_php_on_a_threaded_apache_in_one_line() -> None:
     done = run_cli("run", "--server", "apache-event", "--app", "wordpress", "--backend", "mod_php", "-n", "1")
     assert done.code != 0 and "threaded MPM" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_gauntlet_servers_lists_where_wordpress_runs() -> None:
+    done = run_cli("servers", "--json")
+    assert done.code == 0, done.stderr
+    listed = {(a["kind"], a["backend"]): a["reason"] for a in json.loads(done.stdout)["apps"] if a["app"] == "wordpress"}
+    assert listed[("apache-event", "mod_php")].startswith("unsupported: mod_php is an Apache module")
+    assert listed[("tomcat", "php-fpm")].startswith("unsupported: ")
+    for kind in ("nginx", "lighttpd", "apache-prefork", "apache-event", "caddy", "h2o"):
+        assert not (listed[(kind, "php-fpm")] or "").startswith("unsupported"), kind
+    assert "Applications by server kind" in run_cli("servers").stdout
