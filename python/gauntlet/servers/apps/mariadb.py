@@ -129,8 +129,7 @@ def install_data_dir(layout: Layout, premises: Premises, timeout_s: float = 120.
         f"--auth-root-socket-user={pwd.getpwuid(os.geteuid()).pw_name}",
         "--skip-test-db",
     ]
-    wrapped = premises.cgroup.wrap(argv) if premises.cgroup else argv
-    done = subprocess.run(wrapped, cwd=layout.home, capture_output=True, text=True, timeout=timeout_s, check=False)
+    done = premises.run(argv, timeout_s, cwd=layout.home)
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise GauntletError(f"mariadb-install-db failed: {' | '.join(tail)}", "check that mariadb-server is installed and /tmp is writable")

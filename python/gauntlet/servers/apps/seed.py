@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from functools import cache
@@ -127,7 +126,7 @@ def _build(partial: Path, premises: Premises) -> None:
     try:
         mariadb.create_database(layout, WORDPRESS_DATABASE)
         render_wp_config(docroot, f"localhost:{layout.socket_path}")
-        pages = _run_seed(docroot, images)
+        pages = _run_seed(docroot, images, premises)
     finally:
         stop_tree(database.proc, sig=database.stop_signal, grace_s=60.0)
     (docroot / "wp-config.php").unlink()
@@ -140,12 +139,13 @@ def _build(partial: Path, premises: Premises) -> None:
             os.chmod(os.path.join(root, name), 0o644)
 
 
-def _run_seed(docroot: Path, images: Path) -> str:
+def _run_seed(docroot: Path, images: Path, premises: Premises) -> str:
+    """WordPress's installer and the seed, in the premises' cgroup (a killed build leaves nothing running)."""
     php = shutil.which("php")
     if php is None:
         raise GauntletError("php (the command line) is not installed: the seed runs WordPress's installer with it", "install it: apt-get install php-cli")
     argv = [php, str(FILES / "seed.php"), str(docroot), str(images), str(POSTS), str(COMMENTS_PER_POST)]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=SEED_TIMEOUT_S, check=False)
+    done = premises.run(argv, SEED_TIMEOUT_S)
     if done.returncode != 0 or not done.stdout.strip().startswith("{"):
         tail = " | ".join((done.stderr + done.stdout).strip().splitlines()[-3:])
         raise GauntletError(f"seeding WordPress failed (status {done.returncode}): {tail}", "fix what the seed says")
