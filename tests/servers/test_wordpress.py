@@ -6,11 +6,16 @@ is counted as a failure by the engine; MariaDB's processes are the `database` ro
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from gauntlet.engine import run
@@ -19,7 +24,7 @@ from gauntlet.monitor.sampler import Sampler
 from gauntlet.servers.apps.mariadb import Layout, run_sql
 from gauntlet.servers.apps.wordpress import Page, pages
 from gauntlet.servers.base import ServerInstance
-from gauntlet.servers.process import http_get
+from gauntlet.servers.process import http_get, kill_all, wait_gone
 from gauntlet.servers.registry import start_server
 from gauntlet.servers.spec import ServerSpec
 from tests.conftest import Start, require_app
@@ -192,3 +197,46 @@ def test_gauntlet_servers_lists_where_wordpress_runs() -> None:
     for kind in ("nginx", "lighttpd", "apache-prefork", "apache-event", "caddy", "h2o"):
         assert not (listed[(kind, "php-fpm")] or "").startswith("unsupported"), kind
     assert "Applications by server kind" in run_cli("servers").stdout
+
+
+#: Builds the seed into a directory of its own, so that the build runs whatever the machine's cache holds.
+SEED_BUILDER = """
+import sys, tempfile
+tempfile.tempdir = sys.argv[1]
+from gauntlet.servers.apps.seed import seed
+seed()
+"""
+
+
+def test_a_build_killed_mid_seed_leaves_no_mariadbd_and_no_cache(seeded: dict[str, Page]) -> None:
+    # Not pytest's tmp_path: its parents are private to root, and mariadbd runs as mysql.
+    tmp_path = Path(tempfile.mkdtemp(prefix="gauntlet-seed-test-"))
+    tmp_path.chmod(0o755)
+    builder = subprocess.Popen([sys.executable, "-c", SEED_BUILDER, str(tmp_path)])
+    try:
+        deadline = time.monotonic() + 60
+        while not (found := builder_databases(tmp_path)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert found, "the build started no mariadbd within 60 s"
+        builder.kill()
+        builder.wait(timeout=10)
+        assert not wait_gone(found, 15.0), "mariadbd outlived the killed build"
+        deadline = time.monotonic() + 10
+        while (left := list(tmp_path.iterdir())) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert left == [], "the guard removes the half-built seed with its premises"
+    finally:
+        if builder.poll() is None:
+            builder.kill()
+            builder.wait(timeout=10)
+        kill_all([p.pid for p in builder_databases(tmp_path)], 5.0)
+        shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def builder_databases(under: Path) -> list[psutil.Process]:
+    """mariadbd processes whose config lies below `under`."""
+    found = []
+    for process in psutil.process_iter(["name", "cmdline"]):
+        if process.info["name"] == "mariadbd" and any(str(under) in arg for arg in process.info["cmdline"] or []):
+            found.append(process)
+    return found

@@ -131,8 +131,10 @@ def install_data_dir(layout: Layout, premises: Premises, timeout_s: float = 120.
     ]
     done = premises.run(argv, timeout_s, cwd=layout.home)
     if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise GauntletError(f"mariadb-install-db failed: {' | '.join(tail)}", "check that mariadb-server is installed and /tmp is writable")
+        lines = (done.stderr + done.stdout).strip().splitlines()
+        # The first errors name the cause; the last ones only say that it aborted.
+        said = [line for line in lines if "[ERROR]" in line][:3] or lines[-3:]
+        raise GauntletError(f"mariadb-install-db failed: {' | '.join(said)}", "check that mariadb-server is installed and /tmp is writable")
 
 
 def copy_data_dir(source: Path, layout: Layout) -> None:
