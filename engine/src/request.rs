@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::http1::check::Marker;
 use crate::plan::{HttpVersion, Plan, PlanError, Target};
-use crate::schedule::session::WeightedChoice;
+use crate::schedule::random::WeightedChoice;
 
 /// The bytes of the plan's request, in the two forms a connection may need.
 #[derive(Debug, Clone)]

@@ -5,6 +5,7 @@ pub mod cpu;
 pub mod error;
 pub mod latency;
 pub mod timeline;
+pub mod unanswered;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
@@ -13,6 +14,7 @@ use hdrhistogram::Histogram;
 
 use error::{ErrorCounts, ErrorKind, ERROR_KIND_COUNT};
 use timeline::SecondStats;
+use unanswered::{Stage, UnansweredAges};
 
 /// Status codes are three digits; the array is indexed by the code itself.
 pub const STATUS_SLOTS: usize = 1000;
@@ -72,7 +74,17 @@ pub struct Recorder {
     pub status_codes: Box<[u64; STATUS_SLOTS]>,
     pub bytes_in: u64,
     pub bytes_out: u64,
+    /// Connections established (their TCP connect completed).
     pub connections_opened: u64,
+    /// Connect attempts the peer refused; that failed otherwise (timeout, unreachable, no port).
+    pub connects_refused: u64,
+    pub connects_failed: u64,
+    /// Connects started after a failed one, once the backoff had passed.
+    pub connect_retries: u64,
+    /// Requests begun in the measured interval and unanswered at its end.
+    pub unanswered: UnansweredAges,
+    /// Under a rate: requests due in the measured interval that were never started.
+    pub unsent: u64,
     /// TLS handshakes completed, and how many of them resumed a session.
     pub tls_handshakes: u64,
     pub tls_resumed: u64,
@@ -98,6 +110,11 @@ impl Recorder {
             bytes_in: 0,
             bytes_out: 0,
             connections_opened: 0,
+            connects_refused: 0,
+            connects_failed: 0,
+            connect_retries: 0,
+            unanswered: UnansweredAges::default(),
+            unsent: 0,
             tls_handshakes: 0,
             tls_resumed: 0,
             thread,
@@ -142,6 +159,19 @@ impl Recorder {
         self.errors[kind.index()] += 1;
         self.second.requests += 1;
         self.second.errors += 1;
+    }
+
+    /// A connect attempt failed with `kind` (refused, or anything else).
+    pub fn connect_failed(&mut self, kind: ErrorKind) {
+        match kind {
+            ErrorKind::ConnectRefused => self.connects_refused += 1,
+            _ => self.connects_failed += 1,
+        }
+    }
+
+    /// A request had no answer by the end of the interval, `age_us` after it began.
+    pub fn unanswered(&mut self, stage: Stage, age_us: u64) {
+        self.unanswered[stage as usize].add(age_us);
     }
 
     pub fn bytes_in(&mut self, bytes: u64) {

@@ -1,6 +1,7 @@
 //! The per-second timeline: seconds counted from the start of measurement.
 
 use hdrhistogram::Histogram;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::latency;
@@ -72,18 +73,28 @@ impl SecondStats {
 }
 
 /// One second of the run, as stored and reported.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct TimelineEntry {
+    /// Index of the second: 0 is the first second after the warm-up.
     pub second: u64,
     /// Shorter than a second only for the last entry.
     pub span_us: u64,
+    /// Requests that ended in this second.
     pub requests: u64,
+    /// Responses that ended in this second.
     pub responses: u64,
+    /// Errors that ended in this second.
     pub errors: u64,
+    /// Bytes read for the requests that ended in this second.
     pub bytes_in: u64,
+    /// Median latency of this second's responses (2 significant digits).
     pub p50_us: u64,
+    /// 90th percentile latency of this second's responses.
     pub p90_us: u64,
+    /// 99th percentile latency of this second's responses.
     pub p99_us: u64,
+    /// Highest latency of this second's responses.
     pub max_us: u64,
     /// This second's latencies, encoded as the run's histogram is (at 2 significant digits);
     /// None unless the plan asked for `timeline_histograms`.
