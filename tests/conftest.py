@@ -53,6 +53,15 @@ def require_available(spec: ServerSpec) -> None:
             require_installed(f"{spec.backend} on {spec.kind}", pair.available, hint)
 
 
+def require_app(spec: ServerSpec) -> None:
+    """Skip (fail in CI) when the spec's application or its PHP options need packages not installed here."""
+    from gauntlet.servers.apps import app_named
+
+    missing = app_named(spec.app).missing_packages(spec.apcu) if spec.app else []
+    if missing:
+        missing_here(f"{spec.app} needs apt-get install {' '.join(missing)}", "CI installs them, so .ci/run is missing them")
+
+
 class Started:
     """Servers a test started, stopped at teardown by pid; teardown fails on any leftover:
     a process, a listening port (the server's or its backend's), the cgroup, the work dir."""

@@ -92,6 +92,10 @@ pub struct Plan {
     /// one in proportion to its weight; the URL's own path is then not requested.
     #[serde(default)]
     pub paths: Option<Vec<WeightedPath>>,
+    /// A string the body of every response to the URL's own path must hold (its content marker).
+    /// None: no check. A complete response below 400 without it is a `content` error.
+    #[serde(default)]
+    pub expect: Option<String>,
 }
 
 /// One path of the paths mix and its share of the requests.
@@ -102,6 +106,10 @@ pub struct WeightedPath {
     pub path: String,
     /// Its relative share of the requests.
     pub weight: f64,
+    /// A string the body of every response to this path must hold (its content marker). None: no
+    /// check. A complete response below 400 without it is a `content` error.
+    #[serde(default)]
+    pub expect: Option<String>,
 }
 
 fn default_method() -> String {
@@ -287,6 +295,11 @@ impl Plan {
         if let Some(paths) = &self.paths {
             validate_paths(paths, self.sessions.is_some())?;
         }
+        if self.expect.is_some() && (self.paths.is_some() || self.sessions.is_some()) {
+            return fail(
+                "`expect` is for the URL's own path: give each path of the mix, or each page, its own `expect`".into(),
+            );
+        }
         if self.calls_per_connection == Some(0) {
             return fail("calls_per_connection is 0: give at least 1 call per connection".into());
         }
@@ -317,7 +330,7 @@ fn validate_paths(paths: &[WeightedPath], sessions: bool) -> Result<(), PlanErro
     if paths.is_empty() {
         return fail("the paths mix is empty: give at least one path".into());
     }
-    for WeightedPath { path, weight } in paths {
+    for WeightedPath { path, weight, .. } in paths {
         if !path.starts_with('/') || path.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
             return fail(format!("'{path}' in the paths mix is not a path: start it with / and percent-encode spaces"));
         }
@@ -401,10 +414,10 @@ mod tests {
         assert!(p.resolve().unwrap_err().0.contains("base64"));
         let mixes = [
             (vec![], "empty"),
-            (vec![WeightedPath { path: "a".into(), weight: 1.0 }], "not a path"),
-            (vec![WeightedPath { path: "/a b".into(), weight: 1.0 }], "not a path"),
-            (vec![WeightedPath { path: "/a".into(), weight: 0.0 }], "positive weight"),
-            (vec![WeightedPath { path: "/a".into(), weight: f64::NAN }], "positive weight"),
+            (vec![WeightedPath { path: "a".into(), weight: 1.0, expect: None }], "not a path"),
+            (vec![WeightedPath { path: "/a b".into(), weight: 1.0, expect: None }], "not a path"),
+            (vec![WeightedPath { path: "/a".into(), weight: 0.0, expect: None }], "positive weight"),
+            (vec![WeightedPath { path: "/a".into(), weight: f64::NAN, expect: None }], "positive weight"),
         ];
         for (paths, message) in mixes {
             let mut p = plan("http://127.0.0.1/");

@@ -1,5 +1,8 @@
 //! Requests are encoded into bytes once, when the plan is built; sending is a plain write.
 
+use std::sync::Arc;
+
+use crate::http1::check::Marker;
 use crate::plan::{HttpVersion, Plan, PlanError, Target};
 use crate::schedule::random::WeightedChoice;
 
@@ -12,6 +15,8 @@ pub struct EncodedRequest {
     pub last: Box<[u8]>,
     /// A HEAD request's response has no body.
     pub is_head: bool,
+    /// What the response's body must hold (None: any body will do).
+    pub expect: Option<Arc<Marker>>,
 }
 
 /// Sent with revalidations of embedded resources, as a browser with a cached copy would.
@@ -20,7 +25,18 @@ pub const IF_MODIFIED_SINCE: (&str, &str) = ("If-Modified-Since", "Tue, 01 Nov 2
 impl EncodedRequest {
     /// The plan's request to the URL's path.
     pub fn new(plan: &Plan, target: &Target) -> Result<EncodedRequest, PlanError> {
-        EncodedRequest::for_path(plan, target, &target.path, None)
+        EncodedRequest::for_path(plan, target, &target.path, None)?.expecting(plan.expect.as_deref())
+    }
+
+    /// The response must hold `marker` (None or empty: nothing to check); a HEAD has no body to hold it.
+    pub fn expecting(mut self, marker: Option<&str>) -> Result<EncodedRequest, PlanError> {
+        self.expect = Marker::new(marker);
+        if self.expect.is_some() && self.is_head {
+            return Err(PlanError(
+                "a HEAD request's response has no body to hold the expected marker: drop `expect` or use GET".into(),
+            ));
+        }
+        Ok(self)
     }
 
     /// The plan's method, headers and body, to another path on the same target.
@@ -64,7 +80,7 @@ impl EncodedRequest {
             HttpVersion::Http10 => encode(Some("keep-alive")),
         };
         let last = encode(Some("close"));
-        Ok(EncodedRequest { reuse, last, is_head: plan.method.eq_ignore_ascii_case("HEAD") })
+        Ok(EncodedRequest { reuse, last, is_head: plan.method.eq_ignore_ascii_case("HEAD"), expect: None })
     }
 }
 
@@ -75,7 +91,7 @@ pub fn plan_requests(plan: &Plan, target: &Target) -> Result<(Vec<EncodedRequest
         Some(paths) => {
             let requests = paths
                 .iter()
-                .map(|p| EncodedRequest::for_path(plan, target, &p.path, None))
+                .map(|p| EncodedRequest::for_path(plan, target, &p.path, None)?.expecting(p.expect.as_deref()))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok((requests, Some(WeightedChoice::new(paths.iter().map(|p| p.weight)))))
         }

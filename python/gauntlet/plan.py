@@ -35,6 +35,8 @@ class TlsSettings(_Strict):
 class WeightedPath(_Strict):
     path: str
     weight: float
+    #: A string every response to this path must hold (its content marker); None: no check.
+    expect: str | None = None
 
 
 class Think(_Strict):
@@ -49,6 +51,8 @@ class Page(_Strict):
     path: str
     embedded: list[str] | None = None
     download: bool | None = None
+    #: A string the page's own response must hold (its content marker); None: no check.
+    expect: str | None = None
 
 
 class SessionType(_Strict):
@@ -103,6 +107,8 @@ class Plan(_Strict):
     start_at_unix_us: int | None = None
     timeline_histograms: bool | None = None
     paths: list[WeightedPath] | None = None
+    #: A string every response to the URL's own path must hold (its content marker); None: no check.
+    expect: str | None = None
 
     @model_validator(mode="before")
     @classmethod

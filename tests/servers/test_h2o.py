@@ -52,7 +52,7 @@ def test_https_access_log_and_engine_agree(h2o_server: Start) -> None:
     [
         ({"keepalive": False}, "keep-alive off"),
         ({"keepalive_requests": 100}, "keepalive_requests"),
-        ({"backend": "php-fpm"}, "php-fpm"),
+        ({"backend": "uwsgi"}, "uwsgi"),
         ({"cipher": "TLS_AES_128_GCM_SHA256"}, "plain HTTP"),
         ({"tls": True, "cipher": "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}, "ECDSA certificate"),
         ({"tls": True, "tls_version": "1.2", "cipher": "TLS_AES_128_GCM_SHA256"}, "TLS 1.3 suite"),

@@ -16,7 +16,7 @@ import pytest
 from gauntlet.servers.pids import kill_all, wait_gone
 from gauntlet.servers.registry import KINDS
 from gauntlet.servers.spec import ServerSpec
-from tests.conftest import require_available
+from tests.conftest import require_app, require_available
 
 #: Starts the server, prints its processes and ports, then waits to be killed.
 STARTER = """
@@ -51,6 +51,9 @@ SPECS = [ServerSpec(kind) for kind in KINDS] + [
     ServerSpec("nginx", backend="php-fpm"),
     ServerSpec("nginx", backend="uwsgi"),
     ServerSpec("nginx", backend="python-cgi"),  # through fcgiwrap
+    # WordPress: the server, its PHP (FPM's pool, or mod_php inside Apache) and MariaDB.
+    ServerSpec("nginx", backend="php-fpm", app="wordpress"),
+    ServerSpec("apache-prefork", backend="mod_php", app="wordpress"),
 ]
 
 
@@ -58,25 +61,28 @@ def listening(ports: list[int]) -> list[int]:
     return [c.laddr.port for c in psutil.net_connections("tcp") if c.status == psutil.CONN_LISTEN and c.laddr.port in ports]
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: "-".join(filter(None, [spec.kind, spec.backend])))
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: "-".join(filter(None, [spec.kind, spec.backend, spec.app])))
 def test_a_killed_gauntlet_leaves_no_server_running(spec: ServerSpec) -> None:
     require_available(spec)
-    check_killed_starter_leaves_nothing(STARTER, json.dumps({"kind": spec.kind, "backend": spec.backend}))
+    require_app(spec)
+    fields = json.dumps({"kind": spec.kind, "backend": spec.backend, "app": spec.app})
+    check_killed_starter_leaves_nothing(STARTER, fields, programs=("mariadbd",) if spec.app else ())
 
 
 def test_without_a_cgroup_the_guard_ends_the_trees_it_was_told_of() -> None:
     check_killed_starter_leaves_nothing(STARTER_WITHOUT_CGROUP)
 
 
-def check_killed_starter_leaves_nothing(script: str, *args: str) -> None:
-    """Run `script`, read what it started, SIGKILL it: every process it reported ends, its ports close,
-    its work dir and cgroup go."""
+def check_killed_starter_leaves_nothing(script: str, *args: str, programs: tuple[str, ...] = ()) -> None:
+    """Run `script`, read what it started (`programs` among it), SIGKILL it: every process it
+    reported ends, its ports close, its work dir and cgroup go."""
     starter = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True)
     processes: list[psutil.Process] = []
     try:
         assert starter.stdout is not None
         started = json.loads(starter.stdout.readline())
         processes = [psutil.Process(pid) for pid in started["pids"]]
+        assert set(programs) <= {p.name() for p in processes}
         starter.kill()
         starter.wait(timeout=10)
         dirs = [Path(d) for d in started["dirs"] if d]

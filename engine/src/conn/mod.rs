@@ -12,6 +12,7 @@ use backoff::Backoff;
 use transport::Transport;
 
 use crate::http1::{Head, Progress, ResponseParser};
+use crate::request::EncodedRequest;
 use crate::stats::error::ErrorKind;
 use crate::stats::unanswered::Stage;
 
@@ -113,7 +114,7 @@ impl Conn {
         timeout_us: u64,
         measured: bool,
         request: usize,
-        head_request: bool,
+        encoded: &EncodedRequest,
     ) {
         self.request = request;
         self.intended_us = intended_us;
@@ -121,7 +122,7 @@ impl Conn {
         self.deadline_us = now_us + timeout_us;
         self.measured = measured;
         self.bytes_in = 0;
-        self.parser = ResponseParser::new(head_request);
+        self.parser = ResponseParser::expecting(encoded.is_head, encoded.expect.as_ref());
     }
 
     /// Drop the socket (closing it) and forget per-connection state; the phase is the caller's.

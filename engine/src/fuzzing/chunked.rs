@@ -19,7 +19,7 @@ fn decode_in_reads(reads: &[&[u8]]) -> Decoded {
     let mut reader = BodyReader::new(Framing::Chunked).expect("a chunked body");
     let mut fed = 0;
     for read in reads {
-        match reader.feed(read) {
+        match reader.feed(read, None) {
             Ok(Fed::Done(used)) => {
                 assert!(used > 0 && used <= read.len(), "used {used} of {} bytes", read.len());
                 return Decoded::Done(fed + used);

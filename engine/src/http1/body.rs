@@ -1,5 +1,7 @@
 //! Body framing: counts the bytes of a response body as they arrive and says where it ends.
-//! Nothing is copied or stored.
+//! Nothing is copied or stored; a content check, when there is one, sees the body's data.
+
+use super::check::ContentCheck;
 
 /// How the end of a body is found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,21 +65,26 @@ impl BodyReader {
         Some(BodyReader { state })
     }
 
-    pub fn feed(&mut self, input: &[u8]) -> Result<Fed, BadChunk> {
-        match &mut self.state {
+    /// The next bytes of the response; `check` sees those that are body data.
+    pub fn feed(&mut self, input: &[u8], check: Option<&mut ContentCheck>) -> Result<Fed, BadChunk> {
+        let (fed, data) = match &mut self.state {
             State::Length { remaining } => {
                 if (input.len() as u64) < *remaining {
                     *remaining -= input.len() as u64;
-                    Ok(Fed::More)
+                    (Fed::More, input)
                 } else {
                     let used = *remaining as usize;
                     *remaining = 0;
-                    Ok(Fed::Done(used))
+                    (Fed::Done(used), &input[..used])
                 }
             }
-            State::UntilClose => Ok(Fed::More),
-            State::Chunked(chunk) => feed_chunked(chunk, input),
+            State::UntilClose => (Fed::More, input),
+            State::Chunked(chunk) => return feed_chunked(chunk, input, check),
+        };
+        if let Some(check) = check {
+            check.scan(data);
         }
+        Ok(fed)
     }
 
     /// The connection ended: true when that completes the body.
@@ -90,7 +97,7 @@ fn hex_value(byte: u8) -> Option<u64> {
     (byte as char).to_digit(16).map(u64::from)
 }
 
-fn feed_chunked(chunk: &mut Chunk, input: &[u8]) -> Result<Fed, BadChunk> {
+fn feed_chunked(chunk: &mut Chunk, input: &[u8], mut check: Option<&mut ContentCheck>) -> Result<Fed, BadChunk> {
     let mut at = 0;
     while at < input.len() {
         let byte = input[at];
@@ -114,6 +121,9 @@ fn feed_chunked(chunk: &mut Chunk, input: &[u8]) -> Result<Fed, BadChunk> {
             Chunk::Data { remaining } => {
                 let available = (input.len() - at) as u64;
                 let taken = available.min(remaining);
+                if let Some(check) = check.as_deref_mut() {
+                    check.scan(&input[at..at + taken as usize]);
+                }
                 at += taken as usize;
                 *chunk = if taken == remaining { Chunk::DataCr } else { Chunk::Data { remaining: remaining - taken } };
                 continue;

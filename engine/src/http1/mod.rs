@@ -1,8 +1,12 @@
 //! HTTP/1.x responses parsed in place: the head with httparse, the body counted by `body`.
 
 pub mod body;
+pub mod check;
+
+use std::sync::Arc;
 
 use body::{BodyReader, Fed, Framing};
+use check::{ContentCheck, Marker};
 
 use crate::stats::error::ErrorKind;
 
@@ -34,12 +38,19 @@ pub struct ResponseParser {
     started: bool,
     head: Option<Head>,
     body: Option<BodyReader>,
+    /// The marker the body must hold, when the request has one.
+    check: Option<ContentCheck>,
 }
 
 impl ResponseParser {
     /// A parser for the response to one request; a HEAD request's response has no body.
     pub fn new(head_request: bool) -> ResponseParser {
-        ResponseParser { head_request, started: false, head: None, body: None }
+        ResponseParser { head_request, started: false, head: None, body: None, check: None }
+    }
+
+    /// The same, for a response whose body must hold `marker` (a `Content` error otherwise).
+    pub fn expecting(head_request: bool, marker: Option<&Arc<Marker>>) -> ResponseParser {
+        ResponseParser { check: marker.map(|m| ContentCheck::new(Arc::clone(m))), ..ResponseParser::new(head_request) }
     }
 
     /// At least one byte of this response has arrived.
@@ -79,19 +90,28 @@ impl ResponseParser {
             }
         };
         let Some(body) = self.body.as_mut() else {
-            return Ok(Progress::Done { consumed: at, head });
+            return self.checked(head).map(|head| Progress::Done { consumed: at, head });
         };
-        match body.feed(&input[at..]) {
+        match body.feed(&input[at..], self.check.as_mut()) {
             Ok(Fed::More) => Ok(Progress::More { consumed: input.len() }),
-            Ok(Fed::Done(used)) => Ok(Progress::Done { consumed: at + used, head }),
+            Ok(Fed::Done(used)) => self.checked(head).map(|head| Progress::Done { consumed: at + used, head }),
             Err(_) => Err(ErrorKind::Malformed),
+        }
+    }
+
+    /// A complete response without its marker is a `Content` error, unless its status already
+    /// fails it (4xx, 5xx: the status says more than the missing marker).
+    fn checked(&self, head: Head) -> Result<Head, ErrorKind> {
+        match &self.check {
+            Some(check) if !check.found() && head.status < 400 => Err(ErrorKind::Content),
+            _ => Ok(head),
         }
     }
 
     /// The peer closed the connection: the response is complete only if its body ends at close.
     pub fn finish_at_close(&self) -> Result<Head, ErrorKind> {
         match (self.head, &self.body) {
-            (Some(head), Some(body)) if body.ends_at_close() => Ok(head),
+            (Some(head), Some(body)) if body.ends_at_close() => self.checked(head),
             (Some(_), _) => Err(ErrorKind::Truncated),
             (None, _) if self.started => Err(ErrorKind::Malformed),
             (None, _) => Err(ErrorKind::Reset),

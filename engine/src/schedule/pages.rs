@@ -1,5 +1,6 @@
 //! The sessions' requests, encoded once with the plan's: per session type, per page, the main
-//! request and each embedded resource plain and revalidating (If-Modified-Since).
+//! request (with the page's content marker, if any) and each embedded resource plain and
+//! revalidating (If-Modified-Since).
 
 use super::random::WeightedChoice;
 use super::session::SessionsPlan;
@@ -30,19 +31,19 @@ pub fn encode_pages(
     sessions: SessionsPlan,
     requests: &mut Vec<EncodedRequest>,
 ) -> Result<SessionsShared, PlanError> {
-    let mut push = |path: &str, header| -> Result<usize, PlanError> {
-        requests.push(EncodedRequest::for_path(plan, target, path, header)?);
+    let mut push = |path: &str, header, expect: Option<&str>| -> Result<usize, PlanError> {
+        requests.push(EncodedRequest::for_path(plan, target, path, header)?.expecting(expect)?);
         Ok(requests.len() - 1)
     };
     let mut pages = Vec::new();
     for session in &sessions.types {
         let mut encoded = Vec::new();
         for page in &session.pages {
-            let main = push(&page.path, None)?;
+            let main = push(&page.path, None, page.expect.as_deref())?;
             let embedded = page
                 .embedded
                 .iter()
-                .map(|path| Ok((push(path, None)?, push(path, Some(IF_MODIFIED_SINCE))?)))
+                .map(|path| Ok((push(path, None, None)?, push(path, Some(IF_MODIFIED_SINCE), None)?)))
                 .collect::<Result<_, PlanError>>()?;
             encoded.push(PageRequests { main, embedded });
         }

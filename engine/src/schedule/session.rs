@@ -64,6 +64,10 @@ pub struct Page {
     /// Judged by its byte rate rather than its time.
     #[serde(default)]
     pub download: bool,
+    /// A string the page's own response must hold (its content marker). None: no check; embedded
+    /// resources are not checked.
+    #[serde(default)]
+    pub expect: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -354,7 +358,8 @@ mod tests {
 
     #[test]
     fn plans_are_checked() {
-        let page = |name: &str| Page { name: name.into(), path: "/".into(), embedded: vec![], download: false };
+        let page =
+            |name: &str| Page { name: name.into(), path: "/".into(), embedded: vec![], download: false, expect: None };
         let session = |pages| SessionType { name: "s".into(), weight: 1.0, think: Think::Fixed { mean_us: 0 }, pages };
         let plan = |types, users, phases| SessionsPlan {
             types,

@@ -20,9 +20,11 @@ pub enum ErrorKind {
     Truncated,
     /// The TLS handshake or a TLS record failed.
     Tls,
+    /// A complete response (status below 400) whose body lacks the marker its request expects.
+    Content,
 }
 
-pub const ERROR_KIND_COUNT: usize = 8;
+pub const ERROR_KIND_COUNT: usize = 9;
 
 impl ErrorKind {
     pub const ALL: [ErrorKind; ERROR_KIND_COUNT] = [
@@ -34,6 +36,7 @@ impl ErrorKind {
         ErrorKind::Malformed,
         ErrorKind::Truncated,
         ErrorKind::Tls,
+        ErrorKind::Content,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -46,6 +49,7 @@ impl ErrorKind {
             ErrorKind::Malformed => "malformed",
             ErrorKind::Truncated => "truncated",
             ErrorKind::Tls => "tls",
+            ErrorKind::Content => "content",
         }
     }
 

@@ -347,8 +347,8 @@ impl Worker {
         }
         self.busy += usize::from(!self.conns[i].is_busy());
         let conn = &mut self.conns[i];
-        let head_request = self.shared.requests[send.request].is_head;
-        conn.begin(now, send.intended_us, self.shared.timeout_us, send.measured, send.request, head_request);
+        let encoded = &self.shared.requests[send.request];
+        conn.begin(now, send.intended_us, self.shared.timeout_us, send.measured, send.request, encoded);
         conn.on_schedule = send.on_schedule;
         if conn.stream.is_some() {
             return self.send(schedule, i, now);

@@ -132,10 +132,20 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None, db: P
 
 
 def server_spec(
-    url: str | None, kind: str | None, settings: dict[str, Any], https: bool, path: str, keepalive: bool, threads: int
+    url: str | None,
+    kind: str | None,
+    settings: dict[str, Any],
+    https: bool,
+    path: str,
+    keepalive: bool,
+    threads: int,
+    opcache: bool = True,
+    apcu: bool = False,
 ) -> ServerSpec | None:
-    """The server `--server` (`kind`) and its `settings` name; None when a URL is given (settings then refused)."""
+    """The server `--server` (`kind`) and its `settings` name (with PHP's `opcache` and `apcu`);
+    None when a URL is given (settings then refused)."""
     given = [f"--{name.replace('_', '-')}" for name, value in settings.items() if value is not None]
+    given += [flag for flag, on in (("--no-opcache", not opcache), ("--apcu", apcu)) if on]
     if url is not None:
         if kind is not None or given or https or path != DEFAULT_PATH:
             raise GauntletError(
@@ -145,11 +155,13 @@ def server_spec(
         return None
     kind = kind or "builtin"
     defined = {name: value for name, value in settings.items() if value is not None}
+    if "app" in defined and "backend" not in defined:
+        defined["backend"] = "php-fpm"
     if kind == "builtin" and "workers" not in defined:
         defined["workers"] = threads
     from gauntlet.servers.registry import server_keepalive
 
-    return ServerSpec(kind, keepalive=server_keepalive(kind, keepalive), tls=https, **defined)
+    return ServerSpec(kind, keepalive=server_keepalive(kind, keepalive), tls=https, opcache=opcache, apcu=apcu, **defined)
 
 
 def succeeded(result: dict[str, Any]) -> bool:
@@ -193,6 +205,11 @@ def run_command(
         int | None, typer.Option("--backend-workers", min=1, help="--server: the backend's pool size")
     ] = None,
     https: Annotated[bool, typer.Option("--https", help="--server: serve HTTPS (self-signed certificate)")] = False,
+    app: Annotated[
+        str | None, typer.Option("--app", help="--server: serve this application (wordpress) through --backend (default php-fpm)")
+    ] = None,
+    no_opcache: Annotated[bool, typer.Option("--no-opcache", help="--server: PHP without its opcode cache")] = False,
+    apcu: Annotated[bool, typer.Option("--apcu", help="--server --app wordpress: WordPress's object cache in APCu")] = False,
     repeat: measuring.Repeat = 1,
     restart_between: measuring.RestartBetween = False,
     warmup_requests: measuring.WarmupRequests = None,
@@ -224,8 +241,15 @@ def run_command(
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
     environment = host.snapshot_after_load()
 
-    server_settings: dict[str, Any] = {"workers": workers, "backend": backend, "backend_workers": backend_workers}
-    spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads)
+    server_settings: dict[str, Any] = {"workers": workers, "backend": backend, "backend_workers": backend_workers, "app": app}
+    spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads, not no_opcache, apcu)
+    if spec is not None and spec.app is not None:
+        from gauntlet.servers.apps import app_page
+        from gauntlet.servers.registry import check_spec
+
+        check_spec(spec)  # before the application's seed is built
+        path, expect = app_page(spec.app, None if path == DEFAULT_PATH else path)
+        plan = plan.model_copy(update={"expect": expect})
     params = command_params("run", url, spec, path, plan)
     options = {"plan": plan.engine_json(), "settings": asdict(settings)}
 

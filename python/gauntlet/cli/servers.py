@@ -13,7 +13,7 @@ from rich.table import Table
 from gauntlet.report.output import console
 
 if TYPE_CHECKING:
-    from gauntlet.servers.registry import Combination
+    from gauntlet.servers.registry import AppCombination, Combination
 
 
 def _how(pair: Combination) -> str:
@@ -61,13 +61,41 @@ def combinations_table(pairs: list[Combination]) -> tuple[Table, list[str]]:
     return table, [f"({n}) unsupported: {reason}" for n, reason in enumerate(notes, 1)]
 
 
-def as_json(versions: dict[str, tuple[str | None, str | None]], pairs: list[Combination]) -> dict[str, Any]:
+def apps_table(apps: list[AppCombination]) -> Table:
+    """Kinds down, applications across: the backends each runs on there, or why not."""
+    from gauntlet.servers.registry import KINDS
+
+    names = list(dict.fromkeys(a.app for a in apps))
+    table = Table(title="Applications by server kind", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
+    table.add_column("kind")
+    for name in names:
+        table.add_column(name)
+    for kind in KINDS:
+        cells = []
+        for name in names:
+            here = [a for a in apps if a.app == name and a.kind == kind]
+            runs = [a.backend for a in here if a.reason is None]
+            installable = [a.reason for a in here if a.reason and a.reason.startswith("not installed")]
+            if runs:
+                cells.append(", ".join(runs))
+            elif installable:
+                cells.append(f"[yellow]{installable[0]}[/yellow]")
+            else:
+                cells.append("[dim]no: no PHP backend on this kind[/dim]")
+        table.add_row(kind, *cells)
+    return table
+
+
+def as_json(
+    versions: dict[str, tuple[str | None, str | None]], pairs: list[Combination], apps: list[AppCombination]
+) -> dict[str, Any]:
     return {
         "kinds": [{"kind": k, "version": v, "reason": r} for k, (v, r) in versions.items()],
         "combinations": [
             {"kind": p.kind, "backend": p.backend, "gateway": p.gateway, "version": p.version, "reason": p.reason}
             for p in pairs
         ],
+        "apps": [{"app": a.app, "kind": a.kind, "backend": a.backend, "reason": a.reason} for a in apps],
     }
 
 
@@ -76,17 +104,19 @@ def servers_command(
 ) -> int:
     """Every server kind and backend Gauntlet can start, with versions, or why not."""
     # Imported here: every other command would pay for loading the drivers at start-up.
-    from gauntlet.servers.registry import KINDS, combinations
+    from gauntlet.servers.registry import KINDS, app_combinations, combinations
 
     versions = {name: (found.version, found.reason) for name, found in ((k, KINDS[k].availability()) for k in KINDS)}
     pairs = combinations()
+    apps = app_combinations()
     out = console()
     if json_output:
-        out.print_json(json.dumps(as_json(versions, pairs)))
+        out.print_json(json.dumps(as_json(versions, pairs, apps)))
         return 0
     out.print(kinds_table(versions))
     table, notes = combinations_table(pairs)
     out.print(table)
     for note in notes:
         out.print(note, highlight=False)
+    out.print(apps_table(apps))
     return 0

@@ -43,6 +43,8 @@ class PageSpec(_Strict):
     path: str = Field(pattern=r"^/")
     embedded: list[Annotated[str, Field(pattern=r"^/")]] = []
     download: bool = False
+    #: A string the page's own response must hold (a `content` error otherwise): its content marker.
+    expect: str | None = None
 
 
 class SessionSpec(_Strict):
@@ -100,7 +102,7 @@ class LoadFile(_Strict):
         qos = self.qos
         sessions = SessionsPlan(
             types=[
-                SessionType(name=s.name, weight=s.weight, think=Think(**s.think), pages=[Page(**p.model_dump()) for p in s.pages])
+                SessionType(name=s.name, weight=s.weight, think=Think(**s.think), pages=[Page(**p.model_dump(exclude_none=True)) for p in s.pages])
                 for s in self.sessions
             ],
             if_modified_since_share=self.if_modified_since,

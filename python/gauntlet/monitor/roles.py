@@ -1,6 +1,7 @@
 """The server's processes, with a role for each process: the master (the process Gauntlet
-started), its workers (children running the same program) and backends (other programs:
-PHP-FPM or uWSGI pools, CGI children)."""
+started), its workers (children running the same program), backends (other programs: PHP-FPM or
+uWSGI pools, CGI children) and the database (MariaDB), so that a result says which one ran out of
+CPU or memory."""
 
 from __future__ import annotations
 
@@ -27,6 +28,15 @@ def descendants(root_pid: int) -> list[int]:
             except (FileNotFoundError, ProcessLookupError):
                 continue
     return found
+
+
+#: The programs of a database an application talks to (the kernel's 15-character comm).
+DATABASE_PROGRAMS = frozenset({"mariadbd", "mysqld"})
+
+
+def backend_role(sample: ProcSample) -> str:
+    """A process under a backend: the database, or the backend (a language's workers)."""
+    return "database" if sample.comm in DATABASE_PROGRAMS else "backend"
 
 
 def role(sample: ProcSample, root: ProcSample, has_children: bool) -> str:

@@ -112,7 +112,7 @@ class _Reading:
 
 class Sampler:
     """`with Sampler(pid): ...` samples the tree rooted at `pid` (and the backends' trees, roles
-    `backend`) every `interval_s`; `Sampler.of(server)` takes all of that from a server instance."""
+    `backend`, or `database` for MariaDB) every `interval_s`; `Sampler.of(server)` takes all of that from a server instance."""
 
     def __init__(
         self,
@@ -162,7 +162,7 @@ class Sampler:
             if not family:
                 continue
             for sample in family:
-                role = roles.role(sample, family[0], len(family) > 1) if root == self._root_pid else "backend"
+                role = roles.role(sample, family[0], len(family) > 1) if root == self._root_pid else roles.backend_role(sample)
                 processes[sample.pid] = (sample, role)
         samples = [s for s, _ in processes.values()]
         if self._cgroup is not None:

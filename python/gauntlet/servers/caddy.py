@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gauntlet.servers.backends.catalog import Gateway
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting, unsupported
 from gauntlet.servers.tls_pin import tls_pin
 
+#: PHP through a PHP-FPM pool (`php_fastcgi`); Caddy forks no CGI and speaks no uwsgi.
+BACKENDS: dict[str, Gateway] = {"php-fpm": "fastcgi"}
 #: Caddy's own default idle timeout (5 minutes).
 DEFAULT_KEEPALIVE_TIMEOUT_S = 300
 
@@ -60,5 +63,6 @@ def start_caddy(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
             port=port,
             ready_timeout_s=ready_timeout_s,
             env=environment,
+            gateways=BACKENDS,
         )
     )

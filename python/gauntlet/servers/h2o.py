@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gauntlet.servers.backends.catalog import Gateway
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting, unsupported
 from gauntlet.servers.tls_pin import tls_pin
 
+#: PHP through a PHP-FPM pool (`file.custom-handler` with `fastcgi.connect`); Gauntlet's h2o driver
+#: runs no CGI or uwsgi backends.
+BACKENDS: dict[str, Gateway] = {"php-fpm": "fastcgi"}
 DEFAULT_THREADS = 2
 #: h2o's own default `http1-request-timeout`.
 DEFAULT_KEEPALIVE_TIMEOUT_S = 10
@@ -60,6 +64,7 @@ def start_h2o(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: flo
             ready_timeout_s=ready_timeout_s,
             subdirs=("logs", "ready"),
             env=environment,
+            gateways=BACKENDS,
             extra_templates=openssl_conf,
         )
     )

@@ -15,6 +15,7 @@ from typing import Any
 
 from gauntlet.engine import workload_files
 from gauntlet.errors import GauntletError
+from gauntlet.servers.apps.wordpress import PreparedApp, check_app_pages, prepare_wordpress
 from gauntlet.servers.backends.catalog import Gateway, backend_named, gateway_for
 from gauntlet.servers.backends.pools import PreparedBackend, prepare_backend
 from gauntlet.servers.base import (
@@ -67,6 +68,7 @@ class _Spawned:
     port: int
     config_text: str
     backend: PreparedBackend | None
+    app: PreparedApp | None = None
 
 
 def launch(setup: Launch) -> ServerInstance:
@@ -83,15 +85,19 @@ def launch(setup: Launch) -> ServerInstance:
         premises.release()
         raise
     pool = spawned.backend.process if spawned.backend else None
+    app = spawned.app
     instance = ServerInstance(
         kind=spec.kind,
         proc=spawned.proc,
         port=spawned.port,
         premises=premises,
-        config_text=spawned.config_text + (f"\n# ---- {pool.name}\n{pool.config_text}" if pool else ""),
+        config_text=spawned.config_text
+        + (f"\n# ---- {pool.name}\n{pool.config_text}" if pool else "")
+        + (f"\n# ---- {app.config.name}\n{app.config_text}" if app else ""),
         scheme="https" if spec.tls else "http",
         spec=spec,
-        backends=[pool] if pool else [],
+        # Stopped in this order after the server: the PHP pool, then the database it talks to.
+        backends=[*([pool] if pool else []), *([app.database] if app else [])],
         access_log=workdir / ACCESS_LOG if spec.access_log else None,
         flush_access_log=setup.flush_access_log,
     )
@@ -111,6 +117,8 @@ def launch(setup: Launch) -> ServerInstance:
             wait_for_processes(spawned.proc, 1 + setup.workers, name=spec.kind, timeout_s=setup.ready_timeout_s, log_path=log_path)
         if spawned.backend is not None:
             check_page(instance, spawned.backend)
+        if app is not None:
+            check_app_pages(instance, ERROR_LOG)
     except BaseException:
         instance.stop()
         raise
@@ -128,8 +136,10 @@ def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises, pin: TlsP
         (workdir / sub).mkdir(mode=0o777 if setup.shared_error_log else 0o755)
     if spec.tls:
         write_certificate(workdir)
-    backend = prepare_backend(spec, gateway, premises, docroot, setup.ready_timeout_s) if gateway else None
+    app = prepare_wordpress(spec, premises, docroot, setup.ready_timeout_s) if spec.app else None
+    backend = None
     try:
+        backend = prepare_backend(spec, gateway, premises, docroot, setup.ready_timeout_s) if gateway else None
         port = free_port() if setup.port is None else setup.port
         params = {
             "workdir": workdir,
@@ -142,6 +152,8 @@ def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises, pin: TlsP
             "access_log": spec.access_log,
             "backend": backend.config if backend else None,
             "ready_path": READY_PATH,
+            "app": app.config if app else None,
+            "opcache": spec.opcache,
             **setup.settings,
         }
         config_text = TEMPLATES.get_template(setup.template).render(params)
@@ -159,10 +171,11 @@ def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises, pin: TlsP
         env = setup.env(workdir) if setup.env else None
         proc = spawn(setup.argv(config_path), cwd=workdir, log_path=log_path, env=env, premises=premises)
     except BaseException:
-        if backend is not None and backend.process is not None:
-            stop_processes(backend.process.proc, sig=backend.process.stop_signal)
+        started = [*([backend.process] if backend and backend.process else []), *([app.database] if app else [])]
+        for process in started:
+            stop_processes(process.proc, sig=process.stop_signal)
         raise
-    return _Spawned(proc, port, config_text, backend)
+    return _Spawned(proc, port, config_text, backend, app)
 
 
 def check_page(instance: ServerInstance, backend: PreparedBackend) -> None:

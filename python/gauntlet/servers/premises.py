@@ -36,6 +36,12 @@ class Premises:
             raise
         return cls(workdir, cgroup, guard)
 
+    def run(self, argv: list[str], timeout_s: float, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        """Run a short-lived program to its end inside the cgroup (so that the guard ends it, and
+        whatever it forks, if Gauntlet dies first); its output as text."""
+        wrapped = self.cgroup.wrap(argv) if self.cgroup else argv
+        return subprocess.run(wrapped, cwd=cwd, capture_output=True, text=True, timeout=timeout_s, check=False)
+
     def release(self, grace_s: float = 2.0) -> None:
         """After the server trees were stopped: kill what is left in the cgroup (an orphaned CGI
         child), remove the cgroup and the work dir, and dismiss the guard; a cgroup that will not

@@ -16,7 +16,8 @@ from typing import Any, Protocol
 
 from gauntlet import __version__
 from gauntlet.errors import GauntletError
-from gauntlet.servers import apache, lighttpd, nginx
+from gauntlet.servers import apache, caddy, h2o, lighttpd, nginx
+from gauntlet.servers.apps import APPS, app_refusal
 from gauntlet.servers.apache import apache_binary, start_apache
 from gauntlet.servers.backends.catalog import BACKENDS, Gateway, backend_named, missing_packages, unsupported_reason
 from gauntlet.servers.base import ServerInstance, program_version
@@ -97,8 +98,8 @@ KINDS: dict[str, Kind] = {
         Kind("apache-worker", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("worker")),
         Kind("apache-event", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("event")),
         Kind("lighttpd", "lighttpd", lighttpd_binary, "-v", start_lighttpd, backends=lighttpd.BACKENDS),
-        Kind("h2o", "h2o", h2o_binary, "--version", start_h2o, keepalive_switch=False),
-        Kind("caddy", "caddy", caddy_binary, "version", start_caddy),
+        Kind("h2o", "h2o", h2o_binary, "--version", start_h2o, backends=h2o.BACKENDS, keepalive_switch=False),
+        Kind("caddy", "caddy", caddy_binary, "version", start_caddy, backends=caddy.BACKENDS),
         Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat),
         Kind("yaws", "yaws", yaws_binary, "--version", start_yaws, version=yaws_version),
     )
@@ -169,27 +170,64 @@ def combinations(kinds: Iterable[Kind] | None = None) -> list[Combination]:
     return [combination(kind, backend) for kind in (kinds or KINDS.values()) for backend in BACKENDS]
 
 
-def start_server(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float | None = None) -> ServerInstance:
-    """Start the server a case names, with its backend; a kind or backend that is not installed,
-    or a combination the server cannot run, is a one-line error with the fix. `port` and
-    `ready_timeout_s` are for tests (a taken port, a slow machine)."""
+@dataclass(frozen=True)
+class AppCombination:
+    """An application on a server kind through one backend: runs here, or why not."""
+
+    app: str
+    kind: str
+    backend: str
+    #: None when it can run here; "unsupported: ..." or "not installed: apt-get install ..." otherwise.
+    reason: str | None
+
+
+def app_combinations() -> list[AppCombination]:
+    """Every application on every kind through each of its backends (`gauntlet servers`)."""
+    found = []
+    for app in APPS.values():
+        missing = app.missing_packages()
+        for kind in KINDS.values():
+            for backend in app.backends:
+                pair = combination(kind, backend)
+                reason = pair.reason
+                if reason is None and missing:
+                    reason = f"not installed: apt-get install {' '.join(missing)}"
+                found.append(AppCombination(app.name, kind.name, backend, reason))
+    return found
+
+
+def check_spec(spec: ServerSpec) -> tuple[Availability, Combination | None]:
+    """Refuse, in one line with the fix, a spec that cannot run here: a kind, backend or application
+    that is not installed, or a combination that cannot work; before anything starts."""
     kind = kind_of(spec.kind)
     found = availability(spec.kind)
     if not found.available:
         raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")
-    backend: Combination | None = None
-    if spec.backend is not None:
-        backend = combination(kind, spec.backend)
-        if backend.reason is not None:
-            raise GauntletError(
-                f"{spec.backend} on {spec.kind} is {backend.reason}", "pick a combination `gauntlet servers` lists as available"
-            )
+    if spec.app is not None and spec.backend is None:
+        raise GauntletError(f"{spec.app} needs a PHP backend", "add --backend php-fpm (or mod_php on apache-prefork)")
+    refusal = app_refusal(spec)
+    if refusal is not None:
+        raise GauntletError(*refusal)
+    if spec.backend is None:
+        return found, None
+    backend = combination(kind, spec.backend)
+    if backend.reason is not None:
+        raise GauntletError(
+            f"{spec.backend} on {spec.kind} is {backend.reason}", "pick a combination `gauntlet servers` lists as available"
+        )
+    return found, backend
+
+
+def start_server(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float | None = None) -> ServerInstance:
+    """Start the server a case names, with its backend (and application); what cannot run is
+    refused first (`check_spec`). `port` and `ready_timeout_s` are for tests (a taken port, a slow machine)."""
+    found, backend = check_spec(spec)
     knobs: dict[str, Any] = {}
     if port is not None:
         knobs["port"] = port
     if ready_timeout_s is not None:
         knobs["ready_timeout_s"] = ready_timeout_s
-    instance = kind.start(spec, **knobs)
+    instance = kind_of(spec.kind).start(spec, **knobs)
     instance.spec = spec
     instance.version = found.version
     instance.backend_version = backend.version if backend else None

@@ -39,6 +39,14 @@ class ServerSpec:
     backend_workers: int | None = None
     #: uWSGI threads per process.
     backend_threads: int | None = None
+    #: An application served through the backend, on its own database: None or "wordpress" (servers/apps/).
+    app: str | None = None
+    #: PHP's opcode cache (the thesis's "accelerator"), for php-fpm and mod_php; off: opcache.enable=0.
+    opcache: bool = True
+    #: WordPress's object cache in APCu (a drop-in object-cache.php), for php-fpm and mod_php.
+    apcu: bool = False
+    #: How the application reaches its database: "unix" (MariaDB's socket, TCP off) or "tcp" (a loopback port).
+    database_socket: str = "unix"
 
     def requests_per_connection(self, default: int, unlimited: int) -> int:
         """keepalive_requests in a server's terms: `default` when unset, and for 0 (no limit) the

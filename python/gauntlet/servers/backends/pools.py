@@ -127,7 +127,7 @@ def _program(path: str | None) -> str:
 
 
 def _php_fpm(context: PoolContext) -> PoolLaunch:
-    text = context.render("php-fpm.conf.j2")
+    text = context.render("php-fpm.conf.j2", opcache=context.spec.opcache)
     argv = [_program(PHP_FPM.find()), "--nodaemonize", "--fpm-config", str(context.workdir / "php-fpm.conf")]
     # SIGQUIT: finish the requests in flight, then exit (SIGTERM drops them).
     return PoolLaunch(argv, text, signal.SIGQUIT, 1 + context.workers)

@@ -1,0 +1,101 @@
+"""Applications under test: a real application (WordPress) on a real database (MariaDB), started by
+the lab inside a server instance, behind one of the server's PHP backends.
+
+`APPS` names each application with what it needs installed and the backends it runs on; `app_refusal`
+says why a spec's combination cannot work, before anything starts.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+
+from gauntlet.errors import GauntletError
+from gauntlet.servers.apps import mariadb
+from gauntlet.servers.backends.catalog import Program
+from gauntlet.servers.base import find_binary
+from gauntlet.servers.spec import ServerSpec
+
+
+def _any(pattern: str) -> str | None:
+    return next(iter(sorted(glob.glob(pattern))), None)
+
+
+@dataclass(frozen=True)
+class App:
+    name: str
+    #: The PHP backends that can run it (the server must support one too).
+    backends: tuple[str, ...]
+    #: What must be installed: (how to find it, its Debian package).
+    programs: tuple[Program, ...]
+
+    def missing_packages(self, apcu: bool = False) -> list[str]:
+        programs = self.programs + ((APCU,) if apcu else ())
+        return list(dict.fromkeys(p.package for p in programs if p.find() is None))
+
+
+MARIADB_SERVER = Program(mariadb.mariadbd_binary, "mariadb-server")
+MARIADB_INSTALL_DB = Program(mariadb.install_db_binary, "mariadb-server")
+MARIADB_CLIENT = Program(mariadb.client_binary, "mariadb-client")
+WORDPRESS = Program(lambda: "/usr/share/wordpress" if os.path.exists("/usr/share/wordpress/wp-settings.php") else None, "wordpress")
+PHP_MYSQL = Program(lambda: _any("/usr/lib/php/*/mysqli.so"), "php-mysql")
+PHP_CLI = Program(lambda: find_binary("php"), "php-cli")
+APCU = Program(lambda: _any("/usr/lib/php/*/apcu.so"), "php-apcu")
+
+APPS: dict[str, App] = {
+    app.name: app
+    for app in (
+        App(
+            "wordpress",
+            backends=("php-fpm", "mod_php"),
+            programs=(MARIADB_SERVER, MARIADB_INSTALL_DB, MARIADB_CLIENT, WORDPRESS, PHP_MYSQL, PHP_CLI),
+        ),
+    )
+}
+
+#: The PHP options, and the backends that honour them.
+PHP_OPTION_BACKENDS = ("php-fpm", "mod_php")
+
+
+def app_named(name: str) -> App:
+    try:
+        return APPS[name]
+    except KeyError:
+        raise GauntletError(f"'{name}' is not an application", f"use one of {', '.join(APPS)}") from None
+
+
+def app_refusal(spec: ServerSpec) -> tuple[str, str] | None:
+    """(cause, fix) when the spec's application or PHP options cannot work as asked; None when they can.
+    The server's side (does this kind run this backend) is the registry's."""
+    php_options = [name for name, off in (("--no-opcache", not spec.opcache), ("--apcu", spec.apcu)) if off]
+    if php_options and spec.backend not in PHP_OPTION_BACKENDS:
+        return (
+            f"{' and '.join(php_options)} set PHP options, which only php-fpm and mod_php take (backend: {spec.backend})",
+            "use --backend php-fpm or mod_php, or leave the PHP options out",
+        )
+    if spec.app is None:
+        if spec.apcu:
+            return "--apcu is WordPress's object cache and needs an application", "add --app wordpress"
+        return None
+    app = app_named(spec.app)
+    if spec.backend not in app.backends:
+        return (
+            f"{app.name} runs on PHP ({', '.join(app.backends)}), not on backend {spec.backend}",
+            f"use --backend {app.backends[0]} (or {', '.join(app.backends[1:])} where the server runs it)",
+        )
+    missing = app.missing_packages(spec.apcu)
+    if missing:
+        return f"{app.name} is not installed here", f"install it: apt-get install {' '.join(missing)}"
+    return None
+
+
+def app_page(app: str, path: str | None) -> tuple[str, str | None]:
+    """The path to load on `app` (its home page when none is given) and the content marker its
+    responses must hold (None for a path that is not one of the app's page types)."""
+    app_named(app)
+    from gauntlet.servers.apps.wordpress import pages  # builds the seed on first use
+
+    types = pages().values()
+    chosen = path or next(page.path for page in types if page.name == "home")
+    return chosen, next((page.marker for page in types if page.path == chosen), None)
