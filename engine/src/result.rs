@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::Plan;
-use crate::schedule::session::PageResult;
+use crate::schedule::session::{PageResult, SessionsPlan};
 use crate::stats::error::ErrorKind;
 use crate::stats::latency::{self, LatencySummary};
 use crate::stats::timeline::TimelineEntry;
 use crate::stats::Recorder;
-use crate::worker::{PageStats, SessionsOutcome, StopReason, WorkerOutcome};
+use crate::worker::{PageStats, PhaseOutcome, SessionsOutcome, StopReason, WorkerOutcome};
 
 pub const RESULT_SCHEMA: &str = "gauntlet.run-result/1";
 
@@ -121,16 +121,36 @@ pub struct SessionsResult {
     /// 304 responses to revalidations.
     pub not_modified: u64,
     pub pages: BTreeMap<String, PageResult>,
+    /// One per arrival phase, in order; empty with a fixed number of users.
+    #[serde(default)]
+    pub phases: Vec<PhaseResult>,
 }
 
-fn merge_sessions(plan: &Plan, outcomes: &[&SessionsOutcome]) -> Option<SessionsResult> {
-    let sessions = plan.sessions.as_ref()?;
-    let sum = |field: fn(&SessionsOutcome) -> u64| outcomes.iter().map(|o| field(o)).sum();
+/// One arrival phase: users counted by when they arrived, were dropped or finished, pages by when
+/// they began (measured pages only, as in `pages`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseResult {
+    pub users_per_s: f64,
+    /// From the start of the measurement (negative when the phase began in the warm-up).
+    pub start_us: i64,
+    pub duration_us: u64,
+    pub users_arrived: u64,
+    pub users_finished: u64,
+    pub users_dropped: u64,
+    pub pages: BTreeMap<String, PageResult>,
+}
+
+/// Each page type's figures merged over threads; `pages_of` picks a thread's page stats.
+fn merge_pages<'a>(
+    sessions: &SessionsPlan,
+    outcomes: &[&'a SessionsOutcome],
+    pages_of: impl Fn(&'a SessionsOutcome) -> &'a [PageStats],
+) -> BTreeMap<String, PageResult> {
     let named_pages = sessions.types.iter().flat_map(|t| t.pages.iter().map(move |p| (t, p)));
-    let pages = named_pages
+    named_pages
         .enumerate()
         .map(|(i, (session_type, page))| {
-            let stats: Vec<_> = outcomes.iter().map(|o| &o.pages[i]).collect();
+            let stats: Vec<_> = outcomes.iter().map(|o| &pages_of(o)[i]).collect();
             let page_time = latency::merge(stats.iter().map(|s| &s.page_time));
             let total = |field: fn(&PageStats) -> u64| stats.iter().map(|s| field(s)).sum();
             let result = PageResult {
@@ -147,13 +167,40 @@ fn merge_sessions(plan: &Plan, outcomes: &[&SessionsOutcome]) -> Option<Sessions
             };
             (page.name.clone(), result)
         })
+        .collect()
+}
+
+fn merge_sessions(plan: &Plan, outcomes: &[&SessionsOutcome]) -> Option<SessionsResult> {
+    let sessions = plan.sessions.as_ref()?;
+    let sum = |field: fn(&SessionsOutcome) -> u64| outcomes.iter().map(|o| field(o)).sum();
+    let mut start_us = -(plan.warmup_us as i64);
+    let phases = sessions
+        .phases
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(k, phase)| {
+            let phase_sum = |field: fn(&PhaseOutcome) -> u64| outcomes.iter().map(|o| field(&o.phases[k])).sum();
+            let result = PhaseResult {
+                users_per_s: phase.users_per_s,
+                start_us,
+                duration_us: phase.duration_us,
+                users_arrived: phase_sum(|p| p.users_arrived),
+                users_finished: phase_sum(|p| p.users_finished),
+                users_dropped: phase_sum(|p| p.users_dropped),
+                pages: merge_pages(sessions, outcomes, |o| &o.phases[k].pages),
+            };
+            start_us += phase.duration_us as i64;
+            result
+        })
         .collect();
     Some(SessionsResult {
         users_started: sum(|o| o.users_started),
         users_completed: sum(|o| o.users_completed),
         users_dropped: sum(|o| o.users_dropped),
         not_modified: sum(|o| o.not_modified),
-        pages,
+        pages: merge_pages(sessions, outcomes, |o| &o.pages),
+        phases,
     })
 }
 

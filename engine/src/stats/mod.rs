@@ -79,6 +79,8 @@ pub struct Recorder {
     thread: usize,
     measure_start_us: u64,
     second: SecondStats,
+    /// Users with a session under way on this thread: each second reports it as it ends.
+    users_active: u64,
     /// Dropped by `finish`, which tells the coordinator that this thread is done.
     ticks: Option<Sender<Tick>>,
 }
@@ -103,6 +105,7 @@ impl Recorder {
             thread,
             measure_start_us,
             second: SecondStats::new(0),
+            users_active: 0,
             ticks: Some(ticks),
         }
     }
@@ -142,6 +145,29 @@ impl Recorder {
         self.errors[kind.index()] += 1;
         self.second.requests += 1;
         self.second.errors += 1;
+        self.second.error_kinds[kind.index()] += 1;
+    }
+
+    /// A user's session began; `counted` when inside the measured interval.
+    pub fn user_arrived(&mut self, counted: bool) {
+        self.users_active += 1;
+        self.second.users.arrived += u64::from(counted);
+    }
+
+    /// A user's session ended.
+    pub fn user_finished(&mut self, counted: bool) {
+        self.users_active = self.users_active.saturating_sub(1);
+        self.second.users.finished += u64::from(counted);
+    }
+
+    pub fn user_dropped(&mut self, counted: bool) {
+        self.second.users.dropped += u64::from(counted);
+    }
+
+    /// A measured page ended.
+    pub fn page(&mut self, failed: bool) {
+        self.second.users.pages += 1;
+        self.second.users.page_errors += u64::from(failed);
     }
 
     pub fn bytes_in(&mut self, bytes: u64) {
@@ -158,7 +184,8 @@ impl Recorder {
         let current = since_us / 1_000_000;
         while self.second.second < current {
             let next = SecondStats::new(self.second.second + 1);
-            let done = std::mem::replace(&mut self.second, next);
+            let mut done = std::mem::replace(&mut self.second, next);
+            done.users.active = self.users_active;
             self.send(done);
         }
     }
@@ -170,6 +197,7 @@ impl Recorder {
         if end_us > second_start_us {
             let mut last = std::mem::replace(&mut self.second, SecondStats::new(u64::MAX));
             last.span_us = end_us - second_start_us;
+            last.users.active = self.users_active;
             self.send(last);
         }
         self.ticks = None;
@@ -208,6 +236,24 @@ mod tests {
         assert_eq!(seconds, vec![(3, 0, 1_000_000), (3, 1, 1_000_000), (3, 2, 750_000)]);
         assert_eq!(ticks[0].stats.responses, 1);
         assert_eq!(ticks[2].stats.errors, 1);
+    }
+
+    #[test]
+    fn each_second_reports_the_users_active_at_its_end() {
+        let (tx, rx) = channel();
+        let mut r = Recorder::new(0, 0, tx);
+        r.user_arrived(true);
+        r.user_arrived(true);
+        r.page(false);
+        r.roll(1_000_000);
+        r.user_finished(true);
+        r.page(true);
+        r.user_dropped(true);
+        r.finish(1_500_000);
+        let seconds: Vec<_> = rx.try_iter().map(|t| t.stats.users).collect();
+        assert_eq!((seconds[0].arrived, seconds[0].active, seconds[0].pages), (2, 2, 1));
+        let last = seconds[1];
+        assert_eq!((last.finished, last.dropped, last.active, last.pages, last.page_errors), (1, 1, 1, 1, 1));
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! The per-second timeline: seconds counted from the start of measurement.
 
+use std::collections::BTreeMap;
+
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::error::{ErrorCounts, ErrorKind, ERROR_KIND_COUNT};
 use super::latency;
 
 /// Per-second percentiles need less precision than the run's own histogram, and there may be
@@ -21,6 +24,31 @@ pub struct SecondStats {
     pub errors: u64,
     pub bytes_in: u64,
     pub latency: Histogram<u64>,
+    pub error_kinds: ErrorCounts,
+    pub users: SecondUsers,
+}
+
+/// Sessions in one second: users who arrived, finished or were dropped in it, users active at its
+/// end (a gauge, summed over threads), and the measured pages that ended in it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SecondUsers {
+    pub arrived: u64,
+    pub finished: u64,
+    pub dropped: u64,
+    pub active: u64,
+    pub pages: u64,
+    pub page_errors: u64,
+}
+
+impl SecondUsers {
+    fn add(&mut self, other: SecondUsers) {
+        self.arrived += other.arrived;
+        self.finished += other.finished;
+        self.dropped += other.dropped;
+        self.active += other.active;
+        self.pages += other.pages;
+        self.page_errors += other.page_errors;
+    }
 }
 
 impl SecondStats {
@@ -33,6 +61,8 @@ impl SecondStats {
             errors: 0,
             bytes_in: 0,
             latency: new_second_histogram(),
+            error_kinds: [0; ERROR_KIND_COUNT],
+            users: SecondUsers::default(),
         }
     }
 
@@ -44,6 +74,10 @@ impl SecondStats {
         self.errors += other.errors;
         self.bytes_in += other.bytes_in;
         self.latency.add(&other.latency).expect("histograms with the engine's bounds");
+        for (mine, theirs) in self.error_kinds.iter_mut().zip(other.error_kinds) {
+            *mine += theirs;
+        }
+        self.users.add(other.users);
     }
 
     /// The second as reported; `with_histogram` adds its encoded latencies (for merging).
@@ -67,6 +101,17 @@ impl SecondStats {
             p99_us: percentile(0.99),
             max_us: self.latency.max(),
             histogram: with_histogram.then(|| latency::encode(&self.latency)),
+            errors_by_kind: ErrorKind::ALL
+                .iter()
+                .filter(|kind| self.error_kinds[kind.index()] > 0)
+                .map(|kind| (kind.as_str().to_string(), self.error_kinds[kind.index()]))
+                .collect(),
+            users_arrived: self.users.arrived,
+            users_active: self.users.active,
+            users_finished: self.users.finished,
+            users_dropped: self.users.dropped,
+            pages: self.users.pages,
+            page_errors: self.users.page_errors,
         }
     }
 }
@@ -88,6 +133,24 @@ pub struct TimelineEntry {
     /// This second's latencies, encoded as the run's histogram is (at 2 significant digits);
     /// None unless the plan asked for `timeline_histograms`.
     pub histogram: Option<String>,
+    /// This second's errors by kind; only the kinds that occurred.
+    #[serde(default)]
+    pub errors_by_kind: BTreeMap<String, u64>,
+    /// Sessions only (0 otherwise): users who arrived, were active at the second's end, finished
+    /// their session, or were dropped at the connection cap; measured pages that ended, and those
+    /// of them that failed.
+    #[serde(default)]
+    pub users_arrived: u64,
+    #[serde(default)]
+    pub users_active: u64,
+    #[serde(default)]
+    pub users_finished: u64,
+    #[serde(default)]
+    pub users_dropped: u64,
+    #[serde(default)]
+    pub pages: u64,
+    #[serde(default)]
+    pub page_errors: u64,
 }
 
 #[cfg(test)]
@@ -106,5 +169,22 @@ mod tests {
         let decoded = latency::decode(entry.histogram.as_deref().unwrap()).unwrap();
         assert_eq!(decoded.len(), 3);
         assert_eq!((decoded.value_at_quantile(0.5), decoded.max()), (entry.p50_us, entry.max_us));
+    }
+
+    #[test]
+    fn threads_add_up_their_users_pages_and_error_kinds() {
+        let mut a = SecondStats::new(2);
+        a.users = SecondUsers { arrived: 3, finished: 1, dropped: 0, active: 5, pages: 4, page_errors: 1 };
+        a.error_kinds[ErrorKind::Timeout.index()] = 2;
+        let mut b = SecondStats::new(2);
+        b.users = SecondUsers { arrived: 1, finished: 2, dropped: 1, active: 2, pages: 3, page_errors: 0 };
+        b.error_kinds[ErrorKind::Reset.index()] = 1;
+        a.absorb(&b);
+        let entry = a.entry(false);
+        let users = (entry.users_arrived, entry.users_finished, entry.users_dropped, entry.users_active);
+        assert_eq!(users, (4, 3, 1, 7));
+        assert_eq!((entry.pages, entry.page_errors), (7, 1));
+        let kinds: Vec<_> = entry.errors_by_kind.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(kinds, [("reset", 1), ("timeout", 2)]);
     }
 }

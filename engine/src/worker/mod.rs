@@ -5,7 +5,7 @@
 
 mod sessions;
 
-pub use sessions::{encode_pages, PageRequests, PageStats, SessionsOutcome, SessionsShared};
+pub use sessions::{encode_pages, PageRequests, PageStats, PhaseOutcome, SessionsOutcome, SessionsShared};
 
 use std::io;
 use std::net::SocketAddr;

@@ -93,6 +93,44 @@ pub struct PageStats {
     pub fail: u64,
 }
 
+impl PageStats {
+    /// One per page type of the plan, empty.
+    fn for_pages(page_count: usize) -> Vec<PageStats> {
+        (0..page_count)
+            .map(|_| PageStats {
+                count: 0,
+                errors: 0,
+                bytes_in: 0,
+                page_time: latency::new_histogram(),
+                good: 0,
+                tolerable: 0,
+                fail: 0,
+            })
+            .collect()
+    }
+
+    fn record(&mut self, page_time_us: u64, bytes: u64, failed: bool, qos: Qos) {
+        self.count += 1;
+        self.errors += u64::from(failed);
+        self.bytes_in += bytes;
+        latency::record(&mut self.page_time, page_time_us);
+        match qos {
+            Qos::Good => self.good += 1,
+            Qos::Tolerable => self.tolerable += 1,
+            Qos::Fail => self.fail += 1,
+        }
+    }
+}
+
+/// What happened in one arrival phase on one thread: users by the time they arrived, were
+/// dropped or finished; measured pages by the time they began.
+pub struct PhaseOutcome {
+    pub users_arrived: u64,
+    pub users_finished: u64,
+    pub users_dropped: u64,
+    pub pages: Vec<PageStats>,
+}
+
 pub struct SessionsOutcome {
     /// In the order of the plan's pages, type after type.
     pub pages: Vec<PageStats>,
@@ -100,6 +138,8 @@ pub struct SessionsOutcome {
     pub users_completed: u64,
     pub users_dropped: u64,
     pub not_modified: u64,
+    /// One per arrival phase; empty with a fixed number of users.
+    pub phases: Vec<PhaseOutcome>,
 }
 
 /// One thread's users.
@@ -111,6 +151,8 @@ pub struct Users {
     thinking: BinaryHeap<Reverse<(u64, usize)>>,
     arrivals: Option<Arrivals>,
     initial_users: usize,
+    /// When each arrival phase ends.
+    phase_ends_us: Vec<u64>,
     rng: Rng,
     outcome: SessionsOutcome,
 }
@@ -124,15 +166,23 @@ impl Users {
             .as_ref()
             .map(|p| Arrivals::new(start_us, p, setup.arrival_share, Rng::new(seed ^ 0xA5A5)));
         let page_count = shared.pages.iter().map(Vec::len).sum();
-        let pages = (0..page_count)
-            .map(|_| PageStats {
-                count: 0,
-                errors: 0,
-                bytes_in: 0,
-                page_time: latency::new_histogram(),
-                good: 0,
-                tolerable: 0,
-                fail: 0,
+        let phase_ends_us: Vec<u64> = shared
+            .plan
+            .phases
+            .iter()
+            .flatten()
+            .scan(start_us, |end_us, phase| {
+                *end_us += phase.duration_us;
+                Some(*end_us)
+            })
+            .collect();
+        let phases = phase_ends_us
+            .iter()
+            .map(|_| PhaseOutcome {
+                users_arrived: 0,
+                users_finished: 0,
+                users_dropped: 0,
+                pages: PageStats::for_pages(page_count),
             })
             .collect();
         Users {
@@ -142,9 +192,23 @@ impl Users {
             thinking: BinaryHeap::new(),
             arrivals,
             initial_users: setup.users,
+            phase_ends_us,
             rng: Rng::new(seed),
-            outcome: SessionsOutcome { pages, users_started: 0, users_completed: 0, users_dropped: 0, not_modified: 0 },
+            outcome: SessionsOutcome {
+                pages: PageStats::for_pages(page_count),
+                users_started: 0,
+                users_completed: 0,
+                users_dropped: 0,
+                not_modified: 0,
+                phases,
+            },
         }
+    }
+
+    /// The arrival phase under way at `at_us`; None without phases or after the last one.
+    fn phase_at(&mut self, at_us: u64) -> Option<&mut PhaseOutcome> {
+        let index = self.phase_ends_us.partition_point(|&end_us| end_us <= at_us);
+        self.outcome.phases.get_mut(index)
     }
 
     /// The next arrival or end of a think time.
@@ -204,6 +268,7 @@ impl Worker {
     }
 
     fn arrive(&mut self, now: u64) {
+        let counted = self.measured_at(now);
         let users = self.users.as_mut().expect("session mode");
         let slot = match users.free.pop() {
             Some(slot) => slot,
@@ -215,6 +280,10 @@ impl Worker {
             }
             None => {
                 users.outcome.users_dropped += 1;
+                if let Some(phase) = users.phase_at(now) {
+                    phase.users_dropped += 1;
+                }
+                self.recorder.user_dropped(counted);
                 return;
             }
         };
@@ -226,6 +295,11 @@ impl Worker {
         let users = self.users.as_mut().expect("session mode");
         let session_type = session_types.pick(users.rng.unit());
         users.outcome.users_started += 1;
+        if let Some(phase) = users.phase_at(now) {
+            phase.users_arrived += 1;
+        }
+        let counted = now >= self.measure_start_us && now < self.measure_end_us;
+        self.recorder.user_arrived(counted);
         users.slots[slot] = Some(User {
             session_type,
             page: 0,
@@ -239,8 +313,12 @@ impl Worker {
         self.start_page(slot, now);
     }
 
+    fn measured_at(&self, now: u64) -> bool {
+        now >= self.measure_start_us && now < self.measure_end_us
+    }
+
     fn start_page(&mut self, slot: usize, now: u64) {
-        let measured = now >= self.measure_start_us && now < self.measure_end_us;
+        let measured = self.measured_at(now);
         let user = self.user(slot);
         user.page_started_us = now;
         user.page_bytes = 0;
@@ -317,23 +395,27 @@ impl Worker {
         let page = &session.pages[user.page];
         if user.measured && now < measure_end_us {
             let page_time_us = now - user.page_started_us;
-            let stats = &mut users.outcome.pages[sessions.page_offsets[user.session_type] + user.page];
-            stats.count += 1;
-            stats.errors += u64::from(user.page_failed);
-            stats.bytes_in += user.page_bytes;
-            latency::record(&mut stats.page_time, page_time_us);
-            match sessions.plan.qos.classify(page_time_us, user.page_bytes, page.download, user.page_failed) {
-                Qos::Good => stats.good += 1,
-                Qos::Tolerable => stats.tolerable += 1,
-                Qos::Fail => stats.fail += 1,
+            let (bytes, failed) = (user.page_bytes, user.page_failed);
+            let qos = sessions.plan.qos.classify(page_time_us, bytes, page.download, failed);
+            let index = sessions.page_offsets[user.session_type] + user.page;
+            users.outcome.pages[index].record(page_time_us, bytes, failed, qos);
+            let page_started_us = user.page_started_us;
+            if let Some(phase) = users.phase_at(page_started_us) {
+                phase.pages[index].record(page_time_us, bytes, failed, qos);
             }
+            self.recorder.page(failed);
         }
+        let user = users.slots[slot].as_ref().expect("an active user");
         if user.page + 1 < session.pages.len() {
             let think_us = session.think.draw_us(&mut users.rng);
             users.thinking.push(Reverse((now + think_us, slot)));
             return;
         }
         users.outcome.users_completed += 1;
+        if let Some(phase) = users.phase_at(now) {
+            phase.users_finished += 1;
+        }
+        self.recorder.user_finished(now >= self.measure_start_us && now < measure_end_us);
         if users.arrivals.is_none() {
             return self.start_session(slot, now);
         }
