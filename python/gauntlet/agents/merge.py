@@ -8,7 +8,7 @@ run is marked partial; the others' figures are kept.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +74,13 @@ def merged_summary(histograms: list[str]) -> tuple[str, dict[str, Any]]:
     return merged, engine.histogram_summary(merged)
 
 
+#: A second's counts that add up over agents (users_active too: each agent's users are its own).
+SECOND_COUNTS = (
+    "requests", "responses", "errors", "bytes_in", "users_arrived", "users_active", "users_finished", "users_dropped",
+    "pages", "page_errors",
+)
+
+
 def merge_timelines(results: list[Result], starts_us: list[int]) -> list[dict[str, Any]]:
     """Second k of an agent whose measurement began d seconds after the earliest one's is second
     k + d of the run (d rounded to whole seconds); each second's histograms merge."""
@@ -89,9 +96,10 @@ def merge_timelines(results: list[Result], starts_us: list[int]) -> list[dict[st
         timeline.append({
             "second": second,
             "span_us": max(e["span_us"] for e in entries),
-            **{key: sum(e[key] for e in entries) for key in ("requests", "responses", "errors", "bytes_in")},
+            **{key: sum(e[key] for e in entries) for key in SECOND_COUNTS},
             "p50_us": summary["p50"], "p90_us": summary["p90"], "p99_us": summary["p99"], "max_us": summary["max"],
             "histogram": histogram,
+            "errors_by_kind": dict(sum((Counter(e["errors_by_kind"]) for e in entries), Counter())),
         })
     return timeline
 
@@ -112,16 +120,33 @@ def merge_schedule(results: list[Result], offered_rate_per_s: float, per_s: Any)
     }
 
 
-def merge_sessions(sessions: list[dict[str, Any]]) -> dict[str, Any]:
+def merge_pages(pages_of: list[dict[str, Any]]) -> dict[str, Any]:
     pages = {}
-    for name, first in sessions[0]["pages"].items():
-        views = [s["pages"][name] for s in sessions]
+    for name, first in pages_of[0].items():
+        views = [p[name] for p in pages_of]
         histogram, page_time = merged_summary([v["histogram"] for v in views])
         sums = {key: sum(v[key] for v in views) for key in ("count", "errors", "bytes_in", "good", "tolerable", "fail")}
         pages[name] = {"type": first["type"], "download": first["download"], **sums,
                        "page_time_us": page_time, "histogram": histogram}
+    return pages
+
+
+def merge_sessions(sessions: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts add up, page figures merge; phase k of each agent is phase k of the run."""
     totals = ("users_started", "users_completed", "users_dropped", "not_modified")
-    return {**{key: sum(s[key] for s in sessions) for key in totals}, "pages": pages}
+    phases = [
+        {
+            **{key: same[0][key] for key in ("start_us", "duration_us")},
+            **{key: sum(p[key] for p in same) for key in ("users_per_s", "users_arrived", "users_finished", "users_dropped")},
+            "pages": merge_pages([p["pages"] for p in same]),
+        }
+        for same in zip(*[s["phases"] for s in sessions], strict=True)
+    ]
+    return {
+        **{key: sum(s[key] for s in sessions) for key in totals},
+        "pages": merge_pages([s["pages"] for s in sessions]),
+        "phases": phases,
+    }
 
 
 def merge_client(results: list[Result], requests: int) -> dict[str, Any]:

@@ -20,6 +20,8 @@ from gauntlet.lab.cpu_window import CpuWindow, client_use
 from gauntlet.lab.spread import median_index, spreads
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
+from gauntlet.servers.backends.catalog import BACKENDS
+from gauntlet.workload.pages import HELLO_PHP
 
 if TYPE_CHECKING:
     from gauntlet.servers.base import ServerInstance
@@ -132,8 +134,9 @@ def measure_run(
     with CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
         outcome = run_plan(plan, on_progress)
     result = outcome.result
-    if sampler is not None:
+    if sampler is not None and server is not None:
         result["server"] = per_request(sampler.totals(), result["requests"])
+        result["server"]["php_role"] = php_role(server.spec.backend)
     context = Context(
         window_s=window.window_s,
         idle_s_by_cpu=window.idle_s_by_cpu,
@@ -144,6 +147,15 @@ def measure_run(
     )
     result["bottleneck"] = assess(result, context)
     return Measurement(result, outcome.interrupted)
+
+
+def php_role(backend: str | None) -> str | None:
+    """The monitor's role of the processes that run PHP: Apache's own workers with a module
+    (mod_php), the backend's otherwise (a PHP-FPM pool, php-cgi children); None without PHP."""
+    found = BACKENDS.get(backend or "")
+    if found is None or found.page.path != HELLO_PHP.path:
+        return None
+    return "worker" if found.pool is None and not found.cgi else "backend"
 
 
 def measure_case(
