@@ -49,8 +49,9 @@ class StoreSink:
         self._display.finished(case_line(record))
 
 
-def _prepare(store: Store, suite: str | None, resume: int | None, quick: bool, servers: str | None,
+def _prepare(store: Store, suite: str | None, resume: int | None, variant: tuple[bool, bool], servers: str | None,
              repeat: int | None, restart_between: bool) -> tuple[int, Prepared]:
+    """`variant`: (quick, full)."""
     """The run to add cases to (new, or the one resumed) and what it has left to measure."""
     from gauntlet.lab import suite as lab_suite
 
@@ -65,7 +66,7 @@ def _prepare(store: Store, suite: str | None, resume: int | None, quick: bool, s
     from gauntlet.host import snapshot
     from gauntlet.suite.load import load_suite
 
-    loaded = load_suite(suite, quick)
+    loaded = load_suite(suite, *variant)
     asked = [kind.strip() for kind in servers.split(",") if kind.strip()] if servers else None
     prepared = lab_suite.prepare(loaded, lab_suite.new_options(loaded, asked, repeat, restart_between), {})
     run_id = store.begin_run(
@@ -79,6 +80,7 @@ def _prepare(store: Store, suite: str | None, resume: int | None, quick: bool, s
 def run_command(
     suite: Annotated[str | None, typer.Argument(help="A shipped suite's name (quick, thesis, ...) or a suite file")] = None,
     quick: Annotated[bool, typer.Option("--quick", help="The short variant (minutes on 2 cores)")] = False,
+    full: Annotated[bool, typer.Option("--full", help="The study at its own length, where the default is scaled down")] = False,
     servers: Annotated[str | None, typer.Option("--servers", help="Only these kinds: nginx,apache-event,...")] = None,
     db: DbOption = DEFAULT_DB_PATH,
     resume: Annotated[int | None, typer.Option("--resume", help="Measure what this run is missing")] = None,
@@ -96,11 +98,11 @@ def run_command(
 
     out, err = Console(), Console(stderr=True)
     with Store.open(db) as store:
-        run_id, prepared = _prepare(store, suite, resume, quick, servers, repeat, restart_between)
+        run_id, prepared = _prepare(store, suite, resume, (quick, full), servers, repeat, restart_between)
         for line in prepared.skipped:
             err.print(f"[yellow]{escape(line)}[/yellow]")
         total = prepared.plan.total()
-        variant = " (quick)" if prepared.options["quick"] else ""
+        variant = " (quick)" if prepared.options["quick"] else " (full)" if prepared.options.get("full") else ""
         err.print(f"run {run_id}: {prepared.loaded.suite.name}{variant}, {total} cases on {', '.join(prepared.kinds)}, stored in {db}")
         status = "failed"
         try:
