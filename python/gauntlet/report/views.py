@@ -150,6 +150,27 @@ def memory_table(points: list[GridPoint]) -> Table:
     return Table("memory", "Memory footprint", note, columns, rows)
 
 
+def php_memory_table(points: list[GridPoint]) -> Table:
+    """The thesis's Table A.12: the memory of one PHP process (a PHP-FPM or php-cgi worker, or an
+    Apache worker with mod_php in it), per case; OPcache on and off tell cases apart when both ran."""
+    php = [p for p in points if p.figure("php_worker_rss_bytes") is not None]
+    leading, named = case_cells(php)
+    rows = []
+    for point, cells in zip(php, named, strict=True):
+        roles = {(c.result or {}).get("server", {}).get("php_role") for c in point.measured} - {None}
+        rows.append([
+            *cells, ", ".join(sorted(str(r) for r in roles)),
+            _or_dash(point.figure("php_worker_rss_bytes"), format_bytes),
+            _or_dash(point.figure("php_worker_vm_size_bytes"), format_bytes),
+        ])
+    columns = (*leading, Column("PHP role", False), Column("RSS per process"), Column("virtual size per process"))
+    note = (
+        "The role that runs PHP (backend: the PHP-FPM pool with its master, or php-cgi; worker: Apache's, with "
+        "mod_php) at the monitor's last sample, divided by its processes; means over the repeats."
+    )
+    return Table("php-memory", "PHP memory per process (Table A.12)", note, columns, rows)
+
+
 def _sessions_results(point: GridPoint) -> list[dict[str, Any]]:
     return [c.result for c in point.measured if c.result and c.result.get("sessions")]
 
@@ -184,12 +205,19 @@ def qos_table(points: list[GridPoint]) -> Table:
     return Table("qos", "QoS verdicts", note, columns, rows)
 
 
+#: What a series of sessions cases varies: simultaneous users, or the busiest phase's arrival rate.
+LEVELS = ("users", "peak_users_per_s")
+
+
 def capacity_table(points: list[GridPoint]) -> Table:
-    """The most simultaneous sessions that stayed valid, per series of user levels."""
+    """The most simultaneous sessions (or new users/s at the peak phase) that stayed valid, per
+    series of levels."""
     levels: dict[str, list[tuple[int, bool]]] = defaultdict(list)
-    sessions = [p for p in points if isinstance(p.params.get("users"), int) and _sessions_results(p)]
-    for point, name in zip(sessions, point_names(sessions, ["users"]), strict=True):
-        levels[name].append((point.params["users"], all(qos_valid(r) for r in _sessions_results(point))))
+    for level in LEVELS:
+        sessions = [p for p in points if isinstance(p.params.get(level), int) and _sessions_results(p)]
+        for point, name in zip(sessions, point_names(sessions, [level]), strict=True):
+            valid = all(qos_valid(r) for r in _sessions_results(point))
+            levels[f"{name} (users/s at the peak)" if level != "users" else name].append((point.params[level], valid))
     rows = []
     for name, probes in levels.items():
         if len(probes) < 2:
@@ -257,7 +285,7 @@ def configs(points: list[GridPoint]) -> list[tuple[str, str]]:
 
 
 TABLES: tuple[Callable[[list[GridPoint]], Table], ...] = (
-    cases_table, resources_table, memory_table, qos_table, capacity_table, failures_table,
+    cases_table, resources_table, memory_table, php_memory_table, qos_table, capacity_table, failures_table,
 )
 #: The terminal summary: the headline tables, without the wide per-role memory rows.
 SUMMARY_TABLES: tuple[Callable[[list[GridPoint]], Table], ...] = (cases_table, qos_table, capacity_table, failures_table)
