@@ -14,14 +14,15 @@ import pytest
 from gauntlet import __version__
 from gauntlet.lab import loadfile
 from gauntlet.lab.case import measure
+from gauntlet.lab.qos import verdict
 from gauntlet.lab.record import CaseRecord
 from gauntlet.report.html import write_report
 from gauntlet.report.phases import PANELS, phase_views
 from gauntlet.report.points import grid_points
-from gauntlet.report.views import php_memory_table
+from gauntlet.report.views import phases_table, php_memory_table
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.store import Store
-from gauntlet.units import format_bytes
+from gauntlet.units import format_bytes, format_count
 from tests.conftest import Started
 from tests.helpers.browser import charts_drawn, headless_chromium, open_report, screenshot
 
@@ -129,6 +130,22 @@ def test_data_and_layout_match_the_golden_file(tmp_path: Path) -> None:
     expected = json.loads(golden.read_text())
     assert {k: skeleton(v["figure"]) for k, v in figures.items()} == {k: skeleton(v["figure"]) for k, v in expected.items()}
     assert json.loads(json.dumps(figures)) == expected
+
+
+def test_the_phases_table_says_which_phase_held(phased_db: tuple[Path, int]) -> None:
+    points = stored_points(*phased_db)
+    table = phases_table(points)
+    assert [row[:2] for row in table.rows] == [
+        [name, phase] for name in ("1 worker", "2 workers") for phase in ("1: 20/s", "2: 60/s", "3: 30/s")
+    ]
+    for point, rows in zip(points, (table.rows[:3], table.rows[3:]), strict=True):
+        result = point.measured[0].result
+        phases = result["sessions"]["phases"]
+        assert [row[2] for row in rows] == [format_count(p["users_arrived"]) for p in phases]
+        judged = verdict(result["sessions"])
+        for k, row in enumerate(rows, 1):
+            held = all(p.valid for p in judged.pages if p.name.endswith(f"in phase {k}"))
+            assert row[-1] == ("held" if held else "BROKE") and row[-2] == "none"
 
 
 def test_the_php_workers_memory_is_stored_and_shown(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def _phased(case: CaseRow) -> bool:
     return bool(sessions.get("phases"))
 
 
-def _first_phased(point: GridPoint) -> CaseRow | None:
+def first_phased(point: GridPoint) -> CaseRow | None:
     return next((case for case in point.measured if _phased(case)), None)
 
 
@@ -170,19 +170,19 @@ def _role_chart(index: int, title: str, named: list[tuple[str, CaseRow]], phases
     return Chart(f"phase-roles-{index}", title, note, {"data": traces, "layout": _layout(ROLE_PANELS, phases, 560)})
 
 
-def _by_load(points: Iterable[GridPoint]) -> dict[str, list[GridPoint]]:
+def by_load(points: Iterable[GridPoint]) -> dict[str, list[GridPoint]]:
     """Points whose cases ran the same load file with the same phases: the ones a chart compares."""
     found: dict[str, list[GridPoint]] = defaultdict(list)
     for point in points:
-        if _first_phased(point) is not None:
+        if first_phased(point) is not None:
             found[f"{point.params.get('load', '')} {point.params.get('phases', '')}"].append(point)
     return found
 
 
 def phase_views(points: list[GridPoint]) -> list[Chart]:
     charts: list[Chart] = []
-    for index, members in enumerate(_by_load(points).values(), 1):
-        cases = [_first_phased(point) for point in members]
+    for index, members in enumerate(by_load(points).values(), 1):
+        cases = [first_phased(point) for point in members]
         named = [(_text(name), case) for name, case in zip(point_names(members, ["group"]), cases, strict=True) if case]
         phases = named[0][1].result["sessions"]["phases"] if named[0][1].result else []
         load = _text(members[0].params.get("load", "sessions"))
@@ -190,3 +190,4 @@ def phase_views(points: list[GridPoint]) -> list[Chart]:
         if any(_roles(case) for _, case in named):
             charts.append(_role_chart(index, f"Arrival phases by role: {load}", named, phases))
     return charts
+

@@ -4,12 +4,13 @@ report show the same cells. A table with no row (no server monitor, no sessions)
 from __future__ import annotations
 
 import datetime
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from gauntlet.lab.qos import verdict
+from gauntlet.report.phases import by_load, first_phased
 from gauntlet.report.points import GridPoint, Spread, point_names, spread
 from gauntlet.store import RunRow
 from gauntlet.units import format_bytes, format_count, format_duration_us
@@ -232,6 +233,57 @@ def capacity_table(points: list[GridPoint]) -> Table:
     return Table("capacity", "Capacity", note, columns, rows)
 
 
+def _errors_in(timeline: list[dict[str, Any]], start_s: float, end_s: float) -> str:
+    """The errors by kind of the seconds that began in [start_s, end_s)."""
+    kinds: Counter[str] = Counter()
+    for second in timeline:
+        if start_s <= second["second"] < end_s:
+            kinds.update(second.get("errors_by_kind") or {})
+    return ", ".join(f"{kind} {format_count(n)}" for kind, n in sorted(kinds.items())) or "none"
+
+
+def phases_table(points: list[GridPoint]) -> Table:
+    """Phase by phase for each server (its first repeat): users, pages, page times and QoS per page
+    type, errors by kind, and whether the phase held (every page type QoS-valid in it)."""
+    rows = []
+    for members in by_load(points).values():
+        for point, name in zip(members, point_names(members, ["group"]), strict=True):
+            case = first_phased(point)
+            assert case is not None and case.result is not None
+            validity = page_validity(case.result)
+            for k, phase in enumerate(case.result["sessions"]["phases"], 1):
+                start_s = phase["start_us"] / 1e6
+                pages = sorted(phase["pages"].items())
+                held = all(valid for page, valid in validity.items() if page.endswith(f" in phase {k}"))
+                rows.append([
+                    name, f"{k}: {phase['users_per_s']:g}/s", format_count(phase["users_arrived"]),
+                    format_count(phase["users_dropped"]),
+                    ", ".join(f"{page} {format_count(v['count'])}" for page, v in pages),
+                    ", ".join(f"{page} {format_duration_us(v['page_time_us']['p99'])}" for page, v in pages if v["count"]),
+                    ", ".join(f"{page} {v['good'] / v['count']:.0%}" for page, v in pages if v["count"]),
+                    _errors_in(case.result["timeline"], start_s, start_s + phase["duration_us"] / 1e6),
+                    "held" if held else "BROKE",
+                ])
+    columns = (
+        Column("case", False), Column("phase", False), Column("users"), Column("dropped"), Column("pages", False),
+        Column("p99 page time", False), Column("GOOD", False), Column("errors", False), Column("QoS", False),
+    )
+    note = (
+        "Each server's first repeat, phase by phase: users who arrived and were dropped, pages that began in the "
+        "phase, their p99 page time and GOOD share, the errors of the phase's seconds, and whether every page "
+        "type met the QoS shares in it."
+    )
+    return Table("phases", "Arrival phases", note, columns, rows)
+
+
+def page_validity(result: dict[str, Any]) -> dict[str, bool]:
+    """Each page type's validity in each phase ("home in phase 2"): as the suite stored it with the
+    load file's shares, else by SPECweb2005's."""
+    if "qos" in result:
+        return {name: bool(page["valid"]) for name, page in result["qos"]["pages"].items()}
+    return {page.name: page.valid for page in verdict(result["sessions"]).pages}
+
+
 def failures_table(points: list[GridPoint]) -> Table:
     leading, named = case_cells(points)
     rows = []
@@ -285,10 +337,12 @@ def configs(points: list[GridPoint]) -> list[tuple[str, str]]:
 
 
 TABLES: tuple[Callable[[list[GridPoint]], Table], ...] = (
-    cases_table, resources_table, memory_table, php_memory_table, qos_table, capacity_table, failures_table,
+    cases_table, resources_table, memory_table, php_memory_table, qos_table, phases_table, capacity_table, failures_table,
 )
 #: The terminal summary: the headline tables, without the wide per-role memory rows.
-SUMMARY_TABLES: tuple[Callable[[list[GridPoint]], Table], ...] = (cases_table, qos_table, capacity_table, failures_table)
+SUMMARY_TABLES: tuple[Callable[[list[GridPoint]], Table], ...] = (
+    cases_table, qos_table, phases_table, capacity_table, failures_table,
+)
 
 
 def tables(points: list[GridPoint], builders: tuple[Callable[[list[GridPoint]], Table], ...] = TABLES) -> list[Table]:
