@@ -141,11 +141,11 @@ def test_the_phases_table_says_which_phase_held(phased_db: tuple[Path, int]) -> 
     for point, rows in zip(points, (table.rows[:3], table.rows[3:]), strict=True):
         result = point.measured[0].result
         phases = result["sessions"]["phases"]
-        assert [row[2] for row in rows] == [format_count(p["users_arrived"]) for p in phases]
+        assert [row[3] for row in rows] == [format_count(p["users_arrived"]) for p in phases]
         judged = verdict(result["sessions"])
         for k, row in enumerate(rows, 1):
             held = all(p.valid for p in judged.pages if p.name.endswith(f"in phase {k}"))
-            assert row[-1] == ("held" if held else "BROKE") and row[-2] == "none"
+            assert row[2] == ("held" if held else "BROKE") and row[-1] == "none"
 
 
 def test_the_php_workers_memory_is_stored_and_shown(tmp_path: Path) -> None:

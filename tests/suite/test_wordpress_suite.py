@@ -45,6 +45,7 @@ def test_each_case_is_named_by_its_phases() -> None:
     case = expand(loaded.suite, ["nginx"], loaded.path.parent)[0].cases[0]
     assert case.params["phases"] == "10/s for 60s, 45/s for 20s, 20/s for 40s"
     assert (case.params["workers"], case.params["backend_workers"], case.params["model"]) == (2, 4, "sessions")
+    assert case.params["keepalive_timeout_s"] == 15, "longer than the 5 s think time"
 
 
 def test_one_variant_at_a_time() -> None:

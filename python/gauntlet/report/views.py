@@ -256,22 +256,20 @@ def phases_table(points: list[GridPoint]) -> Table:
                 pages = sorted(phase["pages"].items())
                 held = all(valid for page, valid in validity.items() if page.endswith(f" in phase {k}"))
                 rows.append([
-                    name, f"{k}: {phase['users_per_s']:g}/s", format_count(phase["users_arrived"]),
+                    name, f"{k}: {phase['users_per_s']:g}/s", "held" if held else "BROKE", format_count(phase["users_arrived"]),
                     format_count(phase["users_dropped"]),
-                    ", ".join(f"{page} {format_count(v['count'])}" for page, v in pages),
                     ", ".join(f"{page} {format_duration_us(v['page_time_us']['p99'])}" for page, v in pages if v["count"]),
                     ", ".join(f"{page} {v['good'] / v['count']:.0%}" for page, v in pages if v["count"]),
                     _errors_in(case.result["timeline"], start_s, start_s + phase["duration_us"] / 1e6),
-                    "held" if held else "BROKE",
                 ])
     columns = (
-        Column("case", False), Column("phase", False), Column("users"), Column("dropped"), Column("pages", False),
-        Column("p99 page time", False), Column("GOOD", False), Column("errors", False), Column("QoS", False),
+        Column("case", False), Column("phase", False), Column("QoS", False), Column("users"), Column("dropped"),
+        Column("p99 page time", False), Column("GOOD", False), Column("errors", False),
     )
     note = (
-        "Each server's first repeat, phase by phase: users who arrived and were dropped, pages that began in the "
-        "phase, their p99 page time and GOOD share, the errors of the phase's seconds, and whether every page "
-        "type met the QoS shares in it."
+        "Each server's first repeat, phase by phase: users who arrived and were dropped; of the pages that began "
+        "in the phase, the p99 page time and GOOD share per page type; the errors of the phase's seconds; and "
+        "whether every page type met the QoS shares in it."
     )
     return Table("phases", "Arrival phases", note, columns, rows)
 
