@@ -62,16 +62,26 @@ def phased_cases(tmp: Path) -> Iterator[CaseRecord]:
         started.stop_all_and_check()
 
 
+def stored_run(path: Path, records: list[CaseRecord]) -> int:
+    """The records as one complete run in the SQLite file at `path`; its run id."""
+    with Store.open(path) as store:
+        run_id = store.begin_run(suite="phases", suite_text=None, options={}, environment={}, planned_cases=len(records))
+        for record in records:
+            store.add_case(run_id, record)
+        store.end_run(run_id, "complete")
+    return run_id
+
+
 @pytest.fixture(scope="module")
 def phased_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     tmp = tmp_path_factory.mktemp("phases")
-    path = tmp / "results.db"
-    with Store.open(path) as store:
-        run_id = store.begin_run(suite="phases", suite_text=None, options={}, environment={}, planned_cases=2)
-        for record in list(phased_cases(tmp)):
-            store.add_case(run_id, record)
-        store.end_run(run_id, "complete")
-    return path, run_id
+    return tmp / "results.db", stored_run(tmp / "results.db", list(phased_cases(tmp)))
+
+
+def captured_points(tmp_path: Path) -> list[Any]:
+    """The captured case (golden/phases-case.json) stored and read back."""
+    captured = json.loads((GOLDEN / "phases-case.json").read_text())
+    return stored_points(tmp_path / "results.db", stored_run(tmp_path / "results.db", [CaseRecord(**captured)]))
 
 
 def stored_points(path: Path, run_id: int) -> list[Any]:
@@ -118,11 +128,7 @@ def test_data_and_layout_match_the_golden_file(tmp_path: Path) -> None:
     """A stored arrival run (captured from a real one: nginx + PHP-FPM, 3 phases) read back from
     SQLite gives the same figures as the golden file, values included. GAUNTLET_UPDATE_GOLDEN=1
     writes the file anew (review its diff)."""
-    captured = json.loads((GOLDEN / "phases-case.json").read_text())
-    with Store.open(tmp_path / "results.db") as store:
-        run_id = store.begin_run(suite="golden", suite_text=None, options={}, environment={}, planned_cases=1)
-        store.add_case(run_id, CaseRecord(**captured))
-        points = grid_points(store.cases([run_id]))
+    points = captured_points(tmp_path)
     figures = {chart.chart_id: {"title": chart.title, "figure": chart.figure} for chart in phase_views(points)}
     golden = GOLDEN / "phases-view.json"
     if os.environ.get("GAUNTLET_UPDATE_GOLDEN") == "1":
@@ -153,10 +159,7 @@ def test_the_php_workers_memory_is_stored_and_shown(tmp_path: Path) -> None:
     captured = json.loads((GOLDEN / "phases-case.json").read_text())
     backend = captured["result"]["server"]["memory"]["backend"]
     assert captured["result"]["server"]["php_role"] == "backend" and backend["processes"] == 3
-    with Store.open(tmp_path / "results.db") as store:
-        run_id = store.begin_run(suite="golden", suite_text=None, options={}, environment={}, planned_cases=1)
-        store.add_case(run_id, CaseRecord(**captured))
-        points = grid_points(store.cases([run_id]))
+    points = captured_points(tmp_path)
     assert points[0].measured[0].figures["php_worker_rss_bytes"] == backend["rss_bytes"] // 3
     table = php_memory_table(points)
     assert table.rows == [["nginx", "backend", format_bytes(backend["rss_bytes"] // 3), format_bytes(backend["vm_size_bytes"] // 3)]]
