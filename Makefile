@@ -5,7 +5,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed
 ENGINE_SOURCES := $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
 
-.PHONY: help setup run test bench lint
+.PHONY: help setup run test bench lint schema stubtest
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-6s %s\n", $$1, $$2}'
@@ -31,8 +31,16 @@ test: setup ## the engine's cargo tests, then pytest against real servers
 bench: setup ## gauntlet vs wrk on nginx, ratios only (bench/README.md); takes ~2 minutes
 	$(VENV)/bin/python bench/peers.py
 
-lint: setup ## cargo fmt --check, clippy with warnings as errors, ruff and mypy
+lint: setup stubtest ## cargo fmt --check, clippy with warnings as errors, ruff, mypy, stubtest
 	cd engine && cargo fmt --check
 	cd engine && cargo clippy --all-targets --all-features -- -D warnings
 	$(VENV)/bin/ruff check python tests bench
 	$(VENV)/bin/mypy
+
+# MYPYPATH: stubtest does not follow the editable install's .pth, and without the stub it checks nothing.
+stubtest: setup ## python/gauntlet/_engine.pyi against the built module (mypy's stubtest)
+	MYPYPATH=python $(VENV)/bin/python -m mypy.stubtest gauntlet._engine
+
+schema: ## regenerate python/gauntlet/schema/{plan,run-result-v2}.json from the engine's Rust types
+	cd engine && cargo run --quiet --bin gauntlet-engine -- schema plan > ../python/gauntlet/schema/plan.json
+	cd engine && cargo run --quiet --bin gauntlet-engine -- schema result > ../python/gauntlet/schema/run-result-v2.json

@@ -1,9 +1,11 @@
 //! Gauntlet's native load engine: plans in, measurements out.
 
+pub mod agents;
 pub mod clock;
 pub mod conn;
 pub mod http1;
 pub mod limits;
+pub mod merge;
 pub mod plan;
 pub mod request;
 pub mod result;
@@ -14,6 +16,8 @@ pub mod worker;
 #[cfg(feature = "python")]
 mod python;
 pub mod schedule;
+pub mod schema;
 pub mod server;
+pub mod split;
 pub mod tree;
 pub mod workload;

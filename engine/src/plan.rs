@@ -1,15 +1,19 @@
 //! A plan: what to send, to whom, with how many connections, for how long. Plain data (serde),
 //! so the same plan runs in-process, from the `gauntlet-engine` binary or on another machine.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+mod json_error;
+
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use base64::Engine as _;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::conn::tls::TlsPlan;
 use crate::schedule::session::SessionsPlan;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The HTTP version on the request line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum HttpVersion {
     #[serde(rename = "1.1")]
     Http11,
@@ -17,27 +21,39 @@ pub enum HttpVersion {
     Http10,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// What to send, to whom, with how many connections, for how long.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
+    /// The target, http:// or https://.
     pub url: String,
+    /// True allows a target off this machine (--allow-remote).
     #[serde(default)]
     pub allow_remote: bool,
+    /// The HTTP method.
     #[serde(default = "default_method")]
     pub method: String,
+    /// Extra request headers, as [name, value] pairs in order.
     #[serde(default)]
     pub headers: Vec<(String, String)>,
+    /// The request body, base64; None for none.
     #[serde(default)]
     pub body_base64: Option<String>,
+    /// The HTTP version of the requests.
     #[serde(default = "default_http_version")]
     pub http_version: HttpVersion,
+    /// False sends Connection: close and opens a connection per request.
     #[serde(default = "default_true")]
     pub keepalive: bool,
     /// TLS settings for an https URL (defaults when absent).
     #[serde(default)]
     pub tls: Option<TlsPlan>,
+    /// Requests per connection before it is closed and reopened; None for unlimited.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub calls_per_connection: Option<u64>,
+    /// Connections to keep open (with sessions: the most open at once).
+    #[schemars(range(min = 1))]
     pub connections: usize,
     /// Send this many requests per second on a fixed schedule (open loop); None: closed loop.
     #[serde(default)]
@@ -45,18 +61,24 @@ pub struct Plan {
     /// Users running sessions of pages; `connections` is then the most open at once.
     #[serde(default)]
     pub sessions: Option<SessionsPlan>,
+    /// Load threads (never more than connections are used).
     #[serde(default = "default_threads")]
+    #[schemars(range(min = 1))]
     pub threads: usize,
     /// Measure exactly this many requests.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub requests: Option<u64>,
     /// Measure for this long.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub duration_us: Option<u64>,
     /// Run this long first without measuring.
     #[serde(default)]
     pub warmup_us: u64,
+    /// How long a connect or a response may take before it counts as an error.
     #[serde(default = "default_timeout_us")]
+    #[schemars(range(min = 1))]
     pub timeout_us: u64,
     /// Wall-clock µs since 1970 at which the load begins (the threads wait for it): the instant
     /// that several machines running slices of one plan agree on. None: at once.
@@ -72,10 +94,13 @@ pub struct Plan {
     pub paths: Option<Vec<WeightedPath>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One path of the paths mix and its share of the requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WeightedPath {
+    /// A path on the URL's host, starting with /.
     pub path: String,
+    /// Its relative share of the requests.
     pub weight: f64,
 }
 
@@ -185,13 +210,21 @@ pub fn parse_url(url: &str) -> Result<UrlParts, PlanError> {
     Ok(UrlParts { tls, host: host.to_string(), port, path })
 }
 
+/// 127.0.0.0/8, ::1, and IPv4-mapped loopback (::ffff:127.0.0.1), which is IPv4's loopback.
+pub fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+        IpAddr::V4(v4) => v4.is_loopback(),
+    }
+}
+
 fn is_token(text: &str) -> bool {
     !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 impl Plan {
     pub fn from_json(text: &str) -> Result<Plan, PlanError> {
-        serde_json::from_str(text).map_err(|e| PlanError(format!("the plan is not valid: {e}")))
+        serde_json::from_str(text).map_err(|e| PlanError(json_error::describe(text, &e)))
     }
 
     pub fn body(&self) -> Result<Vec<u8>, PlanError> {
@@ -214,7 +247,7 @@ impl Plan {
             },
             Err(e) => return fail(format!("cannot resolve the host '{host}' ({e}): check the URL")),
         };
-        if !address.ip().is_loopback() && !self.allow_remote {
+        if !is_loopback(address.ip()) && !self.allow_remote {
             return fail(format!(
                 "the target {address} is not on this machine: load goes only to loopback addresses unless allowed with --allow-remote"
             ));
@@ -350,6 +383,8 @@ mod tests {
         assert_eq!(remote.resolve().unwrap().address.to_string(), "192.0.2.1:80");
         assert!(plan("http://127.0.0.2:81/").resolve().is_ok());
         assert!(plan("http://[::1]:81/").resolve().is_ok());
+        assert!(plan("http://[::ffff:127.0.0.1]:81/").resolve().is_ok());
+        assert!(plan("http://[::ffff:192.0.2.1]:81/").resolve().unwrap_err().0.contains("--allow-remote"));
     }
 
     #[test]

@@ -9,9 +9,11 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+use crate::agents::{self, AgentReport};
 use crate::plan::{Plan, PlanError};
 use crate::run::{self, RunHandle};
 use crate::server::{self, ServeConfig, ServeError, ServerHandle};
+use crate::split;
 use crate::stats::latency;
 use crate::workload;
 
@@ -107,11 +109,28 @@ fn histogram_percentiles(encoded: &str, quantiles: Vec<f64>) -> PyResult<Vec<u64
     Ok(quantiles.iter().map(|&q| if histogram.is_empty() { 0 } else { histogram.value_at_quantile(q) }).collect())
 }
 
-/// The summary every result gives of a histogram (count, min, mean, stdev, percentiles, max), as JSON.
+/// The plan split into `parts` plans whose totals are exactly its own (JSON in, JSON out).
 #[pyfunction]
-fn histogram_summary(encoded: &str) -> PyResult<String> {
-    let histogram = latency::decode(encoded).map_err(engine_error)?;
-    serde_json::to_string(&latency::LatencySummary::of(&histogram)).map_err(engine_error)
+fn split_plan(plan_json: &str, parts: usize) -> PyResult<Vec<String>> {
+    let plan = Plan::from_json(plan_json)?;
+    let shares = split::split_plan(&plan, parts)?;
+    shares.iter().map(|share| serde_json::to_string(share).map_err(engine_error)).collect()
+}
+
+/// One result of the whole plan from its agents' reports (index, address, clock_offset_us, plan,
+/// result or null, lost or null), with each agent's own figures under `agents`.
+#[pyfunction]
+fn merge_agents(plan_json: &str, agents_json: Vec<String>) -> PyResult<String> {
+    let plan = Plan::from_json(plan_json)?;
+    let agents = agents_json
+        .iter()
+        .map(|text| serde_json::from_str::<AgentReport>(text))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            engine_error(format!("an agent's report is not valid ({e}): pass the engine's results as they came"))
+        })?;
+    let merged = agents::merge_agents(&plan, &agents)?;
+    serde_json::to_string(&merged).map_err(engine_error)
 }
 
 /// The built-in server, running in this process until `stop()`.
@@ -203,6 +222,7 @@ fn engine_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(self_signed_certificate, m)?)?;
     m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_percentiles, m)?)?;
-    m.add_function(wrap_pyfunction!(histogram_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(split_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_agents, m)?)?;
     Ok(())
 }

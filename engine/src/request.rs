@@ -1,7 +1,7 @@
 //! Requests are encoded into bytes once, when the plan is built; sending is a plain write.
 
 use crate::plan::{HttpVersion, Plan, PlanError, Target};
-use crate::schedule::session::WeightedChoice;
+use crate::schedule::random::WeightedChoice;
 
 /// The bytes of the plan's request, in the two forms a connection may need.
 #[derive(Debug, Clone)]

@@ -2,42 +2,72 @@
 
 use std::collections::BTreeMap;
 
+use hdrhistogram::Histogram;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
+use crate::agents::AgentFigures;
 use crate::plan::Plan;
-use crate::schedule::session::{PageResult, SessionsPlan};
+use crate::schedule::session::{ArrivalPhase, PageResult, SessionsPlan};
 use crate::stats::error::ErrorKind;
 use crate::stats::latency::{self, LatencySummary};
 use crate::stats::timeline::TimelineEntry;
+use crate::stats::unanswered::UnansweredResult;
 use crate::stats::Recorder;
-use crate::worker::{PageStats, PhaseOutcome, SessionsOutcome, StopReason, WorkerOutcome};
+use crate::worker::{PageStats, SessionsOutcome, StopReason, WorkerOutcome};
 
-pub const RESULT_SCHEMA: &str = "gauntlet.run-result/1";
+pub const RESULT_SCHEMA: &str = "gauntlet.run-result/2";
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct RunResult {
+    /// The result format and version; a new field or a changed meaning gets a new version.
     pub schema: String,
+    /// The plan that ran, every field filled in with its default when it was not given.
     pub plan: Plan,
+    /// The resolved target, IP:port ([IPv6]:port).
     pub address: String,
     /// Cancelled before the plan's end: the figures cover only what was measured.
     pub partial: bool,
+    /// What ended the run: the request count reached, the duration over, or a cancel.
     pub stop_reason: StopReason,
+    /// Milliseconds since 1970-01-01 UTC when the load started (before any warm-up).
     pub started_unix_ms: u64,
     /// Length of the measured interval.
     pub elapsed_us: u64,
+    /// Load threads used (at most connections).
     pub threads: usize,
+    /// Connections the load kept (the closed loop's concurrency).
     pub connections: usize,
     /// Requests that ended, with a response or an error.
     pub requests: u64,
+    /// Requests that ended with a complete response, whatever its status.
     pub responses: u64,
+    /// Requests that ended with an error; the sum of errors.
     pub errors_total: u64,
+    /// Requests that ended with an error, per error kind; every kind is present, 0 when none.
+    #[schemars(schema_with = "error_counts_schema")]
     pub errors: BTreeMap<String, u64>,
+    /// Responses per HTTP status code; only codes that occurred.
     pub status_codes: BTreeMap<String, u64>,
+    /// Bytes read from the server for measured requests, heads and bodies as on the wire.
     pub bytes_in: u64,
+    /// Bytes written for measured requests.
     pub bytes_out: u64,
+    /// Connections established (TCP connect completed) for measured requests.
     pub connections_opened: u64,
+    /// Connect attempts the peer refused (nothing listening).
+    pub connects_refused: u64,
+    /// Connect attempts that failed otherwise (timeout, unreachable, no local port free).
+    pub connects_failed: u64,
+    /// Connects made again after a refused or failed one, each after a backoff (1 ms doubling to 100 ms).
+    pub connect_retries: u64,
+    /// Requests begun in the measured interval and not answered by its end, by stage, with ages.
+    pub unanswered: UnansweredResult,
     /// Responses per second of the measured interval.
     pub requests_per_s: f64,
+    /// bytes_in per second of the measured interval.
     pub bytes_in_per_s: f64,
     /// From each request's intended send time: its due time under a rate (coordinated omission
     /// corrected), its start in a closed loop.
@@ -46,6 +76,7 @@ pub struct RunResult {
     pub service_time_us: LatencySummary,
     /// The merged latency histogram, HdrHistogram V2 + deflate, base64.
     pub histogram: String,
+    /// Every service_time_us sample, encoded as histogram is.
     pub service_histogram: String,
     /// How well a constant rate was held; None in a closed loop.
     pub schedule: Option<ScheduleResult>,
@@ -55,11 +86,27 @@ pub struct RunResult {
     pub client: ClientResult,
     /// Handshakes of https runs; None over plain HTTP.
     pub tls: Option<TlsResult>,
+    /// One entry per second of the measured interval.
     pub timeline: Vec<TimelineEntry>,
+    /// Only in a distributed run's merged result: one entry per agent, its slice and its own
+    /// figures (docs/distributed.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<AgentFigures>>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Every error kind by its name, each a count.
+fn error_counts_schema(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<&str> = ErrorKind::ALL.iter().map(|kind| kind.as_str()).collect();
+    let count = json!({"type": "integer", "minimum": 0, "description": "Requests that ended with this error (docs/results.md)."});
+    let properties: serde_json::Map<String, serde_json::Value> =
+        names.iter().map(|name| (name.to_string(), count.clone())).collect();
+    json_schema!({"type": "object", "additionalProperties": false, "required": names, "properties": properties})
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ScheduleResult {
+    /// The rate the plan asked for, requests per second.
     pub offered_rate_per_s: f64,
     /// Measured requests started per second of the measured interval.
     pub achieved_rate_per_s: f64,
@@ -69,9 +116,16 @@ pub struct ScheduleResult {
     pub send_lag_histogram: String,
     /// Requests started more than 1 ms after they were due.
     pub late_sends: u64,
+    /// Measured requests started: achieved_rate_per_s times the measured interval, as a count
+    /// (so that several results' rates merge exactly).
+    pub requests_sent: u64,
+    /// Requests due in the measured interval and never started (no connection was free); they
+    /// are in the latency at their age at the end.
+    pub unsent: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct TlsResult {
     /// Connections whose handshake completed and whose first response came back.
     pub handshakes: u64,
@@ -79,7 +133,8 @@ pub struct TlsResult {
     pub resumed: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ClientResult {
     /// CPU (user + system) of all load threads, warm-up included.
     pub cpu_us: u64,
@@ -112,14 +167,18 @@ fn client_cost(outcomes: &[WorkerOutcome], elapsed_us: u64, requests: u64) -> Cl
     ClientResult { cpu_us, cpu_us_per_request, busiest_thread_share, cpu_wait_us, busiest_thread_runnable_share }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SessionsResult {
+    /// Users who began a session in the measured interval.
     pub users_started: u64,
+    /// Users who finished their session.
     pub users_completed: u64,
     /// Users who arrived when every connection allowed was in use.
     pub users_dropped: u64,
     /// 304 responses to revalidations.
     pub not_modified: u64,
+    /// Each page's figures, by the page's name.
     pub pages: BTreeMap<String, PageResult>,
     /// One per arrival phase, in order; empty with a fixed number of users.
     #[serde(default)]
@@ -128,16 +187,83 @@ pub struct SessionsResult {
 
 /// One arrival phase: users counted by when they arrived, were dropped or finished, pages by when
 /// they began (measured pages only, as in `pages`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct PhaseResult {
+    /// The phase's arrival rate, users per second (the whole plan's).
     pub users_per_s: f64,
-    /// From the start of the measurement (negative when the phase began in the warm-up).
+    /// When the phase began, µs from the start of the measurement (negative when it began in the
+    /// warm-up).
     pub start_us: i64,
+    /// How long the phase lasted.
     pub duration_us: u64,
+    /// Users who arrived in the phase and began a session.
     pub users_arrived: u64,
+    /// Users who finished their session in the phase.
     pub users_finished: u64,
+    /// Users who arrived in the phase when every connection allowed was in use.
     pub users_dropped: u64,
+    /// The measured pages that began in the phase, by the page's name.
     pub pages: BTreeMap<String, PageResult>,
+}
+
+/// Counts of several parts (threads, agents) added field by field.
+fn sum_parts<const N: usize>(parts: impl Iterator<Item = [u64; N]>) -> [u64; N] {
+    parts.fold([0; N], |total, part| std::array::from_fn(|i| total[i] + part[i]))
+}
+
+/// The sessions' figures from their parts' users (started, completed, dropped) and 304s, and the
+/// merged pages and phases.
+pub fn sessions_result(
+    parts: impl Iterator<Item = [u64; 4]>,
+    pages: BTreeMap<String, PageResult>,
+    phases: Vec<PhaseResult>,
+) -> SessionsResult {
+    let [users_started, users_completed, users_dropped, not_modified] = sum_parts(parts);
+    SessionsResult { users_started, users_completed, users_dropped, not_modified, pages, phases }
+}
+
+/// An arrival phase's figures from the plan's phase, when it began, its parts' users (arrived,
+/// finished, dropped) and its merged pages.
+pub fn phase_result(
+    phase: &ArrivalPhase,
+    start_us: i64,
+    parts: impl Iterator<Item = [u64; 3]>,
+    pages: BTreeMap<String, PageResult>,
+) -> PhaseResult {
+    let [users_arrived, users_finished, users_dropped] = sum_parts(parts);
+    PhaseResult {
+        users_per_s: phase.users_per_s,
+        start_us,
+        duration_us: phase.duration_us,
+        users_arrived,
+        users_finished,
+        users_dropped,
+        pages,
+    }
+}
+
+/// A page's figures from its parts' counts (count, errors, bytes_in, good, tolerable, fail: the
+/// threads' or the agents' own) and its merged page times.
+pub fn page_result(
+    session_type: String,
+    download: bool,
+    parts: impl Iterator<Item = [u64; 6]>,
+    page_time: &Histogram<u64>,
+) -> PageResult {
+    let [count, errors, bytes_in, good, tolerable, fail] = sum_parts(parts);
+    PageResult {
+        session_type,
+        download,
+        count,
+        errors,
+        bytes_in,
+        page_time_us: LatencySummary::of(page_time),
+        histogram: latency::encode(page_time),
+        good,
+        tolerable,
+        fail,
+    }
 }
 
 /// Each page type's figures merged over threads; `pages_of` picks a thread's page stats.
@@ -152,19 +278,8 @@ fn merge_pages<'a>(
         .map(|(i, (session_type, page))| {
             let stats: Vec<_> = outcomes.iter().map(|o| &pages_of(o)[i]).collect();
             let page_time = latency::merge(stats.iter().map(|s| &s.page_time));
-            let total = |field: fn(&PageStats) -> u64| stats.iter().map(|s| field(s)).sum();
-            let result = PageResult {
-                session_type: session_type.name.clone(),
-                download: page.download,
-                count: total(|s| s.count),
-                errors: total(|s| s.errors),
-                bytes_in: total(|s| s.bytes_in),
-                page_time_us: LatencySummary::of(&page_time),
-                histogram: latency::encode(&page_time),
-                good: total(|s| s.good),
-                tolerable: total(|s| s.tolerable),
-                fail: total(|s| s.fail),
-            };
+            let counts = stats.iter().map(|s| [s.count, s.errors, s.bytes_in, s.good, s.tolerable, s.fail]);
+            let result = page_result(session_type.name.clone(), page.download, counts, &page_time);
             (page.name.clone(), result)
         })
         .collect()
@@ -172,7 +287,6 @@ fn merge_pages<'a>(
 
 fn merge_sessions(plan: &Plan, outcomes: &[&SessionsOutcome]) -> Option<SessionsResult> {
     let sessions = plan.sessions.as_ref()?;
-    let sum = |field: fn(&SessionsOutcome) -> u64| outcomes.iter().map(|o| field(o)).sum();
     let mut start_us = -(plan.warmup_us as i64);
     let phases = sessions
         .phases
@@ -180,28 +294,33 @@ fn merge_sessions(plan: &Plan, outcomes: &[&SessionsOutcome]) -> Option<Sessions
         .flatten()
         .enumerate()
         .map(|(k, phase)| {
-            let phase_sum = |field: fn(&PhaseOutcome) -> u64| outcomes.iter().map(|o| field(&o.phases[k])).sum();
-            let result = PhaseResult {
-                users_per_s: phase.users_per_s,
-                start_us,
-                duration_us: phase.duration_us,
-                users_arrived: phase_sum(|p| p.users_arrived),
-                users_finished: phase_sum(|p| p.users_finished),
-                users_dropped: phase_sum(|p| p.users_dropped),
-                pages: merge_pages(sessions, outcomes, |o| &o.phases[k].pages),
-            };
+            let users =
+                outcomes.iter().map(|o| &o.phases[k]).map(|p| [p.users_arrived, p.users_finished, p.users_dropped]);
+            let pages = merge_pages(sessions, outcomes, |o| &o.phases[k].pages);
+            let result = phase_result(phase, start_us, users, pages);
             start_us += phase.duration_us as i64;
             result
         })
         .collect();
-    Some(SessionsResult {
-        users_started: sum(|o| o.users_started),
-        users_completed: sum(|o| o.users_completed),
-        users_dropped: sum(|o| o.users_dropped),
-        not_modified: sum(|o| o.not_modified),
-        pages: merge_pages(sessions, outcomes, |o| &o.pages),
-        phases,
-    })
+    let users = outcomes.iter().map(|o| [o.users_started, o.users_completed, o.users_dropped, o.not_modified]);
+    Some(sessions_result(users, merge_pages(sessions, outcomes, |o| &o.pages), phases))
+}
+
+/// A cancel outranks a duration, which outranks a request count.
+pub fn first_stop_reason(reasons: impl IntoIterator<Item = StopReason> + Clone) -> StopReason {
+    [StopReason::Cancelled, StopReason::Duration, StopReason::Requests]
+        .into_iter()
+        .find(|reason| reasons.clone().into_iter().any(|r| r == *reason))
+        .unwrap_or(StopReason::Requests)
+}
+
+/// `count` per second of `elapsed_us`; 0 over no time.
+pub fn per_second(count: u64, elapsed_us: u64) -> f64 {
+    if elapsed_us == 0 {
+        0.0
+    } else {
+        count as f64 * 1e6 / elapsed_us as f64
+    }
 }
 
 pub fn merge(
@@ -212,10 +331,7 @@ pub fn merge(
     outcomes: Vec<WorkerOutcome>,
     timeline: Vec<TimelineEntry>,
 ) -> RunResult {
-    let stop_reason = [StopReason::Cancelled, StopReason::Duration, StopReason::Requests]
-        .into_iter()
-        .find(|reason| outcomes.iter().any(|o| o.stop_reason == *reason))
-        .unwrap_or(StopReason::Requests);
+    let stop_reason = first_stop_reason(outcomes.iter().map(|o| o.stop_reason));
     let end_us = outcomes.iter().map(|o| o.end_us).max().unwrap_or(measure_start_us);
     let elapsed_us = end_us.saturating_sub(measure_start_us);
     let recorders: Vec<&Recorder> = outcomes.iter().map(|o| &o.recorder).collect();
@@ -235,13 +351,7 @@ pub fn merge(
             *status_codes.entry(code.to_string()).or_insert(0) += count;
         }
     }
-    let per_s = |count: u64| {
-        if elapsed_us == 0 {
-            0.0
-        } else {
-            count as f64 * 1e6 / elapsed_us as f64
-        }
-    };
+    let per_s = |count: u64| per_second(count, elapsed_us);
     let schedule = plan.rate_per_s.map(|offered_rate_per_s| {
         let send_lag = latency::merge(recorders.iter().map(|r| &r.send_lag));
         ScheduleResult {
@@ -250,6 +360,8 @@ pub fn merge(
             send_lag_us: LatencySummary::of(&send_lag),
             send_lag_histogram: latency::encode(&send_lag),
             late_sends: sum(|r| r.late_sends),
+            requests_sent: sum(|r| r.sent),
+            unsent: sum(|r| r.unsent),
         }
     });
     RunResult {
@@ -269,6 +381,10 @@ pub fn merge(
         bytes_in,
         bytes_out: sum(|r| r.bytes_out),
         connections_opened: sum(|r| r.connections_opened),
+        connects_refused: sum(|r| r.connects_refused),
+        connects_failed: sum(|r| r.connects_failed),
+        connect_retries: sum(|r| r.connect_retries),
+        unanswered: UnansweredResult::of(recorders.iter().map(|r| &r.unanswered)),
         requests_per_s: per_s(responses),
         bytes_in_per_s: per_s(bytes_in),
         latency_us: LatencySummary::of(&histogram),
@@ -284,6 +400,7 @@ pub fn merge(
             .then(|| TlsResult { handshakes: sum(|r| r.tls_handshakes), resumed: sum(|r| r.tls_resumed) }),
         sessions: merge_sessions(&plan, &outcomes.iter().filter_map(|o| o.sessions.as_ref()).collect::<Vec<_>>()),
         timeline,
+        agents: None,
         plan,
     }
 }

@@ -15,7 +15,7 @@ use crate::plan::{Plan, PlanError};
 use crate::request::plan_requests;
 use crate::result::merge;
 pub use crate::result::RunResult;
-use crate::schedule::rate::split_rate;
+use crate::split::{split_count, split_even};
 use crate::stats::timeline::{SecondStats, TimelineEntry};
 use crate::stats::{Live, Recorder, Tick, Totals};
 use crate::worker::{encode_pages, Shared, Worker, WorkerOutcome, WorkerSetup};
@@ -71,25 +71,6 @@ fn wait_for_start(start_at_us: u64, cancel: &AtomicBool) {
     }
 }
 
-/// Split `total` into `parts` shares proportional to `weights` whose sum is exactly `total`.
-fn split_proportionally(total: u64, weights: &[usize]) -> Vec<u64> {
-    let weight_sum: u128 = weights.iter().map(|&w| w as u128).sum();
-    let mut cumulative: u128 = 0;
-    weights
-        .iter()
-        .map(|&w| {
-            let before = (total as u128 * cumulative / weight_sum) as u64;
-            cumulative += w as u128;
-            (total as u128 * cumulative / weight_sum) as u64 - before
-        })
-        .collect()
-}
-
-/// Connections per thread: as even as possible.
-fn split_connections(connections: usize, threads: usize) -> Vec<usize> {
-    (0..threads).map(|i| connections / threads + usize::from(i < connections % threads)).collect()
-}
-
 /// Validate the plan, start its threads, and return at once.
 pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     let target = plan.resolve()?;
@@ -97,7 +78,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     limits::check_connections(plan.connections)?;
     let (mut requests, mix) = plan_requests(&plan, &target)?;
     let sessions = match plan.sessions.clone() {
-        Some(sessions_plan) => Some(encode_pages(&plan, &target, sessions_plan, &mut requests)?),
+        Some(sessions_plan) => Some(Arc::new(encode_pages(&plan, &target, sessions_plan, &mut requests)?)),
         None => None,
     };
     let threads = plan.thread_count();
@@ -123,26 +104,26 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         cancel: AtomicBool::new(false),
         live: (0..threads).map(|_| Live::default()).collect(),
     });
-    let connections = split_connections(plan.connections, threads);
-    let rates = match plan.rate_per_s {
-        Some(rate) => split_rate(rate, &connections).into_iter().map(Some).collect(),
-        None => vec![None; threads],
-    };
-    let budgets = match plan.requests {
-        Some(n) => split_proportionally(n, &connections).into_iter().map(Some).collect(),
-        None => vec![None; threads],
+    let connections = split_even(plan.connections, threads);
+    let budgets = match (plan.requests, plan.rate_per_s) {
+        // Under a rate the threads take the schedule's slots in turn (thread k: slots k, k + threads,
+        // ...), and so the requests: of the first n slots, the first threads take one more.
+        (Some(n), Some(_)) => split_even(n as usize, threads).into_iter().map(|share| Some(share as u64)).collect(),
+        (Some(n), None) => split_count(n, &connections).into_iter().map(Some).collect(),
+        (None, _) => vec![None; threads],
     };
     let barrier = Arc::new(Barrier::new(threads + 1));
     let (tick_tx, tick_rx) = channel();
     let mut workers = Vec::with_capacity(threads);
-    let users = split_proportionally(plan.sessions.as_ref().and_then(|s| s.users).unwrap_or(0) as u64, &connections);
-    for (index, ((&n_conns, &budget), &rate)) in connections.iter().zip(&budgets).zip(&rates).enumerate() {
+    let users = split_count(plan.sessions.as_ref().and_then(|s| s.users).unwrap_or(0) as u64, &connections);
+    for (index, (&n_conns, &budget)) in connections.iter().zip(&budgets).enumerate() {
         let recorder = Recorder::new(index, u64::MAX, tick_tx.clone());
         let setup = WorkerSetup {
             index,
             connections: n_conns,
             budget,
-            rate_per_s: rate,
+            rate_per_s: plan.rate_per_s,
+            threads,
             users: users[index] as usize,
             arrival_share: n_conns as f64 / plan.connections as f64,
         };
@@ -248,29 +229,4 @@ impl RunHandle {
 /// Run a plan to its end in the calling thread.
 pub fn run(plan: Plan) -> Result<RunResult, PlanError> {
     Ok(start(plan)?.wait())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn proportional_split_is_exact() {
-        let cases: [(u64, &[usize]); 5] =
-            [(10, &[1, 1, 1]), (7, &[3, 2]), (1, &[5, 5]), (1_000_003, &[34, 33, 33]), (0, &[1, 2])];
-        for (total, weights) in cases {
-            let shares = split_proportionally(total, weights);
-            assert_eq!(shares.iter().sum::<u64>(), total, "{total} over {weights:?}");
-            for (share, &w) in shares.iter().zip(weights) {
-                let exact = total as f64 * w as f64 / weights.iter().sum::<usize>() as f64;
-                assert!((*share as f64 - exact).abs() < 1.0, "{shares:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn connections_spread_evenly() {
-        assert_eq!(split_connections(10, 3), vec![4, 3, 3]);
-        assert_eq!(split_connections(2, 2), vec![1, 1]);
-    }
 }

@@ -121,6 +121,20 @@ fn users_and_pages_are_counted_per_second_and_per_phase() {
 }
 
 #[test]
+fn users_of_pages_without_resources_use_one_connection_and_leave() {
+    let peer = Peer::start(common::http_ok);
+    let sessions = r#"{"types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 1000},
+        "pages": [{"name": "p", "path": "/p"}, {"name": "q", "path": "/q"}]}],
+        "phases": [{"users_per_s": 40, "duration_us": 500000}], "seed": 5}"#;
+    let result =
+        run(plan(&peer.url("/"), &format!(r#""connections": 20, "threads": 1, "sessions": {sessions}"#))).unwrap();
+    let sessions = result.sessions.unwrap();
+    assert!(sessions.users_started >= 5, "{} users", sessions.users_started);
+    assert!(sessions.users_completed + 2 >= sessions.users_started, "{sessions:?}");
+    assert_eq!(peer.connections(), sessions.users_started, "a user without resources opens one connection");
+}
+
+#[test]
 fn qos_classes_by_time_and_by_byte_rate() {
     let server = serve(&ServeConfig::default()).unwrap();
     let url = format!("http://{}/", server.local_addr());

@@ -53,12 +53,6 @@ def run(
             interrupted = True
 
 
-def histogram_summary(encoded: str) -> dict[str, Any]:
-    """count, min, mean, stdev, p50, p90, p99, p99_9, max (µs) of an encoded histogram, as results give them."""
-    summary: dict[str, Any] = json.loads(_engine.histogram_summary(encoded))
-    return summary
-
-
 def workload_files() -> dict[str, bytes]:
     """The standard workload, byte-exact: file name -> content."""
     return _engine.workload_files()
@@ -114,6 +108,25 @@ def merge_histograms(encoded: list[str]) -> str:
         return _engine.merge_histograms(encoded)
     except _engine.EngineError as err:
         raise GauntletError.from_engine(str(err)) from None
+
+
+def split_plan(plan: Plan, parts: int) -> list[Plan]:
+    """`parts` plans whose totals are exactly the plan's (connections, requests, rate, session users,
+    arrival rates), every other field kept; the engine fills in the defaults."""
+    try:
+        return [json.loads(share) for share in _engine.split_plan(json.dumps(plan), parts)]
+    except _engine.EngineError as err:
+        raise GauntletError.from_engine(str(err)) from None
+
+
+def merge_agents(plan: Plan, agents: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result of the whole `plan` from its agents' reports (index, address, clock_offset_us,
+    plan, result or None, lost or None), merged losslessly, with each agent's figures in `agents`."""
+    try:
+        merged: dict[str, Any] = json.loads(_engine.merge_agents(json.dumps(plan), [json.dumps(a) for a in agents]))
+    except _engine.EngineError as err:
+        raise GauntletError.from_engine(str(err)) from None
+    return merged
 
 
 def histogram_percentiles(encoded: str, quantiles: list[float]) -> list[int]:

@@ -3,13 +3,13 @@ HdrHistogram, not the engine), and the schema a merged result must meet."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import jsonschema
 from hdrh.histogram import HdrHistogram
 
-SCHEMA = json.loads((Path(__file__).parents[2] / "python/gauntlet/schema/run-result-v1.json").read_text())
+from gauntlet import schema
+
+SCHEMA = schema.run_result()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 

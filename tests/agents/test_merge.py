@@ -1,6 +1,7 @@
-"""Merging agents' results, with real engine runs in this process standing in for the agents (no
-Dask here): counts add up, histograms equal an independent merge, timelines align by wall-clock
-second, a lost agent leaves a partial result that keeps the others' figures."""
+"""Merging agents' results (by the engine), with real engine runs in this process standing in for
+the agents (no Dask here): counts add up, histograms equal an independent merge (the pure-Python
+HdrHistogram), timelines align by wall-clock second, a lost agent leaves a partial result that
+keeps the others' figures."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from typing import Any
 import pytest
 
 from gauntlet import engine
-from gauntlet.agents.merge import AgentRun, lost_target, merge_results
-from gauntlet.agents.split import split_plan
+from gauntlet.agents.controller import AgentRun, merge_results
+from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance
 from tests.agents.merging import SCHEMA, VALIDATOR, merged_independently, recorded
 from tests.helpers.builtin_stats import server_stats
@@ -32,7 +33,7 @@ def run_as_agents(plan: engine.Plan, agents: int, start_offsets_s: list[float] |
     `start_offsets_s` to imitate agents whose measurement began later)."""
     start_at_us = time.time_ns() // 1_000 + 300_000
     offsets = start_offsets_s or [0.0] * agents
-    runs = [AgentRun(i, f"tcp://127.0.0.1:{9000 + i}", part, 0) for i, part in enumerate(split_plan(plan, agents))]
+    runs = [AgentRun(i, f"tcp://127.0.0.1:{9000 + i}", part, 0) for i, part in enumerate(engine.split_plan(plan, agents))]
 
     def one(run: AgentRun, offset_s: float) -> None:
         timed = {**run.plan, "start_at_unix_us": start_at_us + int(offset_s * 1e6), "timeline_histograms": True}
@@ -86,6 +87,9 @@ def test_timelines_align_by_wall_clock_second(builtin_server: ServerInstance) ->
     assert merged["elapsed_us"] == pytest.approx(3_000_000, abs=20_000)
     # 2 agents x 200/s x 2 s sent over the 3 s the merged run spans.
     assert merged["schedule"]["achieved_rate_per_s"] == pytest.approx(800 / (merged["elapsed_us"] / 1e6), rel=0.02)
+    sent = merged["schedule"]["requests_sent"]
+    assert sent == sum(r.result["schedule"]["requests_sent"] for r in runs)
+    assert merged["schedule"]["achieved_rate_per_s"] == sent * 1e6 / merged["elapsed_us"]
     assert recorded(merged["schedule"]["send_lag_histogram"]) == merged_independently(
         [r.result["schedule"]["send_lag_histogram"] for r in runs]
     )
@@ -120,27 +124,14 @@ def test_an_agent_that_can_no_longer_reach_the_target_is_named(builtin_server: S
         assert re.match(r"cannot reach the target from second 1 to its end \(connect_refused \d+", agent["reason"])
 
 
-@pytest.mark.parametrize(
-    ("responses_by_second", "connect_refused", "expected"),
-    [
-        ([5, 5, 0], 3, "from second 2"),
-        ([5, 0, 0], 9, "from second 1"),
-        ([0, 0], 4, "from second 0"),
-        ([5, 0, 5], 2, None),  # it came back
-        ([5, 5, 0], 0, None),  # no connect error: silence is not unreachability
-        ([], 1, None),
-    ],
-)
-def test_unreachability_is_read_from_the_last_seconds(
-    responses_by_second: list[int], connect_refused: int, expected: str | None
-) -> None:
-    timeline = [{"second": i, "responses": n} for i, n in enumerate(responses_by_second)]
-    errors = {"connect_refused": connect_refused, "connect_timeout": 0, "connect_error": 0}
-    reason = lost_target({"timeline": timeline, "errors": errors})
-    assert (reason is None) if expected is None else (expected in reason)
+def test_no_result_at_all_is_an_error_naming_each_agent() -> None:
+    runs = [AgentRun(i, f"tcp://127.0.0.1:{9000 + i}", base_plan("http://127.0.0.1:1/", requests=2), 0) for i in range(2)]
+    runs[0].lost = "its task failed"
+    with pytest.raises(GauntletError, match=r"no agent returned a result \(tcp://127.0.0.1:9000: its task failed; tcp://127.0.0.1:9001"):
+        merge_results(runs[0].plan, 0, runs)
 
 
 def test_docs_results_names_every_agent_field() -> None:
-    agent = SCHEMA["properties"]["agents"]["items"]
+    agent, agent_slice = SCHEMA["$defs"]["AgentFigures"], SCHEMA["$defs"]["SliceFigures"]
     named = set(re.findall(r"`([a-z0-9_]+)`", RESULTS_DOC))
-    assert {*agent["properties"], *agent["properties"]["slice"]["properties"]} - named == set()
+    assert {*agent["properties"], *agent_slice["properties"]} - named == set()

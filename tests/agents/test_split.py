@@ -1,4 +1,5 @@
-"""The split of a plan over agents: exact totals, in tables (pure, no cluster)."""
+"""The split of a plan over agents, through the engine (gauntlet.engine.split_plan): exact totals,
+in tables (pure, no cluster). The share arithmetic itself is tested in engine/src/split.rs."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from gauntlet.agents.split import SEED_MASK, split_count, split_even, split_plan, split_rate
+from gauntlet import engine
 from gauntlet.errors import GauntletError
+
+SPLIT_FIELDS = ("connections", "requests", "threads")
 
 
 def plan(**fields: Any) -> dict[str, Any]:
@@ -19,34 +22,6 @@ def plan(**fields: Any) -> dict[str, Any]:
 def sessions(**fields: Any) -> dict[str, Any]:
     return {"types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 1}, "pages": []}],
             "users": None, "phases": None, "seed": 7, **fields}
-
-
-@pytest.mark.parametrize(
-    ("total", "weights"),
-    [(10, [1, 1, 1]), (7, [3, 2]), (1, [5, 5]), (1_000_003, [34, 33, 33]), (0, [1, 2]), (2**62 + 1, [3, 5, 7])],
-)
-def test_counts_split_exactly_and_fairly(total: int, weights: list[int]) -> None:
-    shares = split_count(total, weights)
-    assert sum(shares) == total
-    for share, weight in zip(shares, weights, strict=True):
-        assert abs(share - total * weight / sum(weights)) < 1
-
-
-@pytest.mark.parametrize(("total", "parts", "expected"), [(10, 3, [4, 3, 3]), (2, 2, [1, 1]), (5, 1, [5]), (7, 4, [2, 2, 2, 1])])
-def test_even_split(total: int, parts: int, expected: list[int]) -> None:
-    assert split_even(total, parts) == expected
-
-
-@pytest.mark.parametrize(
-    ("rate", "weights"),
-    [(3000.0, [1, 1, 1]), (1000.0, [4, 3, 3]), (0.1, [1, 1, 1]), (12_345.678, [7, 1, 3, 9]), (1e9 / 3, [2, 3])],
-)
-def test_rates_add_up_to_the_rate_asked_for(rate: float, weights: list[int]) -> None:
-    shares = split_rate(rate, weights)
-    assert math.fsum(shares) == rate
-    assert all(share > 0 for share in shares)
-    for share, weight in zip(shares, weights, strict=True):
-        assert share == pytest.approx(rate * weight / sum(weights), rel=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -62,29 +37,30 @@ def test_connections_spread_evenly_and_requests_follow_them(
     fields: dict[str, Any], agents: int, connections: list[int], requests: list[int | None], threads: list[int]
 ) -> None:
     whole = plan(**fields)
-    slices = split_plan(whole, agents)
+    slices = engine.split_plan(whole, agents)
     assert [s["connections"] for s in slices] == connections
     assert [s["requests"] for s in slices] == requests
     assert [s["threads"] for s in slices] == threads
     for part in slices:
-        assert {k: v for k, v in part.items() if k not in ("connections", "requests", "threads")} == {
-            k: v for k, v in whole.items() if k not in ("connections", "requests", "threads")
-        }
+        assert {k: part[k] for k in whole if k not in SPLIT_FIELDS} == {k: v for k, v in whole.items() if k not in SPLIT_FIELDS}
+        assert (part["timeout_us"], part["method"]) == (15_000_000, "GET"), "the engine fills in its defaults"
 
 
 def test_a_rate_splits_with_the_connections() -> None:
-    slices = split_plan(plan(connections=10, rate_per_s=3000.0), 3)
+    slices = engine.split_plan(plan(connections=10, rate_per_s=3000.0), 3)
     assert [s["rate_per_s"] for s in slices] == pytest.approx([1200.0, 900.0, 900.0])
     assert math.fsum(s["rate_per_s"] for s in slices) == 3000.0
+    odd = engine.split_plan(plan(connections=20, rate_per_s=12_345.678), 7)
+    assert math.fsum(s["rate_per_s"] for s in odd) == 12_345.678
 
 
 def test_session_users_keep_two_connections_each() -> None:
     """3 users on 6 connections over 2 agents: users 2 + 1, so connections 4 + 2 (an even 3 + 3
     would leave the first agent one connection short)."""
-    slices = split_plan(plan(connections=6, sessions=sessions(users=3)), 2)
+    slices = engine.split_plan(plan(connections=6, sessions=sessions(users=3)), 2)
     assert [(s["sessions"]["users"], s["connections"]) for s in slices] == [(2, 4), (1, 2)]
     for users, connections in [(10, 20), (7, 14), (5, 31)]:
-        parts = split_plan(plan(connections=connections, sessions=sessions(users=users)), 3)
+        parts = engine.split_plan(plan(connections=connections, sessions=sessions(users=users)), 3)
         assert sum(p["sessions"]["users"] for p in parts) == users
         assert sum(p["connections"] for p in parts) == connections
         assert all(2 * p["sessions"]["users"] <= p["connections"] for p in parts)
@@ -92,12 +68,12 @@ def test_session_users_keep_two_connections_each() -> None:
 
 def test_arrival_rates_split_per_phase_and_seeds_differ() -> None:
     phases = [{"users_per_s": 100.0, "duration_us": 1}, {"users_per_s": 450.0, "duration_us": 1}]
-    slices = split_plan(plan(connections=9, sessions=sessions(phases=phases)), 3)
+    slices = engine.split_plan(plan(connections=9, sessions=sessions(phases=phases)), 3)
     for phase in range(2):
         assert math.fsum(s["sessions"]["phases"][phase]["users_per_s"] for s in slices) == phases[phase]["users_per_s"]
     seeds = [s["sessions"]["seed"] for s in slices]
-    assert seeds[0] == 7 and len(set(seeds)) == 3 and all(0 <= seed <= SEED_MASK for seed in seeds)
-    assert phases[0]["users_per_s"] == 100.0, "the plan itself is left as it was"
+    assert seeds[0] == 7 and len(set(seeds)) == 3 and all(0 <= seed < 2**64 for seed in seeds)
+    assert seeds[1] == (7 + 0x9E3779B97F4A7C15) % 2**64
 
 
 @pytest.mark.parametrize(
@@ -107,8 +83,10 @@ def test_arrival_rates_split_per_phase_and_seeds_differ() -> None:
         ({"connections": 10, "requests": 2}, 3, "2 requests for 3 agents"),
         ({"connections": 10, "sessions": sessions(users=2)}, 3, "2 session users for 3 agents"),
         ({}, 0, "0 agents"),
+        ({"bogus": 1}, 2, "the plan is not valid"),
     ],
 )
 def test_too_little_to_share_is_refused(fields: dict[str, Any], agents: int, message: str) -> None:
-    with pytest.raises(GauntletError, match=message):
-        split_plan(plan(**fields), agents)
+    with pytest.raises(GauntletError, match=message) as refused:
+        engine.split_plan(plan(**fields), agents)
+    assert "\n" not in str(refused.value)

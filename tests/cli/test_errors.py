@@ -96,7 +96,7 @@ def test_refused_port_counts_errors_and_exits_1(tmp_path: Path) -> None:
     assert result["responses"] == 0 and result["status_codes"] == {}
     assert "connect_refused" in done.stdout
     assert done.stderr.strip().splitlines() == [
-        "gauntlet: no request succeeded (no 2xx or 3xx response); see the errors above"
+        "gauntlet: no request succeeded (no 2xx or 3xx response); see the outcomes above"
     ]
 
 

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import jsonschema
 
+from gauntlet import schema
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.builtin_stats import server_stats
 from tests.helpers.cli_process import run_cli
 
 SCHEMAS = Path(__file__).parents[2] / "python/gauntlet/schema"
 REPEAT = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "repeat-result-v1.json").read_text()))
-RUN = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "run-result-v1.json").read_text()))
+RUN = jsonschema.Draft202012Validator(schema.run_result())
 SWEEP = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "sweep-result-v1.json").read_text()))
 
 

@@ -11,12 +11,13 @@ import jsonschema
 import psutil
 import pytest
 
+from gauntlet import schema
 from gauntlet.cli.run import build_plan, plan_options
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.builtin_stats import server_stats
 from tests.helpers.cli_process import Running, run_cli
 
-SCHEMA = json.loads((Path(__file__).parents[2] / "python/gauntlet/schema/run-result-v1.json").read_text())
+SCHEMA = schema.run_result()
 
 
 def test_exact_count_matches_the_servers_count_and_the_schema(builtin_server: ServerInstance, tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""The result schema: a valid, closed, documented JSON Schema that the engine's real output meets."""
+"""The schemas: the plan's and the result's, generated from the engine's types, valid, closed and
+documented, and met by the engine's real output (with the fields Python adds)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,18 @@ from typing import Any
 import jsonschema
 import pytest
 
-from gauntlet import _engine
+from gauntlet import _engine, schema
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.cli_process import run_cli
 
 ROOT = Path(__file__).parents[2]
-SCHEMA = json.loads((ROOT / "python/gauntlet/schema/run-result-v1.json").read_text())
+SCHEMA = schema.run_result()
+PLAN_SCHEMA = schema.plan()
+ADDITIONS = json.loads(schema.ADDITIONS_FILE.read_text())
 RESULTS_DOC = (ROOT / "docs/results.md").read_text()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
-OPTIONAL_FIELDS = {"server", "agents", "bottleneck", "environment"}
-
+#: `agents` is the engine's, in a distributed run's merged result only; the others Python adds.
+OPTIONAL_FIELDS = {"agents", *ADDITIONS["properties"]}
 SESSIONS_BY_USERS = """\
 sessions:
   - name: browse
@@ -63,51 +66,64 @@ def result_of(*args: str | Path, out: Path) -> dict[str, Any]:
     return json.loads(out.read_text())
 
 
-def test_the_schema_is_draft_2020_12_and_names_the_engines_version() -> None:
-    jsonschema.Draft202012Validator.check_schema(SCHEMA)
-    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert SCHEMA["properties"]["schema"]["const"] == _engine.RESULT_SCHEMA == SCHEMA["$id"]
+def test_the_schemas_are_draft_2020_12_and_name_the_engines_version() -> None:
+    for checked in (SCHEMA, PLAN_SCHEMA):
+        jsonschema.Draft202012Validator.check_schema(checked)
+        assert checked["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert SCHEMA["properties"]["schema"]["const"] == _engine.RESULT_SCHEMA == SCHEMA["$id"] == "gauntlet.run-result/2"
 
 
-def test_every_object_is_closed_and_requires_all_its_fields() -> None:
+def test_every_object_is_closed_and_a_result_requires_all_its_fields() -> None:
     """The CLI adds the optional fields: `server` when it started the server itself, `agents` when
     agents ran the plan, `bottleneck` always, `environment` with --json."""
     for where, node in object_schemas(SCHEMA):
-        if where.endswith("/properties/properties") or where == "#/properties":
-            continue
         optional = OPTIONAL_FIELDS if where == "#" else set()
         assert node.get("additionalProperties") is False, where
         assert sorted(node["required"]) == sorted(set(node["properties"]) - optional), where
+    for where, node in object_schemas(PLAN_SCHEMA):
+        assert node.get("additionalProperties") is False, where
+
+
+def test_a_plan_requires_only_the_url_and_the_connections_and_gives_the_engines_defaults() -> None:
+    fields = PLAN_SCHEMA["properties"]
+    assert PLAN_SCHEMA["required"] == ["url", "connections"]
+    assert all("default" in field for name, field in fields.items() if name not in PLAN_SCHEMA["required"])
+    assert (fields["threads"]["default"], fields["timeout_us"]["default"], fields["method"]["default"]) == (1, 15_000_000, "GET")
+    assert fields["connections"]["minimum"] == 1
 
 
 def test_every_field_has_a_description() -> None:
     undocumented = [
         f"{where}/{name}"
-        for where, node in object_schemas(SCHEMA)
+        for checked in (SCHEMA, PLAN_SCHEMA)
+        for where, node in object_schemas(checked)
         for name, field in node["properties"].items()
-        if where != "#/properties/properties" and "description" not in field
+        if "description" not in field and "const" not in field  # a variant's tag names itself
     ]
     assert not undocumented
 
 
 def test_docs_results_names_every_field_of_the_result_and_the_plan() -> None:
+    """Every field of the engine's schemas, and the first level of what Python adds (the server's
+    figures are defined in docs/metrics.md)."""
     named = set(re.findall(r"`([a-z0-9_]+)`", RESULTS_DOC))
+    additions = ADDITIONS["properties"]
     fields = {
-        *SCHEMA["properties"],
-        *SCHEMA["$defs"]["plan"]["properties"],
-        *SCHEMA["properties"]["errors"]["properties"],
-        *SCHEMA["properties"]["client"]["properties"],
-        *SCHEMA["properties"]["schedule"]["oneOf"][1]["properties"],
-        *SCHEMA["properties"]["tls"]["oneOf"][1]["properties"],
-        *SCHEMA["properties"]["sessions"]["oneOf"][1]["properties"],
-        *SCHEMA["properties"]["sessions"]["oneOf"][1]["properties"]["pages"]["additionalProperties"]["properties"],
-        *SCHEMA["$defs"]["second"]["properties"],
-        *SCHEMA["$defs"]["latency_summary"]["properties"],
-        *SCHEMA["properties"]["bottleneck"]["properties"],
-        *SCHEMA["$defs"]["cpu_side"]["properties"],
-        *SCHEMA["properties"]["environment"]["properties"],
+        *(name for checked in (json.loads(schema.ENGINE_RESULT_FILE.read_text()), PLAN_SCHEMA)
+          for _, node in object_schemas(checked) for name in node["properties"]),
+        *additions,
+        *additions["bottleneck"]["properties"],
+        *ADDITIONS["$defs"]["cpu_side"]["properties"],
+        *additions["environment"]["properties"],
     }
     assert fields - named == set()
+
+
+def test_a_plan_the_engine_ran_meets_the_plan_schema(builtin_server: ServerInstance, tmp_path: Path) -> None:
+    result = result_of(f"{builtin_server.url}hello", "-n", "20", "-c", "2", out=tmp_path / "r.json")
+    jsonschema.Draft202012Validator(PLAN_SCHEMA).validate(result["plan"])
+    with pytest.raises(jsonschema.ValidationError, match="connections"):
+        jsonschema.Draft202012Validator(PLAN_SCHEMA).validate({**result["plan"], "connections": 0})
 
 
 def test_an_unknown_field_is_rejected(builtin_server: ServerInstance, tmp_path: Path) -> None:

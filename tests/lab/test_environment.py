@@ -3,7 +3,6 @@ process may use (affinity, cgroup quota), read back from real processes."""
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import subprocess
@@ -12,11 +11,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from gauntlet import schema
 from gauntlet.host import allowed_cpus, cgroup_dirs, cpu_quota_cores, differences, snapshot
 from gauntlet.servers.registry import availability
 from tests.helpers.cgroups import cpu_quota
 
-SCHEMA = json.loads((Path(__file__).parents[2] / "python/gauntlet/schema/run-result-v1.json").read_text())
+SCHEMA = schema.run_result()
 
 #: This machine's layout: v1 controllers mounted apart, v2 beside them.
 HOST_MOUNTS = """\

@@ -13,6 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from gauntlet import schema
 from gauntlet.errors import GauntletError
 from gauntlet.lab.sweep import concurrency_levels, offered_rates
 from gauntlet.servers.base import ServerInstance
@@ -20,7 +21,7 @@ from tests.helpers.cli_process import Running, run_cli
 
 SCHEMAS = Path(__file__).parents[2] / "python/gauntlet/schema"
 SWEEP_SCHEMA = json.loads((SCHEMAS / "sweep-result-v1.json").read_text())
-RUN_SCHEMA = json.loads((SCHEMAS / "run-result-v1.json").read_text())
+RUN_SCHEMA = schema.run_result()
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,16 @@
 //! `gauntlet-engine run PLAN.json`: run a plan and print its RunResult as JSON.
 //! `gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S]
-//! [--tls true [--tls-version V] [--cipher C]]`: the built-in server until SIGINT or SIGTERM.
+//! [--tls [--tls-version V] [--cipher C]]`: the built-in server until SIGINT or SIGTERM, with the
+//! flags and the output lines of `gauntlet serve`.
+//! `gauntlet-engine schema plan|result`: the JSON Schema of a plan or of a result.
 
 use std::process::ExitCode;
 
 use gauntlet_engine::plan::Plan;
-use gauntlet_engine::run;
 use gauntlet_engine::server::{serve, ServeConfig, ServeError};
+use gauntlet_engine::{run, schema};
 
-const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S] [--tls true [--tls-version 1.2|1.3] [--cipher SUITE]]";
+const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S] [--tls [--tls-version 1.2|1.3] [--cipher SUITE]] | gauntlet-engine schema plan|result";
 
 fn read_input(path: &str) -> std::io::Result<String> {
     if path == "-" {
@@ -25,28 +27,45 @@ fn run_plan(path: &str) -> Result<String, String> {
     serde_json::to_string_pretty(&result).map_err(|e| e.to_string())
 }
 
+const VALUE_FLAGS: [&str; 7] =
+    ["--host", "--port", "--threads", "--stall-ms", "--stall-every-ms", "--tls-version", "--cipher"];
+
+/// The flags of `gauntlet serve` (python/gauntlet/cli/serve.py), with the same names and meanings.
 fn serve_config(options: &[&str]) -> Result<ServeConfig, String> {
     let mut config = ServeConfig::default();
-    for pair in options.chunks(2) {
-        let [name, value] = pair else { return Err(format!("{} needs a value: {USAGE}", pair[0])) };
+    let mut rest = options.iter();
+    while let Some(&name) = rest.next() {
+        if name == "--tls" {
+            config.tls = true;
+            continue;
+        }
+        if !VALUE_FLAGS.contains(&name) {
+            return Err(format!("unknown option {name}: {USAGE}"));
+        }
+        let Some(&value) = rest.next() else { return Err(format!("{name} needs a value: {USAGE}")) };
         let number = || value.parse::<u64>().map_err(|_| format!("{name} takes a number, not '{value}'"));
-        match *name {
+        match name {
             "--host" => config.host = value.to_string(),
-            "--port" => config.port = u16::try_from(number()?).map_err(|_| format!("--port {value} is not a port"))?,
-            "--threads" => config.threads = number()?.max(1) as usize,
+            "--port" => {
+                config.port =
+                    u16::try_from(number()?).map_err(|_| format!("--port {value} is not a port: give 0 to 65535"))?
+            }
+            "--threads" => match number()? {
+                0 => return Err("--threads 0 serves nothing: give at least 1 thread".into()),
+                threads => config.threads = threads as usize,
+            },
             "--stall-ms" => config.stall_ms = number()?,
             "--stall-every-ms" => config.stall_every_ms = number()?,
-            "--tls" => config.tls = value.parse().map_err(|_| format!("--tls takes true or false, not '{value}'"))?,
             "--tls-version" => config.tls_version = Some(value.to_string()),
             "--cipher" => config.cipher = Some(value.to_string()),
-            _ => return Err(format!("unknown option {name}: {USAGE}")),
+            _ => unreachable!("every flag of VALUE_FLAGS is matched"),
         }
     }
     Ok(config)
 }
 
 /// Serve until SIGINT or SIGTERM: both are blocked and waited for.
-fn run_server(options: &[&str]) -> Result<String, String> {
+fn run_server(options: &[&str]) -> Result<(), String> {
     let config = serve_config(options)?;
     // SAFETY: plain libc signal-mask calls on a local, zero-initialised set.
     let signals = unsafe {
@@ -59,31 +78,37 @@ fn run_server(options: &[&str]) -> Result<String, String> {
     };
     let server = serve(&config).map_err(|err| match err {
         ServeError::Tls(message) => message,
-        ServeError::Io(e) => format!("cannot serve on {}:{} ({e})", config.host, config.port),
+        ServeError::Io(e) => {
+            format!("cannot serve on {}:{} ({e}): pick another port or host", config.host, config.port)
+        }
     })?;
     let scheme = if config.tls { "https" } else { "http" };
-    println!("gauntlet-engine serve: listening on {scheme}://{}/", server.local_addr());
+    println!("gauntlet serve: listening on {scheme}://{}/", server.local_addr());
     let mut signal = 0;
     // SAFETY: waits on the set built above.
     unsafe { libc::sigwait(&signals, &mut signal) };
     let stats = server.stats();
     server.stop();
-    Ok(format!(
-        "gauntlet-engine serve: stopped after {} requests on {} connections",
+    eprintln!(
+        "gauntlet serve: stopped after {} requests on {} connections",
         stats.requests, stats.connections_accepted
-    ))
+    );
+    Ok(())
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let outcome = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["run", path] => run_plan(path),
-        ["serve", options @ ..] => run_server(options),
+        ["run", path] => run_plan(path).map(Some),
+        ["serve", options @ ..] => run_server(options).map(|()| None),
+        ["schema", name] => schema::named(name).map(Some).ok_or_else(|| USAGE.to_string()),
         _ => Err(USAGE.to_string()),
     };
     match outcome {
         Ok(text) => {
-            println!("{text}");
+            if let Some(text) = text {
+                println!("{text}");
+            }
             ExitCode::SUCCESS
         }
         Err(message) => {

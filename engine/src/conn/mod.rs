@@ -1,22 +1,27 @@
 //! One client connection: a small state machine driven by readiness events.
-//! Closed -> Connecting -> Writing -> Reading -> (next request: Writing | Closed)
+//! Closed -> [WaitingToConnect ->] Connecting -> Writing -> Reading -> (next request: Writing | Closed)
 
+pub mod backoff;
 pub mod tcp;
 pub mod tls;
 pub mod transport;
 
 use std::io;
 
+use backoff::Backoff;
 use transport::Transport;
 
 use crate::http1::{Head, Progress, ResponseParser};
 use crate::stats::error::ErrorKind;
+use crate::stats::unanswered::Stage;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     Closed,
     /// Free, connected or not, waiting for its next request's due time (constant rate).
     Idle,
+    /// A request is waiting for the backoff after a failed connect to pass.
+    WaitingToConnect,
     Connecting,
     Writing {
         written: usize,
@@ -50,10 +55,16 @@ pub struct Conn {
     pub deadline_us: u64,
     /// The current request counts (it began after the warm-up).
     pub measured: bool,
+    /// The current request had a due time of its own (open loop).
+    pub on_schedule: bool,
+    /// Bytes of the current request's response read so far.
+    pub bytes_in: u64,
     /// The current request asked the server to close the connection.
     pub last_call: bool,
     /// Which of the run's encoded requests is in flight.
     pub request: usize,
+    /// Failed connects in a row, and when the next may start.
+    pub backoff: Backoff,
     parser: ResponseParser,
     /// The start of a response head split across reads.
     pending: Vec<u8>,
@@ -69,8 +80,11 @@ impl Conn {
             started_us: 0,
             deadline_us: 0,
             measured: false,
+            on_schedule: false,
+            bytes_in: 0,
             last_call: false,
             request: 0,
+            backoff: Backoff::default(),
             parser: ResponseParser::new(false),
             pending: Vec::new(),
         }
@@ -79,6 +93,16 @@ impl Conn {
     /// A request is in flight on this connection.
     pub fn is_busy(&self) -> bool {
         !matches!(self.phase, Phase::Closed | Phase::Idle)
+    }
+
+    /// Where the request in flight is, for the count of unanswered ones; None when idle.
+    pub fn stage(&self) -> Option<Stage> {
+        match (self.phase, &self.stream) {
+            (Phase::Closed | Phase::Idle, _) => None,
+            (Phase::WaitingToConnect | Phase::Connecting, _) | (_, None) => Some(Stage::Connecting),
+            (_, Some(stream)) if stream.is_handshaking() => Some(Stage::TlsHandshake),
+            _ => Some(Stage::AwaitingResponse),
+        }
     }
 
     /// Begin a request that will be sent on this connection (after connecting, if needed).
@@ -96,6 +120,7 @@ impl Conn {
         self.started_us = now_us;
         self.deadline_us = now_us + timeout_us;
         self.measured = measured;
+        self.bytes_in = 0;
         self.parser = ResponseParser::new(head_request);
     }
 

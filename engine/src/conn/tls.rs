@@ -12,10 +12,11 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, Serve
 use rustls::{
     ClientConfig, DigitallySignedStruct, ServerConfig, SignatureScheme, SupportedCipherSuite, SupportedProtocolVersion,
 };
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// What a plan fixes about TLS; an https URL without it uses the defaults.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TlsPlan {
     /// "1.2" or "1.3"; None: either.

@@ -69,6 +69,14 @@ impl Transport {
         kind.map(|kind| kind == rustls::HandshakeKind::Resumed)
     }
 
+    /// Under TLS: the handshake has not completed yet.
+    pub fn is_handshaking(&self) -> bool {
+        match self {
+            Transport::Plain(_) => false,
+            Transport::Tls(tls) => tls.session.is_handshaking(),
+        }
+    }
+
     /// TLS holds bytes the socket has not taken yet.
     pub fn has_pending_output(&self) -> bool {
         match self {

@@ -4,6 +4,7 @@
 use base64::Engine as _;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const LOWEST_US: u64 = 1;
@@ -57,16 +58,26 @@ pub fn merge_encoded(encoded: &[String]) -> Result<String, String> {
 }
 
 /// The latency figures every result reports, in microseconds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct LatencySummary {
+    /// Count of samples.
     pub count: u64,
+    /// Lowest sample.
     pub min: u64,
+    /// Mean of the samples.
     pub mean: f64,
+    /// Standard deviation of the samples.
     pub stdev: f64,
+    /// 50th percentile (median).
     pub p50: u64,
+    /// 90th percentile.
     pub p90: u64,
+    /// 99th percentile.
     pub p99: u64,
+    /// 99.9th percentile.
     pub p99_9: u64,
+    /// Highest sample.
     pub max: u64,
 }
 

@@ -5,14 +5,17 @@ pub mod cpu;
 pub mod error;
 pub mod latency;
 pub mod timeline;
+pub mod unanswered;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 
 use hdrhistogram::Histogram;
 
+use crate::schedule::SessionEvent;
 use error::{ErrorCounts, ErrorKind, ERROR_KIND_COUNT};
 use timeline::SecondStats;
+use unanswered::{Stage, UnansweredAges};
 
 /// Status codes are three digits; the array is indexed by the code itself.
 pub const STATUS_SLOTS: usize = 1000;
@@ -72,7 +75,17 @@ pub struct Recorder {
     pub status_codes: Box<[u64; STATUS_SLOTS]>,
     pub bytes_in: u64,
     pub bytes_out: u64,
+    /// Connections established (their TCP connect completed).
     pub connections_opened: u64,
+    /// Connect attempts the peer refused; that failed otherwise (timeout, unreachable, no port).
+    pub connects_refused: u64,
+    pub connects_failed: u64,
+    /// Connects started after a failed one, once the backoff had passed.
+    pub connect_retries: u64,
+    /// Requests begun in the measured interval and unanswered at its end.
+    pub unanswered: UnansweredAges,
+    /// Under a rate: requests due in the measured interval that were never started.
+    pub unsent: u64,
     /// TLS handshakes completed, and how many of them resumed a session.
     pub tls_handshakes: u64,
     pub tls_resumed: u64,
@@ -100,6 +113,11 @@ impl Recorder {
             bytes_in: 0,
             bytes_out: 0,
             connections_opened: 0,
+            connects_refused: 0,
+            connects_failed: 0,
+            connect_retries: 0,
+            unanswered: UnansweredAges::default(),
+            unsent: 0,
             tls_handshakes: 0,
             tls_resumed: 0,
             thread,
@@ -148,26 +166,37 @@ impl Recorder {
         self.second.error_kinds[kind.index()] += 1;
     }
 
-    /// A user's session began; `counted` when inside the measured interval.
-    pub fn user_arrived(&mut self, counted: bool) {
-        self.users_active += 1;
-        self.second.users.arrived += u64::from(counted);
+    /// A session event: users arriving and finishing also move the count of active users.
+    pub fn session(&mut self, event: SessionEvent) {
+        let users = &mut self.second.users;
+        match event {
+            SessionEvent::Arrived { counted } => {
+                self.users_active += 1;
+                users.arrived += u64::from(counted);
+            }
+            SessionEvent::Finished { counted } => {
+                self.users_active = self.users_active.saturating_sub(1);
+                users.finished += u64::from(counted);
+            }
+            SessionEvent::Dropped { counted } => users.dropped += u64::from(counted),
+            SessionEvent::Page { failed } => {
+                users.pages += 1;
+                users.page_errors += u64::from(failed);
+            }
+        }
     }
 
-    /// A user's session ended.
-    pub fn user_finished(&mut self, counted: bool) {
-        self.users_active = self.users_active.saturating_sub(1);
-        self.second.users.finished += u64::from(counted);
+    /// A connect attempt failed with `kind` (refused, or anything else).
+    pub fn connect_failed(&mut self, kind: ErrorKind) {
+        match kind {
+            ErrorKind::ConnectRefused => self.connects_refused += 1,
+            _ => self.connects_failed += 1,
+        }
     }
 
-    pub fn user_dropped(&mut self, counted: bool) {
-        self.second.users.dropped += u64::from(counted);
-    }
-
-    /// A measured page ended.
-    pub fn page(&mut self, failed: bool) {
-        self.second.users.pages += 1;
-        self.second.users.page_errors += u64::from(failed);
+    /// A request had no answer by the end of the interval, `age_us` after it began.
+    pub fn unanswered(&mut self, stage: Stage, age_us: u64) {
+        self.unanswered[stage as usize].add(age_us);
     }
 
     pub fn bytes_in(&mut self, bytes: u64) {
@@ -242,13 +271,13 @@ mod tests {
     fn each_second_reports_the_users_active_at_its_end() {
         let (tx, rx) = channel();
         let mut r = Recorder::new(0, 0, tx);
-        r.user_arrived(true);
-        r.user_arrived(true);
-        r.page(false);
+        r.session(SessionEvent::Arrived { counted: true });
+        r.session(SessionEvent::Arrived { counted: true });
+        r.session(SessionEvent::Page { failed: false });
         r.roll(1_000_000);
-        r.user_finished(true);
-        r.page(true);
-        r.user_dropped(true);
+        r.session(SessionEvent::Finished { counted: true });
+        r.session(SessionEvent::Page { failed: true });
+        r.session(SessionEvent::Dropped { counted: true });
         r.finish(1_500_000);
         let seconds: Vec<_> = rx.try_iter().map(|t| t.stats.users).collect();
         assert_eq!((seconds[0].arrived, seconds[0].active, seconds[0].pages), (2, 2, 1));

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::error::{ErrorCounts, ErrorKind, ERROR_KIND_COUNT};
@@ -117,18 +118,28 @@ impl SecondStats {
 }
 
 /// One second of the run, as stored and reported.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct TimelineEntry {
+    /// Index of the second: 0 is the first second after the warm-up.
     pub second: u64,
     /// Shorter than a second only for the last entry.
     pub span_us: u64,
+    /// Requests that ended in this second.
     pub requests: u64,
+    /// Responses that ended in this second.
     pub responses: u64,
+    /// Errors that ended in this second.
     pub errors: u64,
+    /// Bytes read for the requests that ended in this second.
     pub bytes_in: u64,
+    /// Median latency of this second's responses (2 significant digits).
     pub p50_us: u64,
+    /// 90th percentile latency of this second's responses.
     pub p90_us: u64,
+    /// 99th percentile latency of this second's responses.
     pub p99_us: u64,
+    /// Highest latency of this second's responses.
     pub max_us: u64,
     /// This second's latencies, encoded as the run's histogram is (at 2 significant digits);
     /// None unless the plan asked for `timeline_histograms`.
@@ -136,19 +147,23 @@ pub struct TimelineEntry {
     /// This second's errors by kind; only the kinds that occurred.
     #[serde(default)]
     pub errors_by_kind: BTreeMap<String, u64>,
-    /// Sessions only (0 otherwise): users who arrived, were active at the second's end, finished
-    /// their session, or were dropped at the connection cap; measured pages that ended, and those
-    /// of them that failed.
+    /// Sessions only (0 otherwise, as are the five below): users who arrived and began a session
+    /// in this second.
     #[serde(default)]
     pub users_arrived: u64,
+    /// Users with a session under way at the second's end, summed over the load threads.
     #[serde(default)]
     pub users_active: u64,
+    /// Users who finished their session in this second.
     #[serde(default)]
     pub users_finished: u64,
+    /// Users who arrived in this second when every connection allowed was in use.
     #[serde(default)]
     pub users_dropped: u64,
+    /// Measured pages that ended in this second.
     #[serde(default)]
     pub pages: u64,
+    /// Those of this second's pages that failed.
     #[serde(default)]
     pub page_errors: u64,
 }

@@ -1,12 +1,10 @@
 //! One load thread: its own epoll loop (mio), its own connections and its own Recorder.
 //! Threads share nothing on the per-request path; they meet at the start barrier, in the
-//! once-a-second ticks, and at the end. The closed loop and the constant rate are here; users
-//! and their sessions are in `sessions`.
+//! once-a-second ticks, and at the end. When to send is the scheduler's answer (closed loop,
+//! constant rate or sessions, `crate::schedule`); this loop does the socket work for any of them.
 
-mod sessions;
-
-pub use sessions::{encode_pages, PageRequests, PageStats, PhaseOutcome, SessionsOutcome, SessionsShared};
-
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -15,19 +13,26 @@ use std::time::Duration;
 
 use mio::{Events, Interest, Poll, Token};
 use rustls::pki_types::ServerName;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::now_us;
 use crate::conn::transport::{TlsStream, Transport};
 use crate::conn::{tcp, Conn, Outcome, Phase, Step};
 use crate::request::EncodedRequest;
+use crate::schedule::closed::ClosedLoop;
+use crate::schedule::constant_rate::ConstantRate;
+use crate::schedule::random::{PathMix, WeightedChoice};
 use crate::schedule::rate::RateSchedule;
-use crate::schedule::session::Rng;
-use crate::schedule::session::WeightedChoice;
 use crate::schedule::timer::SendTimer;
+use crate::schedule::users::{Users, UsersSetup};
+use crate::schedule::{Action, Actions, Budget, Ended, Schedule, Scheduler, Send, Window};
 use crate::stats::cpu::{thread_cpu_us, thread_cpu_wait_us};
 use crate::stats::error::ErrorKind;
-use crate::stats::{Live, Recorder};
+use crate::stats::{latency, Live, Recorder};
+
+pub use crate::schedule::pages::{encode_pages, PageRequests, SessionsShared};
+pub use crate::schedule::users::{PageStats, PhaseOutcome, SessionsOutcome};
 
 /// Bytes a read may take at once; shared by all connections of a thread.
 const SCRATCH_BYTES: usize = 64 * 1024;
@@ -45,7 +50,7 @@ pub struct Shared {
     pub requests: Vec<EncodedRequest>,
     /// The plan's paths mix: which request each send picks.
     pub mix: Option<WeightedChoice>,
-    pub sessions: Option<SessionsShared>,
+    pub sessions: Option<Arc<SessionsShared>>,
     pub keepalive: bool,
     pub calls_per_connection: Option<u64>,
     pub timeout_us: u64,
@@ -57,7 +62,8 @@ pub struct Shared {
     pub live: Box<[Live]>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Why the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// Every requested request was measured.
@@ -94,8 +100,10 @@ pub struct WorkerSetup {
     pub connections: usize,
     /// Measured requests to make; None when the run is bounded by time.
     pub budget: Option<u64>,
-    /// This thread's share of a constant rate; None for the closed loop.
+    /// The plan's constant rate, which the threads share by turns; None for the closed loop.
     pub rate_per_s: Option<f64>,
+    /// Threads in the run (the rate's turns).
+    pub threads: usize,
     /// This thread's share of the users (a count, or a share of each arrival rate).
     pub users: usize,
     pub arrival_share: f64,
@@ -108,21 +116,14 @@ pub struct Worker {
     conns: Vec<Conn>,
     scratch: Box<[u8]>,
     recorder: Recorder,
-    /// Measured requests this thread may still start; None when the run is bounded by time.
-    budget: Option<u64>,
     /// Connections with a request in flight.
     busy: usize,
-    pace: Option<RateSchedule>,
-    /// Connections free for the next due request (constant rate only).
-    idle: Vec<usize>,
-    users: Option<sessions::Users>,
+    /// What the scheduler asked for and the loop has not done yet.
+    actions: Actions,
     timer: SendTimer,
-    /// Draws the paths mix's requests; seeded by the thread's index, so runs repeat.
-    rng: Rng,
-    measure_start_us: u64,
-    /// Requests that end later are not counted (the ramp-down of sessions runs past it).
-    measure_end_us: u64,
-    run_end_us: u64,
+    /// (when, connection): requests waiting out a connect backoff.
+    reconnects: BinaryHeap<Reverse<(u64, usize)>>,
+    window: Window,
 }
 
 impl Worker {
@@ -134,8 +135,6 @@ impl Worker {
         let poll = Poll::new()?;
         let timer = SendTimer::new(poll.registry(), SEND_TIMER)?;
         Ok(Worker {
-            rng: Rng::new(MIX_SEED ^ setup.index as u64),
-            budget: setup.budget,
             setup,
             shared,
             poll,
@@ -143,13 +142,10 @@ impl Worker {
             scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
             recorder,
             busy: 0,
-            pace: None,
-            idle: Vec::new(),
-            users: None,
+            actions: Actions::with_capacity(64),
             timer,
-            measure_start_us: 0,
-            measure_end_us: u64::MAX,
-            run_end_us: u64::MAX,
+            reconnects: BinaryHeap::new(),
+            window: Window { start_us: 0, measure_start_us: 0, measure_end_us: u64::MAX, run_end_us: u64::MAX },
         })
     }
 
@@ -158,33 +154,32 @@ impl Worker {
         barrier.wait();
         let start_us = self.shared.start_us.load(Ordering::Acquire);
         let (cpu_start_us, wait_start_us) = (thread_cpu_us(), thread_cpu_wait_us());
-        self.set_windows(start_us);
-        self.pace = self.setup.rate_per_s.map(|rate| RateSchedule::new(start_us, rate));
-        self.users = self.shared.sessions.as_ref().map(|s| sessions::Users::new(s, &self.setup, start_us));
+        self.window = self.windows(start_us);
+        self.recorder.measure_from(self.window.measure_start_us);
+        let mut schedule = self.schedule();
         let scan_every_us = (self.shared.timeout_us / 10).clamp(1_000, MAX_WAIT_US);
         let mut next_scan_us = start_us + scan_every_us;
         let mut events = Events::with_capacity(1024);
-        for i in 0..self.conns.len() {
-            self.next_request(i, start_us, None);
-        }
-        self.start_users(start_us);
+        schedule.start(start_us, &mut self.actions);
+        self.perform(&mut schedule, start_us);
         let (stop_reason, end_us) = loop {
             let now = now_us();
             if self.shared.cancel.load(Ordering::Relaxed) {
                 break (StopReason::Cancelled, now);
             }
-            if now >= self.run_end_us {
-                break (StopReason::Duration, self.measure_end_us);
+            if now >= self.window.run_end_us {
+                break (StopReason::Duration, self.window.measure_end_us);
             }
-            if self.busy == 0 && self.users.is_none() && (self.pace.is_none() || self.budget == Some(0)) {
+            if self.busy == 0 && schedule.exhausted() {
                 break (StopReason::Requests, now);
             }
-            self.dispatch(now);
-            self.wake_users(now);
-            self.arm_timer(now);
-            let next_second_us =
-                self.measure_start_us + (now.saturating_sub(self.measure_start_us) / 1_000_000 + 1) * 1_000_000;
-            let wake_us = next_second_us.min(self.run_end_us).min(next_scan_us).min(now + MAX_WAIT_US);
+            schedule.due(now, &mut self.actions);
+            self.perform(&mut schedule, now);
+            self.reconnect(&mut schedule, now);
+            self.arm_timer(&schedule, now);
+            let since_us = now.saturating_sub(self.window.measure_start_us);
+            let next_second_us = self.window.measure_start_us + (since_us / 1_000_000 + 1) * 1_000_000;
+            let wake_us = next_second_us.min(self.window.run_end_us).min(next_scan_us).min(now + MAX_WAIT_US);
             let wait = Duration::from_micros(wake_us.saturating_sub(now));
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 assert_eq!(e.kind(), io::ErrorKind::Interrupted, "epoll_wait failed: {e}");
@@ -199,207 +194,222 @@ impl Worker {
                 };
                 match event.token() {
                     SEND_TIMER => self.timer.fired(),
-                    Token(i) => self.on_event(i, readiness, now_us()),
+                    Token(i) => self.on_event(&mut schedule, i, readiness, now_us()),
                 }
             }
             if now >= next_scan_us {
-                self.expire(now);
+                self.expire(&mut schedule, now);
                 next_scan_us = now + scan_every_us;
             }
             self.recorder.publish(&self.shared.live[self.setup.index]);
         };
+        self.count_unanswered(&schedule, end_us);
         self.conns.iter_mut().for_each(Conn::disconnect);
-        self.recorder.finish(end_us.max(self.measure_start_us));
+        self.recorder.finish(end_us.max(self.window.measure_start_us));
         self.recorder.publish(&self.shared.live[self.setup.index]);
-        let sessions = self.users.take().map(sessions::Users::outcome);
         let (cpu_us, wall_us) = (thread_cpu_us() - cpu_start_us, now_us() - start_us);
         let cpu_wait_us = thread_cpu_wait_us().saturating_sub(wait_start_us);
+        let sessions = schedule.into_sessions_outcome();
         WorkerOutcome { recorder: self.recorder, end_us, cpu_us, cpu_wait_us, wall_us, stop_reason, sessions }
     }
 
     /// Warm-up, measurement, and (for sessions) ramp-down, from the common start.
-    fn set_windows(&mut self, start_us: u64) {
-        self.measure_start_us = start_us + self.shared.warmup_us;
-        let phases_end_us =
-            self.shared.sessions.as_ref().and_then(|s| s.plan.phases_duration_us()).map(|d| start_us + d);
-        self.measure_end_us = match (self.shared.duration_us, phases_end_us) {
-            (Some(d), Some(end)) => (self.measure_start_us + d).min(end),
-            (Some(d), None) => self.measure_start_us + d,
+    fn windows(&self, start_us: u64) -> Window {
+        let measure_start_us = start_us + self.shared.warmup_us;
+        let sessions = self.shared.sessions.as_ref().map(|s| &s.plan);
+        let phases_end_us = sessions.and_then(|s| s.phases_duration_us()).map(|d| start_us + d);
+        let measure_end_us = match (self.shared.duration_us, phases_end_us) {
+            (Some(d), Some(end)) => (measure_start_us + d).min(end),
+            (Some(d), None) => measure_start_us + d,
             (None, end) => end.unwrap_or(u64::MAX),
         };
-        let rampdown_us = self.shared.sessions.as_ref().map_or(0, |s| s.plan.rampdown_us);
-        self.run_end_us = self.measure_end_us.saturating_add(rampdown_us);
-        self.recorder.measure_from(self.measure_start_us);
+        let run_end_us = measure_end_us.saturating_add(sessions.map_or(0, |s| s.rampdown_us));
+        Window { start_us, measure_start_us, measure_end_us, run_end_us }
     }
 
-    fn on_event(&mut self, i: usize, readiness: Readiness, now: u64) {
+    /// The plan's load model for this thread: the one place that tells the models apart.
+    fn schedule(&self) -> Schedule {
+        let setup = &self.setup;
+        let mix = || PathMix::new(self.shared.mix.clone(), MIX_SEED ^ setup.index as u64);
+        let budget = Budget(setup.budget);
+        match (&self.shared.sessions, setup.rate_per_s) {
+            (Some(sessions), _) => {
+                let users = UsersSetup {
+                    index: setup.index,
+                    connections: setup.connections,
+                    users: setup.users,
+                    arrival_share: setup.arrival_share,
+                };
+                Schedule::Sessions(Users::new(sessions.clone(), &users, self.window))
+            }
+            (None, Some(rate_per_s)) => {
+                let pace = RateSchedule::new(self.window.start_us, rate_per_s, setup.index, setup.threads);
+                Schedule::Rate(ConstantRate::new(pace, setup.connections, self.window, budget, mix()))
+            }
+            (None, None) => Schedule::Closed(ClosedLoop::new(setup.connections, self.window, budget, mix())),
+        }
+    }
+
+    /// Do what the scheduler asked for (sends, closes, session counts), including what it asks
+    /// for meanwhile.
+    fn perform(&mut self, schedule: &mut Schedule, now: u64) {
+        while let Some(action) = self.actions.pop_front() {
+            match action {
+                Action::Send(send) => self.begin(schedule, send, now),
+                // A connection never used (a page without resources) has nothing to close.
+                Action::Close(i) => {
+                    if let Some(conn) = self.conns.get_mut(i) {
+                        conn.disconnect();
+                        conn.phase = Phase::Closed;
+                    }
+                }
+                Action::Count(event) => self.recorder.session(event),
+            }
+        }
+    }
+
+    fn on_event(&mut self, schedule: &mut Schedule, i: usize, readiness: Readiness, now: u64) {
         let busy_tls = self.conns[i].is_busy() && matches!(self.conns[i].stream, Some(Transport::Tls(_)));
         if readiness.writable && busy_tls {
             if let Err(e) = self.conns[i].stream.as_mut().map_or(Ok(()), Transport::flush) {
-                return self.end_request(i, now, Err(ErrorKind::of_transfer(&e)), false);
+                return self.end_request(schedule, i, now, Err(ErrorKind::of_transfer(&e)), false);
             }
         }
         match self.conns[i].phase {
-            Phase::Closed | Phase::Idle => {}
+            Phase::Closed | Phase::Idle | Phase::WaitingToConnect => {}
             Phase::Connecting => match self.conns[i].connected() {
                 None => {}
-                Some(Ok(())) => self.send(i, now),
-                Some(Err(kind)) => self.end_request(i, now, Err(kind), false),
+                Some(Ok(())) => {
+                    self.conns[i].backoff.succeeded();
+                    if self.conns[i].measured {
+                        self.recorder.connections_opened += 1;
+                    }
+                    self.send(schedule, i, now)
+                }
+                Some(Err(kind)) => {
+                    self.connect_failed(i, now, kind);
+                    self.end_request(schedule, i, now, Err(kind), false)
+                }
             },
-            Phase::Writing { .. } if readiness.writable => self.write(i, now),
+            Phase::Writing { .. } if readiness.writable => self.write(schedule, i, now),
             Phase::Writing { .. } => {}
             Phase::Reading if !readiness.readable => {}
             Phase::Reading => {
                 let (bytes, step) = self.conns[i].receive(&mut self.scratch, readiness.peer_closed);
+                self.conns[i].bytes_in += bytes;
                 if self.conns[i].measured {
                     self.recorder.bytes_in(bytes);
                 }
-                if let Some(users) = self.users.as_mut() {
-                    users.bytes_in(i, bytes);
-                }
-                self.after(i, now, step);
+                self.after(schedule, i, now, step);
             }
         }
     }
 
-    fn after(&mut self, i: usize, now: u64, step: Step) {
+    fn after(&mut self, schedule: &mut Schedule, i: usize, now: u64, step: Step) {
         if let Step::Ended { outcome, reusable } = step {
-            self.end_request(i, now, outcome, reusable);
+            self.end_request(schedule, i, now, outcome, reusable);
         }
     }
 
-    /// The connection is free: in a closed loop it starts its next request now (or retires when
-    /// none is due); under a rate it waits for the schedule.
-    fn next_request(&mut self, i: usize, mut now: u64, outcome: Option<Outcome>) {
-        if self.users.is_some() {
-            return self.next_in_session(i, now, outcome);
-        }
-        if self.pace.is_some() {
-            self.busy -= usize::from(self.conns[i].is_busy());
-            self.conns[i].phase = Phase::Idle;
-            self.idle.push(i);
-            return;
-        }
-        loop {
-            let measured = now >= self.measure_start_us;
-            if now >= self.run_end_us || self.shared.cancel.load(Ordering::Relaxed) || !self.take_budget(measured) {
-                self.busy -= usize::from(self.conns[i].is_busy());
-                self.conns[i].disconnect();
-                self.conns[i].phase = Phase::Closed;
+    /// Connect the requests whose backoff has passed.
+    fn reconnect(&mut self, schedule: &mut Schedule, now: u64) {
+        while let Some(&Reverse((at_us, i))) = self.reconnects.peek() {
+            if at_us > now {
                 return;
             }
-            let request = self.pick_request();
-            match self.begin(i, now, now, measured, request) {
-                Ok(()) => return,
-                Err(e) => {
-                    // Failed at once (e.g. no local port free): count it and go on with the next.
-                    self.count(i, now, Err(ErrorKind::of_connect(&e)));
-                    now = now_us();
-                }
+            self.reconnects.pop();
+            // A stale entry: the request ended (timed out) and the connection moved on.
+            if self.conns[i].phase != Phase::WaitingToConnect || self.conns[i].backoff.retry_at_us() > now {
+                continue;
+            }
+            self.conns[i].phase = Phase::Connecting;
+            if let Err(e) = self.open(i, now) {
+                self.end_request(schedule, i, now, Err(ErrorKind::of_connect(&e)), false);
             }
         }
     }
 
-    /// Under a rate: start every request that is due on a free connection, then set the timer
-    /// for the next one. Requests due while no connection is free wait, keeping their due time.
-    fn dispatch(&mut self, now: u64) {
-        while let (Some(&i), Some(pace)) = (self.idle.last(), self.pace.as_ref()) {
-            let due_us = pace.next_due_us();
-            if due_us >= self.run_end_us || due_us > now {
-                return;
-            }
-            let measured = due_us >= self.measure_start_us;
-            if !self.take_budget(measured) {
-                return;
-            }
-            self.pace.as_mut().map(RateSchedule::claim);
-            self.idle.pop();
-            if measured {
-                self.recorder.sent(now - due_us);
-            }
-            let request = self.pick_request();
-            if let Err(e) = self.begin(i, now, due_us, measured, request) {
-                self.count(i, now, Err(ErrorKind::of_connect(&e)));
-                self.conns[i].phase = Phase::Idle;
-                self.idle.push(i);
-            }
-        }
-    }
-
-    /// Set the timer for the next scheduled event: a rate's next due request, or a user's.
-    fn arm_timer(&mut self, now: u64) {
-        let rate_due_us = self.pace.as_ref().filter(|_| !self.idle.is_empty()).map(RateSchedule::next_due_us);
-        let user_due_us = self.users.as_ref().and_then(sessions::Users::next_due_us);
-        if let Some(due_us) = rate_due_us.into_iter().chain(user_due_us).min().filter(|&due| due < self.run_end_us) {
+    /// Set the timer for the next scheduled event: the scheduler's next due time, or a reconnect.
+    fn arm_timer(&mut self, schedule: &Schedule, now: u64) {
+        let reconnect_us = self.reconnects.peek().map(|Reverse((at_us, _))| *at_us);
+        let next_us = schedule.next_due_us().into_iter().chain(reconnect_us).min();
+        if let Some(due_us) = next_us.filter(|&due| due < self.window.run_end_us) {
             self.timer.arm(due_us, now);
         }
     }
 
-    /// The request the next send makes: the plan's, or one drawn from its paths mix.
-    fn pick_request(&mut self) -> usize {
-        match &self.shared.mix {
-            None => 0,
-            Some(mix) => mix.pick(self.rng.unit()),
+    /// Start a request on its connection, connecting first if needed (after any backoff).
+    fn begin(&mut self, schedule: &mut Schedule, send: Send, now: u64) {
+        let i = send.conn;
+        if i >= self.conns.len() {
+            self.conns.resize_with(i + 1, Conn::new);
         }
-    }
-
-    /// Take one measured request from the budget; false when it is spent.
-    fn take_budget(&mut self, measured: bool) -> bool {
-        match self.budget {
-            Some(0) if measured => false,
-            Some(n) if measured => {
-                self.budget = Some(n - 1);
-                true
-            }
-            _ => true,
+        if send.on_schedule && send.measured {
+            self.recorder.sent(now - send.intended_us);
         }
-    }
-
-    /// Start request `request` due at `intended_us` on connection `i`, connecting first if needed.
-    fn begin(&mut self, i: usize, now: u64, intended_us: u64, measured: bool, request: usize) -> io::Result<()> {
         self.busy += usize::from(!self.conns[i].is_busy());
         let conn = &mut self.conns[i];
-        let head_request = self.shared.requests[request].is_head;
-        conn.begin(now, intended_us, self.shared.timeout_us, measured, request, head_request);
+        let head_request = self.shared.requests[send.request].is_head;
+        conn.begin(now, send.intended_us, self.shared.timeout_us, send.measured, send.request, head_request);
+        conn.on_schedule = send.on_schedule;
         if conn.stream.is_some() {
-            self.send(i, now);
-            return Ok(());
+            return self.send(schedule, i, now);
+        }
+        let retry_at_us = conn.backoff.retry_at_us();
+        if retry_at_us > now {
+            conn.phase = Phase::WaitingToConnect;
+            self.reconnects.push(Reverse((retry_at_us, i)));
+            return;
         }
         conn.phase = Phase::Connecting;
-        self.open(i).inspect_err(|_| {
-            self.busy -= 1;
-            self.conns[i].phase = Phase::Closed;
-        })
+        if let Err(e) = self.open(i, now) {
+            // Failed at once (e.g. no local port free): the request fails, the connection backs off.
+            self.end_request(schedule, i, now, Err(ErrorKind::of_connect(&e)), false);
+        }
     }
 
-    fn open(&mut self, i: usize) -> io::Result<()> {
+    /// Start connecting `i`; a connect that fails at once is counted here and backs off.
+    fn open(&mut self, i: usize, now: u64) -> io::Result<()> {
+        if self.conns[i].backoff.is_retry() && self.conns[i].measured {
+            self.recorder.connect_retries += 1;
+        }
+        let opened = self.connect(i);
+        if let Err(e) = &opened {
+            self.connect_failed(i, now, ErrorKind::of_connect(e));
+        }
+        opened
+    }
+
+    fn connect(&mut self, i: usize) -> io::Result<()> {
         let mut socket = tcp::connect(self.shared.address)?;
         self.poll.registry().register(&mut socket, Token(i), Interest::READABLE | Interest::WRITABLE)?;
-        let stream = match &self.shared.tls {
+        self.conns[i].stream = Some(match &self.shared.tls {
             None => Transport::Plain(socket),
             Some((config, name)) => {
                 let session = rustls::ClientConnection::new(config.clone(), name.clone())
                     .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
                 Transport::Tls(Box::new(TlsStream { socket, session: session.into() }))
             }
-        };
-        let conn = &mut self.conns[i];
-        conn.stream = Some(stream);
-        if conn.measured {
-            self.recorder.connections_opened += 1;
-        }
+        });
         Ok(())
     }
 
-    fn send(&mut self, i: usize, now: u64) {
+    fn connect_failed(&mut self, i: usize, now: u64, kind: ErrorKind) {
+        self.conns[i].backoff.failed(now);
+        if self.conns[i].measured {
+            self.recorder.connect_failed(kind);
+        }
+    }
+
+    fn send(&mut self, schedule: &mut Schedule, i: usize, now: u64) {
         let conn = &mut self.conns[i];
         conn.calls += 1;
         conn.last_call = !self.shared.keepalive || self.shared.calls_per_connection == Some(conn.calls);
         conn.phase = Phase::Writing { written: 0 };
-        self.write(i, now);
+        self.write(schedule, i, now);
     }
 
-    fn write(&mut self, i: usize, now: u64) {
+    fn write(&mut self, schedule: &mut Schedule, i: usize, now: u64) {
         let conn = &mut self.conns[i];
         let request = &self.shared.requests[conn.request];
         let bytes = if conn.last_call { &request.last } else { &request.reuse };
@@ -407,13 +417,17 @@ impl Worker {
         if conn.measured {
             self.recorder.bytes_out += written;
         }
-        self.after(i, now, step);
+        self.after(schedule, i, now, step);
     }
 
     fn count(&mut self, i: usize, now: u64, outcome: Outcome) {
         let conn = &self.conns[i];
-        if !conn.measured || now >= self.measure_end_us {
+        if !conn.measured {
             return;
+        }
+        if now >= self.window.measure_end_us {
+            // It ended after the measured interval: at the interval's end it had no answer.
+            return self.count_one_unanswered(i, self.window.measure_end_us);
         }
         if let (Ok(_), 1, Some(resumed)) = (outcome, conn.calls, conn.stream.as_ref().and_then(|s| s.resumed())) {
             self.recorder.tls_handshake(resumed);
@@ -424,25 +438,53 @@ impl Worker {
         }
     }
 
-    fn end_request(&mut self, i: usize, now: u64, outcome: Outcome, reusable: bool) {
+    /// The request on `i` ended: count it, keep or close the connection, and tell the scheduler.
+    fn end_request(&mut self, schedule: &mut Schedule, i: usize, now: u64, outcome: Outcome, reusable: bool) {
         self.count(i, now, outcome);
         let conn = &mut self.conns[i];
         let keep = reusable && !conn.last_call && outcome.is_ok_and(|head| head.keep_alive);
         if !keep {
             conn.disconnect();
         }
-        self.next_request(i, now, Some(outcome));
+        let counted = conn.measured && now < self.window.measure_end_us;
+        let ended = Ended { outcome, counted, bytes_in: conn.bytes_in };
+        self.busy -= usize::from(conn.is_busy());
+        conn.phase = Phase::Idle;
+        schedule.on_free(i, now, ended, &mut self.actions);
+        self.perform(schedule, now);
     }
 
     /// Fail every request that has outlived the timeout; its connection is replaced.
-    fn expire(&mut self, now: u64) {
+    fn expire(&mut self, schedule: &mut Schedule, now: u64) {
         for i in 0..self.conns.len() {
             let conn = &mut self.conns[i];
             if conn.is_busy() && now >= conn.deadline_us {
-                let kind = if conn.phase == Phase::Connecting { ErrorKind::ConnectTimeout } else { ErrorKind::Timeout };
-                conn.disconnect();
-                self.end_request(i, now, Err(kind), false);
+                let connecting = matches!(conn.phase, Phase::Connecting | Phase::WaitingToConnect);
+                let kind = if connecting { ErrorKind::ConnectTimeout } else { ErrorKind::Timeout };
+                self.end_request(schedule, i, now, Err(kind), false);
             }
+        }
+    }
+
+    /// At the end: every measured request still in flight, and under a rate every measured
+    /// request that was due and never started, which also shows in the latency at its age.
+    fn count_unanswered(&mut self, schedule: &Schedule, end_us: u64) {
+        for i in 0..self.conns.len() {
+            if self.conns[i].measured {
+                self.count_one_unanswered(i, end_us);
+            }
+        }
+        self.recorder.unsent += schedule.record_unsent(end_us, &mut self.recorder.latency);
+    }
+
+    /// The request on `i` had no answer at `end_us`; one with a due time of its own (open loop)
+    /// also counts in the latency at its age.
+    fn count_one_unanswered(&mut self, i: usize, end_us: u64) {
+        let conn = &self.conns[i];
+        let Some(stage) = conn.stage() else { return };
+        self.recorder.unanswered(stage, end_us.saturating_sub(conn.started_us));
+        if conn.on_schedule {
+            latency::record(&mut self.recorder.latency, end_us.saturating_sub(conn.intended_us));
         }
     }
 }

@@ -1,6 +1,6 @@
 """One distributed run, seen from the controller: a pinned slice task per worker, the barrier (every
 agent ready, then one start instant published through the scheduler), live progress summed over
-the agents, loss of an agent noticed, Ctrl-C passed on, and the results merged."""
+the agents, loss of an agent noticed, Ctrl-C passed on, and the results merged (by the engine)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from distributed import Client, Future, Variable
 
 from gauntlet import engine
 from gauntlet.agents import actor
-from gauntlet.agents.merge import AgentRun, merge_results
 from gauntlet.errors import GauntletError
 
 #: Every agent must be ready (target probed, engine loaded) within this long.
@@ -27,6 +27,26 @@ START_LEAD_US = 100_000
 WATCH_INTERVAL_S = 0.25
 #: After a plan bounded in time should have ended, how long its agents may take to hand back results.
 RESULT_GRACE_S = 30.0
+
+
+@dataclass
+class AgentRun:
+    """One slice of the plan on one Dask worker, and what came of it."""
+
+    index: int
+    address: str
+    plan: engine.Plan
+    #: The worker's clock minus the controller's, as measured before the run.
+    clock_offset_us: int
+    result: dict[str, Any] | None = None
+    #: Why no result came back (the worker died, the task failed); None when one did.
+    lost: str | None = None
+
+
+def merge_results(plan: engine.Plan, start_at_unix_us: int, agents: list[AgentRun]) -> dict[str, Any]:
+    """One result of the whole plan (run-result schema), merged by the engine, with `agents`."""
+    whole = {**plan, "start_at_unix_us": start_at_unix_us}
+    return engine.merge_agents(whole, [asdict(agent) for agent in agents])
 
 
 def unix_now_us() -> int:

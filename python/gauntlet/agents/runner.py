@@ -19,9 +19,7 @@ import gauntlet
 from gauntlet import engine
 from gauntlet.agents import actor
 from gauntlet.agents.checks import ClockReading, check_clocks, check_loopback_target, check_versions
-from gauntlet.agents.controller import AgentsRun
-from gauntlet.agents.merge import AgentRun
-from gauntlet.agents.split import split_plan
+from gauntlet.agents.controller import AgentRun, AgentsRun
 from gauntlet.errors import GauntletError
 
 #: How long to wait for the scheduler, and for the workers asked for to join it.
@@ -83,7 +81,7 @@ class AgentRunner:
         readings, versions = read_clocks(self.client, workers)
         check_versions(versions, gauntlet.__version__)
         check_clocks(readings)
-        slices = split_plan(plan, len(workers))
+        slices = engine.split_plan(plan, len(workers))
         agents = [
             AgentRun(index, address, part, readings[address].offset_us)
             for index, (address, part) in enumerate(zip(workers, slices, strict=True))

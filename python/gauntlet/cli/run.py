@@ -267,7 +267,7 @@ def run_command(
         err.print("[yellow]interrupted: the figures cover what was measured until Ctrl-C[/yellow]")
         return EXIT_INTERRUPTED
     if not any(succeeded(result) for result in case.results):
-        print("gauntlet: no request succeeded (no 2xx or 3xx response); see the errors above", file=sys.stderr)
+        print("gauntlet: no request succeeded (no 2xx or 3xx response); see the outcomes above", file=sys.stderr)
         return EXIT_NO_SUCCESS
     return 0
 

@@ -26,7 +26,7 @@ class CaseRecord:
     #: The server's version, the config Gauntlet rendered for it (None for an external URL).
     server_version: str | None = None
     config_text: str | None = None
-    #: The run result (gauntlet.run-result/1), with "server" when the monitor ran; None on error.
+    #: The run result (gauntlet.run-result/2), with "server" when the monitor ran; None on error.
     result: dict[str, Any] | None = None
     #: Why there is no result: the server did not start, the combination is unsupported, ...
     error: str | None = None

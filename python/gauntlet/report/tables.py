@@ -97,7 +97,23 @@ def outcomes_table(result: dict[str, Any]) -> Table:
     for kind, count in result["errors"].items():
         if count:
             table.add_row(f"error {kind}", format_count(count), style="red")
+    for stage, pending in unanswered_stages(result):
+        label = f"unanswered, {stage.replace('_', ' ')} (max age {format_duration_us(pending['max_age_us'])})"
+        table.add_row(label, format_count(pending["count"]), style="yellow")
+    schedule = result["schedule"]
+    if schedule is not None and schedule["unsent"]:
+        table.add_row("due and never sent (in the latency)", format_count(schedule["unsent"]), style="yellow")
+    for key in ("connects_refused", "connects_failed"):
+        if result[key]:
+            table.add_row(key.replace("_", " "), format_count(result[key]), style="red")
     return table
+
+
+def unanswered_stages(result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Requests without an answer when the measured interval ended, by the stage they were in."""
+    unanswered = result["unanswered"]
+    return [(stage, unanswered[stage]) for stage in ("connecting", "tls_handshake", "awaiting_response")
+            if unanswered[stage]["count"]]
 
 
 def print_run(console: Console, result: dict[str, Any]) -> None:

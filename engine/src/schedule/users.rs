@@ -1,0 +1,463 @@
+//! Sessions as a scheduler: users who arrive (all at once, or in phases), fetch pages and think
+//! between them. User slot `u` owns connections `2u` (main requests) and `2u + 1`; a page's
+//! embedded resources go over both, each connection taking the next one when it is free, as a
+//! browser with two connections does. Pure: it is told when connections are free and answers
+//! with the requests to send and the users and pages to count in the timeline; the worker does
+//! the sockets and the counting. Each thread also counts its users and pages per arrival phase.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+use hdrhistogram::Histogram;
+
+use super::pages::SessionsShared;
+use super::random::Rng;
+use super::session::{Arrivals, Qos};
+use super::{Action, Actions, Ended, Scheduler, Send, SessionEvent, Window};
+use crate::stats::latency;
+
+struct User {
+    session_type: usize,
+    page: usize,
+    page_started_us: u64,
+    page_bytes: u64,
+    page_failed: bool,
+    main_done: bool,
+    next_embedded: usize,
+    /// The page began inside the measured interval.
+    measured: bool,
+}
+
+/// One page type's figures on one thread.
+pub struct PageStats {
+    pub count: u64,
+    pub errors: u64,
+    pub bytes_in: u64,
+    pub page_time: Histogram<u64>,
+    pub good: u64,
+    pub tolerable: u64,
+    pub fail: u64,
+}
+
+impl PageStats {
+    /// One per page type of the plan, empty.
+    fn for_pages(page_count: usize) -> Vec<PageStats> {
+        (0..page_count)
+            .map(|_| PageStats {
+                count: 0,
+                errors: 0,
+                bytes_in: 0,
+                page_time: latency::new_histogram(),
+                good: 0,
+                tolerable: 0,
+                fail: 0,
+            })
+            .collect()
+    }
+
+    fn record(&mut self, page_time_us: u64, bytes: u64, failed: bool, qos: Qos) {
+        self.count += 1;
+        self.errors += u64::from(failed);
+        self.bytes_in += bytes;
+        latency::record(&mut self.page_time, page_time_us);
+        match qos {
+            Qos::Good => self.good += 1,
+            Qos::Tolerable => self.tolerable += 1,
+            Qos::Fail => self.fail += 1,
+        }
+    }
+}
+
+/// What happened in one arrival phase on one thread: users by the time they arrived, were
+/// dropped or finished; measured pages by the time they began.
+pub struct PhaseOutcome {
+    pub users_arrived: u64,
+    pub users_finished: u64,
+    pub users_dropped: u64,
+    pub pages: Vec<PageStats>,
+}
+
+pub struct SessionsOutcome {
+    /// In the order of the plan's pages, type after type.
+    pub pages: Vec<PageStats>,
+    pub users_started: u64,
+    pub users_completed: u64,
+    pub users_dropped: u64,
+    pub not_modified: u64,
+    /// One per arrival phase; empty with a fixed number of users.
+    pub phases: Vec<PhaseOutcome>,
+}
+
+/// What one thread's share of the sessions is.
+pub struct UsersSetup {
+    pub index: usize,
+    pub connections: usize,
+    /// A fixed number of users (none when they arrive in phases).
+    pub users: usize,
+    /// This thread's share of each arrival rate.
+    pub arrival_share: f64,
+}
+
+/// One thread's users.
+pub struct Users {
+    shared: Arc<SessionsShared>,
+    window: Window,
+    slots: Vec<Option<User>>,
+    free: Vec<usize>,
+    max_slots: usize,
+    /// Connections with a request in flight, by index.
+    in_flight: Vec<bool>,
+    /// (when, slot): users thinking until then.
+    thinking: BinaryHeap<Reverse<(u64, usize)>>,
+    arrivals: Option<Arrivals>,
+    initial_users: usize,
+    /// When each arrival phase ends.
+    phase_ends_us: Vec<u64>,
+    rng: Rng,
+    outcome: SessionsOutcome,
+}
+
+impl Users {
+    pub fn new(shared: Arc<SessionsShared>, setup: &UsersSetup, window: Window) -> Users {
+        let seed = shared.plan.seed.wrapping_mul(0x2545_F491_4F6C_DD1D).wrapping_add(setup.index as u64);
+        let arrivals = shared
+            .plan
+            .phases
+            .as_ref()
+            .map(|p| Arrivals::new(window.start_us, p, setup.arrival_share, Rng::new(seed ^ 0xA5A5)));
+        let page_count = shared.pages.iter().map(Vec::len).sum();
+        let phase_ends_us: Vec<u64> = shared
+            .plan
+            .phases
+            .iter()
+            .flatten()
+            .scan(window.start_us, |end_us, phase| {
+                *end_us += phase.duration_us;
+                Some(*end_us)
+            })
+            .collect();
+        let phases = phase_ends_us
+            .iter()
+            .map(|_| PhaseOutcome {
+                users_arrived: 0,
+                users_finished: 0,
+                users_dropped: 0,
+                pages: PageStats::for_pages(page_count),
+            })
+            .collect();
+        Users {
+            shared,
+            window,
+            slots: Vec::new(),
+            free: Vec::new(),
+            max_slots: setup.connections / 2,
+            in_flight: Vec::new(),
+            thinking: BinaryHeap::new(),
+            arrivals,
+            initial_users: setup.users,
+            phase_ends_us,
+            rng: Rng::new(seed),
+            outcome: SessionsOutcome {
+                pages: PageStats::for_pages(page_count),
+                users_started: 0,
+                users_completed: 0,
+                users_dropped: 0,
+                not_modified: 0,
+                phases,
+            },
+        }
+    }
+
+    /// The arrival phase under way at `at_us`; None without phases or after the last one.
+    fn phase_at(&mut self, at_us: u64) -> Option<&mut PhaseOutcome> {
+        let index = self.phase_ends_us.partition_point(|&end_us| end_us <= at_us);
+        self.outcome.phases.get_mut(index)
+    }
+
+    pub fn outcome(self) -> SessionsOutcome {
+        self.outcome
+    }
+
+    fn user(&mut self, slot: usize) -> &mut User {
+        self.slots[slot].as_mut().expect("an active user")
+    }
+
+    fn send(&mut self, conn: usize, request: usize, now_us: u64, actions: &mut Actions) {
+        self.in_flight[conn] = true;
+        let measured = self.window.measures(now_us);
+        actions.push_back(Action::Send(Send { conn, request, intended_us: now_us, measured, on_schedule: false }));
+    }
+
+    fn arrive(&mut self, now_us: u64, actions: &mut Actions) {
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None if self.slots.len() < self.max_slots => {
+                self.slots.push(None);
+                self.in_flight.extend([false, false]);
+                self.slots.len() - 1
+            }
+            None => {
+                self.outcome.users_dropped += 1;
+                if let Some(phase) = self.phase_at(now_us) {
+                    phase.users_dropped += 1;
+                }
+                let counted = self.window.measures(now_us);
+                actions.push_back(Action::Count(SessionEvent::Dropped { counted }));
+                return;
+            }
+        };
+        self.start_session(slot, now_us, actions);
+    }
+
+    fn start_session(&mut self, slot: usize, now_us: u64, actions: &mut Actions) {
+        let session_type = self.shared.session_types.pick(self.rng.unit());
+        self.outcome.users_started += 1;
+        if let Some(phase) = self.phase_at(now_us) {
+            phase.users_arrived += 1;
+        }
+        let counted = self.window.measures(now_us);
+        actions.push_back(Action::Count(SessionEvent::Arrived { counted }));
+        self.slots[slot] = Some(User {
+            session_type,
+            page: 0,
+            page_started_us: now_us,
+            page_bytes: 0,
+            page_failed: false,
+            main_done: false,
+            next_embedded: 0,
+            measured: false,
+        });
+        self.start_page(slot, now_us, actions);
+    }
+
+    fn start_page(&mut self, slot: usize, now_us: u64, actions: &mut Actions) {
+        let measured = self.window.measures(now_us);
+        let user = self.user(slot);
+        user.page_started_us = now_us;
+        user.page_bytes = 0;
+        user.page_failed = false;
+        user.main_done = false;
+        user.next_embedded = 0;
+        user.measured = measured;
+        let (session_type, page) = (user.session_type, user.page);
+        let main = self.shared.pages[session_type][page].main;
+        self.send(2 * slot, main, now_us, actions);
+    }
+
+    /// Send the page's next embedded resource on `conn`, if one is left.
+    fn next_embedded(&mut self, conn: usize, now_us: u64, actions: &mut Actions) {
+        let user = self.user(conn / 2);
+        let (session_type, page, k) = (user.session_type, user.page, user.next_embedded);
+        let Some(&(plain, revalidating)) = self.shared.pages[session_type][page].embedded.get(k) else {
+            return;
+        };
+        self.user(conn / 2).next_embedded += 1;
+        let request = if self.rng.unit() < self.shared.plan.if_modified_since_share { revalidating } else { plain };
+        self.send(conn, request, now_us, actions);
+    }
+
+    fn finish_page(&mut self, slot: usize, now_us: u64, actions: &mut Actions) {
+        let user = self.slots[slot].as_ref().expect("an active user");
+        let session = &self.shared.plan.types[user.session_type];
+        let (last_page, think) = (user.page + 1 == session.pages.len(), session.think);
+        if user.measured && now_us < self.window.measure_end_us {
+            let page_time_us = now_us - user.page_started_us;
+            let (bytes, failed, page_started_us) = (user.page_bytes, user.page_failed, user.page_started_us);
+            let qos = self.shared.plan.qos.classify(page_time_us, bytes, session.pages[user.page].download, failed);
+            let index = self.shared.page_offsets[user.session_type] + user.page;
+            self.outcome.pages[index].record(page_time_us, bytes, failed, qos);
+            if let Some(phase) = self.phase_at(page_started_us) {
+                phase.pages[index].record(page_time_us, bytes, failed, qos);
+            }
+            actions.push_back(Action::Count(SessionEvent::Page { failed }));
+        }
+        if !last_page {
+            let think_us = think.draw_us(&mut self.rng);
+            self.thinking.push(Reverse((now_us + think_us, slot)));
+            return;
+        }
+        self.outcome.users_completed += 1;
+        if let Some(phase) = self.phase_at(now_us) {
+            phase.users_finished += 1;
+        }
+        let counted = self.window.measures(now_us);
+        actions.push_back(Action::Count(SessionEvent::Finished { counted }));
+        if self.arrivals.is_none() {
+            return self.start_session(slot, now_us, actions);
+        }
+        self.slots[slot] = None;
+        self.free.push(slot);
+        actions.extend([Action::Close(2 * slot), Action::Close(2 * slot + 1)]);
+    }
+}
+
+impl Scheduler for Users {
+    /// A fixed number of users starts at once.
+    fn start(&mut self, now_us: u64, actions: &mut Actions) {
+        for _ in 0..self.initial_users {
+            self.arrive(now_us, actions);
+        }
+    }
+
+    /// A request of user `conn / 2` ended: go on with the page, or finish it.
+    fn on_free(&mut self, conn: usize, now_us: u64, ended: Ended, actions: &mut Actions) {
+        let slot = conn / 2;
+        self.in_flight[conn] = false;
+        if ended.counted && matches!(ended.outcome, Ok(head) if head.status == 304) {
+            self.outcome.not_modified += 1;
+        }
+        let user = self.user(slot);
+        user.page_bytes += ended.bytes_in;
+        // SPECweb2005 fails a page whose response is an error, not only one whose request broke.
+        user.page_failed |= ended.outcome.map_or(true, |head| head.status >= 400);
+        if user.main_done {
+            self.next_embedded(conn, now_us, actions);
+        } else {
+            user.main_done = true;
+            self.next_embedded(2 * slot, now_us, actions);
+            self.next_embedded(2 * slot + 1, now_us, actions);
+        }
+        if !self.in_flight[2 * slot] && !self.in_flight[2 * slot + 1] {
+            self.finish_page(slot, now_us, actions);
+        }
+    }
+
+    /// Users whose arrival or think time is due.
+    fn due(&mut self, now_us: u64, actions: &mut Actions) {
+        loop {
+            if let Some(&Reverse((_, slot))) = self.thinking.peek().filter(|Reverse((due, _))| *due <= now_us) {
+                self.thinking.pop();
+                self.user(slot).page += 1;
+                self.start_page(slot, now_us, actions);
+            } else if self.arrivals.as_ref().and_then(Arrivals::next_due_us).is_some_and(|due| due <= now_us) {
+                self.arrivals.as_mut().map(Arrivals::advance);
+                self.arrive(now_us, actions);
+            } else {
+                return;
+            }
+        }
+    }
+
+    /// The next arrival or end of a think time.
+    fn next_due_us(&self) -> Option<u64> {
+        let thinking = self.thinking.peek().map(|Reverse((due, _))| *due);
+        let arriving = self.arrivals.as_ref().and_then(Arrivals::next_due_us);
+        thinking.into_iter().chain(arriving).min().filter(|&due| due < self.window.run_end_us)
+    }
+
+    fn exhausted(&self) -> bool {
+        false
+    }
+
+    fn record_unsent(&self, _end_us: u64, _latency: &mut Histogram<u64>) -> u64 {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::session::SessionsPlan;
+    use super::super::table::{drain, send, OK};
+    use super::*;
+    use crate::plan::Plan;
+
+    /// A thread's users of the plan's `json` sessions over `connections`, `fixed` of them at once.
+    fn users(json: &str, connections: usize, fixed: usize) -> Users {
+        let plan = Plan::from_json(&format!(
+            r#"{{"url": "http://127.0.0.1:8080/", "connections": 4, "duration_us": 1000000, "sessions": {json}}}"#
+        ))
+        .unwrap();
+        let target = plan.resolve().unwrap();
+        let mut requests = Vec::new();
+        let sessions: SessionsPlan = plan.sessions.clone().unwrap();
+        let shared = super::super::pages::encode_pages(&plan, &target, sessions, &mut requests).unwrap();
+        let window = Window { start_us: 0, measure_start_us: 0, measure_end_us: 10_000_000, run_end_us: 10_000_000 };
+        let setup = UsersSetup { index: 0, connections, users: fixed, arrival_share: 1.0 };
+        Users::new(Arc::new(shared), &setup, window)
+    }
+
+    #[test]
+    fn a_page_then_its_resources_over_two_connections_then_a_think() {
+        // One user, one page with three embedded resources, then a second page after 500 µs.
+        let mut users = users(
+            r#"{"users": 1, "types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 500},
+               "pages": [{"name": "a", "path": "/a", "embedded": ["/x", "/y", "/z"]}, {"name": "b", "path": "/b"}]}]}"#,
+            4,
+            1,
+        );
+        let mut actions = Actions::new();
+        users.start(0, &mut actions);
+        // Requests: 0 = /a, 1/2 = /x plain/revalidating, 3/4 = /y, 5/6 = /z, 7 = /b.
+        let steps: [(usize, u64, Vec<Action>); 4] = [
+            (0, 10, vec![send(0, 1, 10, true, false), send(1, 3, 10, true, false)]),
+            (1, 20, vec![send(1, 5, 20, true, false)]),
+            (0, 30, vec![]),
+            (1, 40, vec![Action::Count(SessionEvent::Page { failed: false })]),
+        ];
+        assert_eq!(
+            drain(&mut actions),
+            [Action::Count(SessionEvent::Arrived { counted: true }), send(0, 0, 0, true, false)]
+        );
+        for (conn, now_us, expected) in steps {
+            users.on_free(conn, now_us, OK, &mut actions);
+            assert_eq!(drain(&mut actions), expected, "conn {conn} free at {now_us}");
+        }
+        assert_eq!(users.next_due_us(), Some(540));
+        users.due(539, &mut actions);
+        assert!(actions.is_empty());
+        users.due(540, &mut actions);
+        assert_eq!(drain(&mut actions), [send(0, 7, 540, true, false)]);
+        // The last page ends the session; a fixed user begins the next one at once.
+        users.on_free(0, 550, OK, &mut actions);
+        let counts = [
+            SessionEvent::Page { failed: false },
+            SessionEvent::Finished { counted: true },
+            SessionEvent::Arrived { counted: true },
+        ];
+        assert_eq!(
+            drain(&mut actions),
+            [counts.map(Action::Count).as_slice(), &[send(0, 0, 550, true, false)]].concat()
+        );
+        let outcome = users.outcome();
+        assert_eq!((outcome.pages[0].count, outcome.pages[0].bytes_in, outcome.users_started), (1, 400, 2));
+        assert!(outcome.phases.is_empty());
+    }
+
+    #[test]
+    fn users_past_the_cap_are_dropped_and_each_counts_in_the_phase_it_happened_in() {
+        // One user at a time (two connections); arrivals at 1000/s, the first phase 5 ms long.
+        let mut users = users(
+            r#"{"phases": [{"users_per_s": 1000, "duration_us": 5000}, {"users_per_s": 1000, "duration_us": 1000000}],
+               "types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 0},
+               "pages": [{"name": "p", "path": "/p"}]}]}"#,
+            2,
+            0,
+        );
+        let mut actions = Actions::new();
+        users.start(0, &mut actions);
+        assert!(actions.is_empty());
+        let first_us = users.next_due_us().unwrap();
+        users.due(first_us, &mut actions);
+        let arrived = Action::Count(SessionEvent::Arrived { counted: true });
+        assert_eq!(drain(&mut actions), [arrived, send(0, 0, first_us, true, false)]);
+        let second_us = users.next_due_us().unwrap();
+        users.due(second_us, &mut actions);
+        assert_eq!(drain(&mut actions), [Action::Count(SessionEvent::Dropped { counted: true })]);
+        users.on_free(0, second_us + 1, OK, &mut actions);
+        let ended = [SessionEvent::Page { failed: false }, SessionEvent::Finished { counted: true }].map(Action::Count);
+        assert_eq!(drain(&mut actions), [ended.as_slice(), &[Action::Close(0), Action::Close(1)]].concat());
+        // (arrived, finished, dropped) per phase; the page counts in the phase it began in.
+        let phase = |at_us: u64| usize::from(at_us >= 5_000);
+        let mut expected = [[0; 3]; 2];
+        expected[phase(first_us)][0] += 1;
+        expected[phase(second_us + 1)][1] += 1;
+        expected[phase(second_us)][2] += 1;
+        let outcome = users.outcome();
+        let counted: Vec<[u64; 3]> =
+            outcome.phases.iter().map(|p| [p.users_arrived, p.users_finished, p.users_dropped]).collect();
+        assert_eq!(counted, expected);
+        let pages: Vec<u64> = outcome.phases.iter().map(|p| p.pages[0].count).collect();
+        assert_eq!((pages[phase(first_us)], pages.iter().sum::<u64>()), (1, 1));
+    }
+}
