@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from gauntlet import __version__
-from gauntlet.lab import loadfile
+from gauntlet.model import loadfile
 from gauntlet.lab.case import measure
-from gauntlet.lab.qos import verdict
-from gauntlet.lab.record import CaseRecord
+from gauntlet.analysis.qos import verdict
+from gauntlet.model.record import CaseRecord
 from gauntlet.report.html import write_report
 from gauntlet.report.phases import PANELS, phase_views
 from gauntlet.report.points import grid_points
@@ -55,7 +55,7 @@ def phased_cases(tmp: Path) -> Iterator[CaseRecord]:
             server = started.add(start_builtin(threads=threads))
             params = {"group": "phases", "server": "builtin", "workers": threads, "model": "sessions",
                       "load": "phases", "phases": load.phases_text()}
-            record = measure(load.plan(server.url), server, params, server_version=__version__).record
+            record = measure(load.to_plan(server.url), server, params, server_version=__version__).record
             assert record.result is not None, record.error
             yield record
     finally:

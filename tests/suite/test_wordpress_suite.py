@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gauntlet.errors import GauntletError
-from gauntlet.lab import loadfile
+from gauntlet.model import loadfile
 from gauntlet.servers.base import ServerInstance
 from gauntlet.suite.expand import expand
 from gauntlet.suite.load import load_suite

@@ -1,4 +1,4 @@
-"""The server's process tree, with a role for each process: the master (the process Gauntlet
+"""The server's processes, with a role for each process: the master (the process Gauntlet
 started), its workers (children running the same program) and backends (other programs:
 PHP-FPM or uWSGI pools, CGI children)."""
 
