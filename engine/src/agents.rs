@@ -205,6 +205,13 @@ mod tests {
             p99_us: 0,
             max_us: 0,
             histogram: None,
+            errors_by_kind: Default::default(),
+            users_arrived: 0,
+            users_active: 0,
+            users_finished: 0,
+            users_dropped: 0,
+            pages: 0,
+            page_errors: 0,
         }
     }
 

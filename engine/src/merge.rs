@@ -9,10 +9,10 @@ use hdrhistogram::Histogram;
 use crate::clock::monotonic_us_of_unix_us;
 use crate::plan::{Plan, PlanError};
 use crate::result::{
-    first_stop_reason, page_result, per_second, sessions_result, ClientResult, RunResult, ScheduleResult,
-    SessionsResult, TlsResult, RESULT_SCHEMA,
+    first_stop_reason, page_result, per_second, phase_result, sessions_result, ClientResult, PhaseResult, RunResult,
+    ScheduleResult, SessionsResult, TlsResult, RESULT_SCHEMA,
 };
-use crate::schedule::session::PageResult;
+use crate::schedule::session::{PageResult, SessionsPlan};
 use crate::stats::latency::{self, LatencySummary};
 use crate::stats::timeline::TimelineEntry;
 use crate::stats::unanswered::UnansweredResult;
@@ -78,6 +78,14 @@ fn merge_timelines(results: &[&RunResult], starts_us: &[u64]) -> Result<Vec<Time
             p99_us: percentile(0.99),
             max_us: histogram.max(),
             histogram: Some(encoded),
+            errors_by_kind: sum_keyed(entries.iter().map(|e| &e.errors_by_kind)),
+            // users_active too: each share's users are its own.
+            users_arrived: sum(|e| e.users_arrived),
+            users_active: sum(|e| e.users_active),
+            users_finished: sum(|e| e.users_finished),
+            users_dropped: sum(|e| e.users_dropped),
+            pages: sum(|e| e.pages),
+            page_errors: sum(|e| e.page_errors),
         });
     }
     Ok(timeline)
@@ -102,20 +110,44 @@ fn merge_schedule(
     })
 }
 
-fn merge_sessions(sessions: &[&SessionsResult]) -> Result<SessionsResult, PlanError> {
-    let Some(first) = sessions.first() else {
-        return Err(PlanError("no result has sessions: merge results of one plan".into()));
-    };
+/// Each page's figures merged over the parts' `pages`, by the first part's page names.
+fn merge_pages(parts: &[&BTreeMap<String, PageResult>]) -> Result<BTreeMap<String, PageResult>, PlanError> {
     let mut pages = BTreeMap::new();
-    for (name, page) in &first.pages {
-        let views: Vec<&PageResult> = sessions.iter().filter_map(|s| s.pages.get(name)).collect();
+    for (name, page) in parts.first().into_iter().flat_map(|first| first.iter()) {
+        let views: Vec<&PageResult> = parts.iter().filter_map(|p| p.get(name)).collect();
         let (page_time, _) = merged(views.iter().map(|v| &v.histogram))?;
         let counts = views.iter().map(|v| [v.count, v.errors, v.bytes_in, v.good, v.tolerable, v.fail]);
         let result = page_result(page.session_type.clone(), page.download, counts, &page_time);
         pages.insert(name.clone(), result);
     }
+    Ok(pages)
+}
+
+/// Phase k of every share is phase k of the whole plan (`plan`), whose rates it reports.
+fn merge_sessions(plan: &SessionsPlan, sessions: &[&SessionsResult]) -> Result<SessionsResult, PlanError> {
+    let Some(first) = sessions.first() else {
+        return Err(PlanError("no result has sessions: merge results of one plan".into()));
+    };
+    let plan_phases = plan.phases.as_deref().unwrap_or_default();
+    if sessions.iter().any(|s| s.phases.len() != plan_phases.len()) {
+        return Err(PlanError(format!(
+            "a result has other arrival phases than the plan's {}: merge results of one plan",
+            plan_phases.len()
+        )));
+    }
+    let phases = plan_phases
+        .iter()
+        .enumerate()
+        .map(|(k, phase)| {
+            let views: Vec<&PhaseResult> = sessions.iter().map(|s| &s.phases[k]).collect();
+            let users = views.iter().map(|v| [v.users_arrived, v.users_finished, v.users_dropped]);
+            let pages = merge_pages(&views.iter().map(|v| &v.pages).collect::<Vec<_>>())?;
+            Ok(phase_result(phase, first.phases[k].start_us, users, pages))
+        })
+        .collect::<Result<Vec<_>, PlanError>>()?;
+    let pages = merge_pages(&sessions.iter().map(|s| &s.pages).collect::<Vec<_>>())?;
     let users = sessions.iter().map(|s| [s.users_started, s.users_completed, s.users_dropped, s.not_modified]);
-    Ok(sessions_result(users, pages))
+    Ok(sessions_result(users, pages, phases))
 }
 
 fn merge_client(results: &[&RunResult], requests: u64) -> ClientResult {
@@ -177,7 +209,7 @@ pub fn merge_results(plan: &Plan, results: &[&RunResult]) -> Result<RunResult, P
         histogram: histogram_encoded,
         service_histogram: service_encoded,
         schedule: plan.rate_per_s.map(|rate| merge_schedule(results, rate, elapsed_us)).transpose()?,
-        sessions: plan.sessions.as_ref().map(|_| merge_sessions(&sessions)).transpose()?,
+        sessions: plan.sessions.as_ref().map(|plan| merge_sessions(plan, &sessions)).transpose()?,
         client: merge_client(results, requests),
         tls: (!tls.is_empty()).then(|| TlsResult {
             handshakes: tls.iter().map(|t| t.handshakes).sum(),

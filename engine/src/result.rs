@@ -10,13 +10,13 @@ use serde_json::json;
 use crate::agents::AgentFigures;
 use crate::clock::monotonic_us;
 use crate::plan::Plan;
-use crate::schedule::session::PageResult;
+use crate::schedule::session::{ArrivalPhase, PageResult, SessionsPlan};
 use crate::stats::error::ErrorKind;
 use crate::stats::latency::{self, LatencySummary};
 use crate::stats::timeline::TimelineEntry;
 use crate::stats::unanswered::UnansweredResult;
 use crate::stats::Recorder;
-use crate::worker::{SessionsOutcome, StopReason, WorkerOutcome};
+use crate::worker::{PageStats, SessionsOutcome, StopReason, WorkerOutcome};
 
 pub const RESULT_SCHEMA: &str = "gauntlet.run-result/2";
 
@@ -187,6 +187,31 @@ pub struct SessionsResult {
     pub not_modified: u64,
     /// Each page's figures, by the page's name.
     pub pages: BTreeMap<String, PageResult>,
+    /// One per arrival phase, in order; empty with a fixed number of users.
+    #[serde(default)]
+    pub phases: Vec<PhaseResult>,
+}
+
+/// One arrival phase: users counted by when they arrived, were dropped or finished, pages by when
+/// they began (measured pages only, as in `pages`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PhaseResult {
+    /// The phase's arrival rate, users per second (the whole plan's).
+    pub users_per_s: f64,
+    /// When the phase began, µs from the start of the measurement (negative when it began in the
+    /// warm-up).
+    pub start_us: i64,
+    /// How long the phase lasted.
+    pub duration_us: u64,
+    /// Users who arrived in the phase and began a session.
+    pub users_arrived: u64,
+    /// Users who finished their session in the phase.
+    pub users_finished: u64,
+    /// Users who arrived in the phase when every connection allowed was in use.
+    pub users_dropped: u64,
+    /// The measured pages that began in the phase, by the page's name.
+    pub pages: BTreeMap<String, PageResult>,
 }
 
 /// Counts of several parts (threads, agents) added field by field.
@@ -195,10 +220,34 @@ fn sum_parts<const N: usize>(parts: impl Iterator<Item = [u64; N]>) -> [u64; N] 
 }
 
 /// The sessions' figures from their parts' users (started, completed, dropped) and 304s, and the
-/// merged pages.
-pub fn sessions_result(parts: impl Iterator<Item = [u64; 4]>, pages: BTreeMap<String, PageResult>) -> SessionsResult {
+/// merged pages and phases.
+pub fn sessions_result(
+    parts: impl Iterator<Item = [u64; 4]>,
+    pages: BTreeMap<String, PageResult>,
+    phases: Vec<PhaseResult>,
+) -> SessionsResult {
     let [users_started, users_completed, users_dropped, not_modified] = sum_parts(parts);
-    SessionsResult { users_started, users_completed, users_dropped, not_modified, pages }
+    SessionsResult { users_started, users_completed, users_dropped, not_modified, pages, phases }
+}
+
+/// An arrival phase's figures from the plan's phase, when it began, its parts' users (arrived,
+/// finished, dropped) and its merged pages.
+pub fn phase_result(
+    phase: &ArrivalPhase,
+    start_us: i64,
+    parts: impl Iterator<Item = [u64; 3]>,
+    pages: BTreeMap<String, PageResult>,
+) -> PhaseResult {
+    let [users_arrived, users_finished, users_dropped] = sum_parts(parts);
+    PhaseResult {
+        users_per_s: phase.users_per_s,
+        start_us,
+        duration_us: phase.duration_us,
+        users_arrived,
+        users_finished,
+        users_dropped,
+        pages,
+    }
 }
 
 /// A page's figures from its parts' counts (count, errors, bytes_in, good, tolerable, fail: the
@@ -224,21 +273,44 @@ pub fn page_result(
     }
 }
 
-fn merge_sessions(plan: &Plan, outcomes: &[&SessionsOutcome]) -> Option<SessionsResult> {
-    let sessions = plan.sessions.as_ref()?;
+/// Each page type's figures merged over threads; `pages_of` picks a thread's page stats.
+fn merge_pages<'a>(
+    sessions: &SessionsPlan,
+    outcomes: &[&'a SessionsOutcome],
+    pages_of: impl Fn(&'a SessionsOutcome) -> &'a [PageStats],
+) -> BTreeMap<String, PageResult> {
     let named_pages = sessions.types.iter().flat_map(|t| t.pages.iter().map(move |p| (t, p)));
-    let pages = named_pages
+    named_pages
         .enumerate()
         .map(|(i, (session_type, page))| {
-            let stats: Vec<_> = outcomes.iter().map(|o| &o.pages[i]).collect();
+            let stats: Vec<_> = outcomes.iter().map(|o| &pages_of(o)[i]).collect();
             let page_time = latency::merge(stats.iter().map(|s| &s.page_time));
             let counts = stats.iter().map(|s| [s.count, s.errors, s.bytes_in, s.good, s.tolerable, s.fail]);
             let result = page_result(session_type.name.clone(), page.download, counts, &page_time);
             (page.name.clone(), result)
         })
+        .collect()
+}
+
+fn merge_sessions(plan: &Plan, outcomes: &[&SessionsOutcome]) -> Option<SessionsResult> {
+    let sessions = plan.sessions.as_ref()?;
+    let mut start_us = -(plan.warmup_us as i64);
+    let phases = sessions
+        .phases
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(k, phase)| {
+            let users =
+                outcomes.iter().map(|o| &o.phases[k]).map(|p| [p.users_arrived, p.users_finished, p.users_dropped]);
+            let pages = merge_pages(sessions, outcomes, |o| &o.phases[k].pages);
+            let result = phase_result(phase, start_us, users, pages);
+            start_us += phase.duration_us as i64;
+            result
+        })
         .collect();
     let users = outcomes.iter().map(|o| [o.users_started, o.users_completed, o.users_dropped, o.not_modified]);
-    Some(sessions_result(users, pages))
+    Some(sessions_result(users, merge_pages(sessions, outcomes, |o| &o.pages), phases))
 }
 
 /// A cancel outranks a duration, which outranks a request count.

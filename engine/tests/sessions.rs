@@ -81,6 +81,46 @@ fn users_arrive_in_phases_and_leave() {
 }
 
 #[test]
+fn users_and_pages_are_counted_per_second_and_per_phase() {
+    // Users who stay 200 ms (two pages, thinking between them), arriving at 10/s then 120/s, over
+    // a connection cap that drops some of them in the second phase.
+    let peer = Peer::start(common::http_ok);
+    let sessions = r#"{"types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 200000},
+        "pages": [{"name": "home", "path": "/h"}, {"name": "post", "path": "/p"}]}],
+        "phases": [{"users_per_s": 10, "duration_us": 2000000}, {"users_per_s": 120, "duration_us": 1500000}], "seed": 5}"#;
+    let fields = format!(r#""connections": 24, "threads": 2, "sessions": {sessions}"#);
+    let result = run(plan(&peer.url("/"), &fields)).unwrap();
+    let sessions = result.sessions.unwrap();
+    let timeline = &result.timeline;
+    let total =
+        |field: fn(&gauntlet_engine::stats::timeline::TimelineEntry) -> u64| timeline.iter().map(field).sum::<u64>();
+    let pages: u64 = sessions.pages.values().map(|p| p.count).sum();
+    assert_eq!(total(|s| s.users_arrived), sessions.users_started);
+    assert_eq!(total(|s| s.users_finished), sessions.users_completed);
+    assert_eq!(total(|s| s.users_dropped), sessions.users_dropped);
+    assert_eq!(total(|s| s.pages), pages);
+    assert!(sessions.users_dropped > 0, "12 users at once cannot hold 120/s of 200 ms sessions");
+    // At most 12 users at once (two connections each); the last second ends with those still in a session.
+    assert!(timeline.iter().all(|s| s.users_active <= 12));
+    let in_progress = sessions.users_started - sessions.users_completed;
+    assert_eq!(timeline.last().unwrap().users_active, in_progress);
+    let phases = &sessions.phases;
+    assert_eq!(
+        phases.iter().map(|p| (p.start_us, p.duration_us)).collect::<Vec<_>>(),
+        [(0, 2_000_000), (2_000_000, 1_500_000)]
+    );
+    assert_eq!(phases.iter().map(|p| p.users_arrived).sum::<u64>(), sessions.users_started);
+    assert_eq!(phases.iter().map(|p| p.users_dropped).sum::<u64>(), sessions.users_dropped);
+    assert_eq!(phases[0].users_dropped, 0, "10/s of 200 ms sessions is about 2 users at once");
+    for name in ["home", "post"] {
+        assert_eq!(phases.iter().map(|p| p.pages[name].count).sum::<u64>(), sessions.pages[name].count, "{name}");
+    }
+    // About 20 users in phase 1 (Poisson: within four standard deviations).
+    assert!((3..=38).contains(&phases[0].users_arrived), "{}", phases[0].users_arrived);
+    assert!(result.responses <= peer.requests() && result.errors_total == 0);
+}
+
+#[test]
 fn users_of_pages_without_resources_use_one_connection_and_leave() {
     let peer = Peer::start(common::http_ok);
     let sessions = r#"{"types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 1000},

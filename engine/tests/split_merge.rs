@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use gauntlet_engine::agents::{merge_agents, AgentReport, AgentState};
 use gauntlet_engine::merge::merge_results;
 use gauntlet_engine::plan::Plan;
-use gauntlet_engine::result::RunResult;
+use gauntlet_engine::result::{RunResult, SessionsResult};
 use gauntlet_engine::run;
 use gauntlet_engine::server::{serve, ServeConfig};
 use gauntlet_engine::split::{exact_sum, split_plan};
@@ -156,4 +156,64 @@ fn connect_and_in_flight_figures_add_up_over_shares() {
     assert_eq!(unanswered.count, total(|r| r.unanswered.count));
     assert_eq!(unanswered.connecting.count, unanswered.count);
     assert_eq!(unanswered.max_age_us, results.iter().map(|r| r.unanswered.max_age_us).max().unwrap());
+    let refused_by_second = merged.timeline.iter().map(|s| s.errors_by_kind.get("connect_refused").unwrap_or(&0));
+    assert_eq!(refused_by_second.sum::<u64>(), merged.errors["connect_refused"]);
+}
+
+#[test]
+fn session_counters_and_phases_add_up_over_shares() {
+    // Users of two pages arriving in two phases, shared by two agents: each second's session
+    // counters and each phase's figures are the sum of the shares', the phase rates the plan's.
+    let server = serve(&ServeConfig::default()).unwrap();
+    let url = format!("http://{}/", server.local_addr());
+    let sessions = r#"{"types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 50000},
+        "pages": [{"name": "home", "path": "/webtest.html"}, {"name": "post", "path": "/hello"}]}],
+        "phases": [{"users_per_s": 30, "duration_us": 600000}, {"users_per_s": 60, "duration_us": 600000}], "seed": 4}"#;
+    let whole = Plan::from_json(&format!(r#"{{"url": "{url}", "connections": 40, "sessions": {sessions}}}"#)).unwrap();
+    let results = run_shares(&whole, 2);
+    server.stop();
+    let refs: Vec<&RunResult> = results.iter().collect();
+    let merged = merge_results(&whole, &refs).unwrap();
+    let shares: Vec<&SessionsResult> = results.iter().map(|r| r.sessions.as_ref().unwrap()).collect();
+    let sessions = merged.sessions.as_ref().unwrap();
+    assert!(sessions.users_started > 0 && merged.errors_total == 0, "{merged:?}");
+
+    type Second = gauntlet_engine::stats::timeline::TimelineEntry;
+    let counters: [fn(&Second) -> u64; 6] = [
+        |s| s.users_arrived,
+        |s| s.users_active,
+        |s| s.users_finished,
+        |s| s.users_dropped,
+        |s| s.pages,
+        |s| s.page_errors,
+    ];
+    for counter in counters {
+        let of_shares: u64 = results.iter().flat_map(|r| &r.timeline).map(counter).sum();
+        assert_eq!(merged.timeline.iter().map(counter).sum::<u64>(), of_shares);
+    }
+    let pages: u64 = sessions.pages.values().map(|p| p.count).sum();
+    assert_eq!(merged.timeline.iter().map(|s| s.users_arrived).sum::<u64>(), sessions.users_started);
+    assert_eq!(merged.timeline.iter().map(|s| s.pages).sum::<u64>(), pages);
+
+    let phases = &sessions.phases;
+    let plan_of_phases: Vec<(f64, i64, u64)> =
+        phases.iter().map(|p| (p.users_per_s, p.start_us, p.duration_us)).collect();
+    assert_eq!(plan_of_phases, [(30.0, 0, 600_000), (60.0, 600_000, 600_000)]);
+    for (k, phase) in phases.iter().enumerate() {
+        let sum = |field: fn(&SessionsResult, usize) -> u64| shares.iter().map(|s| field(s, k)).sum::<u64>();
+        assert_eq!(phase.users_arrived, sum(|s, k| s.phases[k].users_arrived), "phase {k}");
+        assert_eq!(phase.users_finished, sum(|s, k| s.phases[k].users_finished), "phase {k}");
+        assert_eq!(phase.users_dropped, sum(|s, k| s.phases[k].users_dropped), "phase {k}");
+        for (name, page) in &phase.pages {
+            let counts: Vec<u64> = shares.iter().map(|s| s.phases[k].pages[name].count).collect();
+            assert_eq!(page.count, counts.iter().sum::<u64>(), "phase {k} {name}");
+            assert_eq!(decode(&page.histogram).unwrap().len(), page.count, "phase {k} {name}");
+        }
+    }
+    assert_eq!(phases.iter().map(|p| p.users_arrived).sum::<u64>(), sessions.users_started);
+
+    let first_alone = merge_results(&whole, &refs[..1]).unwrap();
+    let in_two_steps = merge_results(&whole, &[&first_alone, refs[1]]).unwrap();
+    assert_eq!(in_two_steps.timeline, merged.timeline);
+    assert_eq!(serde_json::to_value(&in_two_steps.sessions).unwrap(), serde_json::to_value(&merged.sessions).unwrap());
 }

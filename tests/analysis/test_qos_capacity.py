@@ -31,6 +31,18 @@ def test_thresholds_are_configurable() -> None:
     assert (shares.good_share, shares.good_or_tolerable_share) == (0.8, 0.95)
 
 
+def test_with_arrival_phases_every_phase_is_judged_on_its_own() -> None:
+    """The whole run would pass (200 good of 204 pages); phase 2 alone does not."""
+    phases = [{"pages": {"home": page(100, 0, 0)}}, {"pages": {"home": page(0, 2, 2)}}, {"pages": {"home": page(100, 0, 0)}}]
+    found = verdict({"pages": {"home": page(200, 2, 2)}, "phases": phases})
+    assert not found.valid
+    assert [(p.name, p.valid) for p in found.pages] == [
+        ("home in phase 1", True), ("home in phase 2", False), ("home in phase 3", True),
+    ]
+    phases[1]["pages"]["home"] = page(50, 0, 0)
+    assert verdict({"pages": {"home": page(250, 0, 0)}, "phases": phases}).valid
+
+
 @pytest.mark.parametrize(
     ("capacity", "start", "max_probes", "found", "first_invalid", "spent"),
     [

@@ -126,3 +126,19 @@ def test_roles_of_a_master_its_workers_and_its_backend(server: Start) -> None:
     memory = sampler.totals().memory
     assert {role: m.processes for role, m in memory.items()} == {"master": 1, "worker": 3, "backend": 3}
     assert all(m.rss_bytes > 0 and m.vm_size_bytes >= m.rss_bytes for m in memory.values())
+
+
+def test_the_timeline_splits_cpu_and_memory_by_role(server: Start) -> None:
+    """PHP pages through nginx: its workers and the PHP-FPM pool both work, each second, and the
+    roles add up to the tree (from /proc here, where no process comes or goes)."""
+    instance = server("nginx", workers=2, backend="php-fpm", backend_workers=2)
+    with Sampler(instance.main_pid, 0.2, backend_pids=instance.backend_pids()) as sampler:
+        engine.run({"url": f"{instance.url}hello.php", "connections": 4, "threads": 1, "duration_us": 1_500_000})
+    timeline = sampler.totals().timeline
+    loaded = [p for p in timeline if 0.3 <= p.t_s <= 1.3]
+    assert loaded and all(set(p.roles) == {"master", "worker", "backend"} for p in timeline)
+    assert all(p.roles["worker"].cpu_percent > 1 and p.roles["backend"].cpu_percent > 1 for p in loaded), loaded
+    for point in timeline:
+        assert math.isclose(sum(r.cpu_percent for r in point.roles.values()), point.cpu_percent, abs_tol=1e-6)
+        assert sum(r.rss_bytes for r in point.roles.values()) == point.rss_bytes
+        assert point.roles["backend"].processes == 3 and point.roles["worker"].processes == 2

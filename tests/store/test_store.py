@@ -67,7 +67,8 @@ def test_schema_and_figures_agree(db_path: Path) -> None:
     with sqlite3.connect(db_path) as conn:
         columns = [row[1] for row in conn.execute("PRAGMA table_info(measurements)")]
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert columns == ["case_id", *FIGURES, "result_json"]
+    # Migrations add figures after result_json (SQLite appends columns).
+    assert [c for c in columns if c != "result_json"] == ["case_id", *FIGURES] and "result_json" in columns
 
 
 def test_timelines_and_histograms_have_rows_of_their_own(db_path: Path, measured_cases: list[CaseRecord]) -> None:
@@ -167,3 +168,24 @@ def test_bad_database_files_are_one_line_errors(tmp_path: Path, content: bytes |
 def test_a_missing_directory_is_a_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(GauntletError, match="does not exist"):
         Store.open(tmp_path / "no" / "such" / "results.db")
+
+
+def test_a_database_of_the_first_schema_gains_the_session_columns(db_path: Path, measured_cases: list[CaseRecord]) -> None:
+    """A case stored under schema 1 reads back after the migrations with zero session counters and no
+    error kinds per second, and a new case beside it keeps its own."""
+    with sqlite3.connect(db_path) as conn:
+        conn.executescript(migrations()[0][1])
+        conn.execute("PRAGMA user_version = 1")
+        conn.execute("INSERT INTO runs VALUES (1, 'old', NULL, '{}', '{}', 2, '0', 0, NULL, 'running')")
+        conn.execute("INSERT INTO cases VALUES (1, 1, 'k', 0, '{}', 'ok', NULL, NULL, '[]', NULL, 0, 0)")
+        conn.execute("INSERT INTO measurements (case_id, result_json) VALUES (1, '{}')")
+        conn.execute("INSERT INTO timelines VALUES (1, 0, 1000000, 5, 5, 0, 100, 1, 2, 3, 4, NULL)")
+    sessions = measured_cases[-1]
+    with Store.open(db_path) as store:
+        store.add_case(1, sessions)
+        old, new = store.cases([1])
+    assert old.result is not None and new.result is not None and sessions.result is not None
+    assert old.result["timeline"][0] | {"errors_by_kind": {}} == old.result["timeline"][0]
+    assert {old.result["timeline"][0][name] for name in ("users_arrived", "users_active", "pages")} == {0}
+    assert new.result["timeline"] == sessions.result["timeline"]
+    assert sum(s["pages"] for s in new.result["timeline"]) == sum(p["count"] for p in new.result["sessions"]["pages"].values())

@@ -44,6 +44,21 @@ pub enum Action {
     Send(Send),
     /// Retire the connection: close it, it will carry no more requests for now.
     Close(usize),
+    /// Count a session event in the timeline's current second.
+    Count(SessionEvent),
+}
+
+/// What sessions count per second besides requests (`crate::stats::Recorder`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionEvent {
+    /// A user's session began; `counted` when inside the measured interval.
+    Arrived { counted: bool },
+    /// A user's session ended.
+    Finished { counted: bool },
+    /// A user arrived when every connection allowed was in use.
+    Dropped { counted: bool },
+    /// A measured page ended.
+    Page { failed: bool },
 }
 
 /// The worker's queue of actions, reused so that no call allocates.

@@ -2,7 +2,8 @@
 //! between them. User slot `u` owns connections `2u` (main requests) and `2u + 1`; a page's
 //! embedded resources go over both, each connection taking the next one when it is free, as a
 //! browser with two connections does. Pure: it is told when connections are free and answers
-//! with the requests to send; the worker does the sockets.
+//! with the requests to send and the users and pages to count in the timeline; the worker does
+//! the sockets and the counting. Each thread also counts its users and pages per arrival phase.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -13,7 +14,7 @@ use hdrhistogram::Histogram;
 use super::pages::SessionsShared;
 use super::random::Rng;
 use super::session::{Arrivals, Qos};
-use super::{Action, Actions, Ended, Scheduler, Send, Window};
+use super::{Action, Actions, Ended, Scheduler, Send, SessionEvent, Window};
 use crate::stats::latency;
 
 struct User {
@@ -39,6 +40,44 @@ pub struct PageStats {
     pub fail: u64,
 }
 
+impl PageStats {
+    /// One per page type of the plan, empty.
+    fn for_pages(page_count: usize) -> Vec<PageStats> {
+        (0..page_count)
+            .map(|_| PageStats {
+                count: 0,
+                errors: 0,
+                bytes_in: 0,
+                page_time: latency::new_histogram(),
+                good: 0,
+                tolerable: 0,
+                fail: 0,
+            })
+            .collect()
+    }
+
+    fn record(&mut self, page_time_us: u64, bytes: u64, failed: bool, qos: Qos) {
+        self.count += 1;
+        self.errors += u64::from(failed);
+        self.bytes_in += bytes;
+        latency::record(&mut self.page_time, page_time_us);
+        match qos {
+            Qos::Good => self.good += 1,
+            Qos::Tolerable => self.tolerable += 1,
+            Qos::Fail => self.fail += 1,
+        }
+    }
+}
+
+/// What happened in one arrival phase on one thread: users by the time they arrived, were
+/// dropped or finished; measured pages by the time they began.
+pub struct PhaseOutcome {
+    pub users_arrived: u64,
+    pub users_finished: u64,
+    pub users_dropped: u64,
+    pub pages: Vec<PageStats>,
+}
+
 pub struct SessionsOutcome {
     /// In the order of the plan's pages, type after type.
     pub pages: Vec<PageStats>,
@@ -46,6 +85,8 @@ pub struct SessionsOutcome {
     pub users_completed: u64,
     pub users_dropped: u64,
     pub not_modified: u64,
+    /// One per arrival phase; empty with a fixed number of users.
+    pub phases: Vec<PhaseOutcome>,
 }
 
 /// What one thread's share of the sessions is.
@@ -71,6 +112,8 @@ pub struct Users {
     thinking: BinaryHeap<Reverse<(u64, usize)>>,
     arrivals: Option<Arrivals>,
     initial_users: usize,
+    /// When each arrival phase ends.
+    phase_ends_us: Vec<u64>,
     rng: Rng,
     outcome: SessionsOutcome,
 }
@@ -84,15 +127,23 @@ impl Users {
             .as_ref()
             .map(|p| Arrivals::new(window.start_us, p, setup.arrival_share, Rng::new(seed ^ 0xA5A5)));
         let page_count = shared.pages.iter().map(Vec::len).sum();
-        let pages = (0..page_count)
-            .map(|_| PageStats {
-                count: 0,
-                errors: 0,
-                bytes_in: 0,
-                page_time: latency::new_histogram(),
-                good: 0,
-                tolerable: 0,
-                fail: 0,
+        let phase_ends_us: Vec<u64> = shared
+            .plan
+            .phases
+            .iter()
+            .flatten()
+            .scan(window.start_us, |end_us, phase| {
+                *end_us += phase.duration_us;
+                Some(*end_us)
+            })
+            .collect();
+        let phases = phase_ends_us
+            .iter()
+            .map(|_| PhaseOutcome {
+                users_arrived: 0,
+                users_finished: 0,
+                users_dropped: 0,
+                pages: PageStats::for_pages(page_count),
             })
             .collect();
         Users {
@@ -105,9 +156,23 @@ impl Users {
             thinking: BinaryHeap::new(),
             arrivals,
             initial_users: setup.users,
+            phase_ends_us,
             rng: Rng::new(seed),
-            outcome: SessionsOutcome { pages, users_started: 0, users_completed: 0, users_dropped: 0, not_modified: 0 },
+            outcome: SessionsOutcome {
+                pages: PageStats::for_pages(page_count),
+                users_started: 0,
+                users_completed: 0,
+                users_dropped: 0,
+                not_modified: 0,
+                phases,
+            },
         }
+    }
+
+    /// The arrival phase under way at `at_us`; None without phases or after the last one.
+    fn phase_at(&mut self, at_us: u64) -> Option<&mut PhaseOutcome> {
+        let index = self.phase_ends_us.partition_point(|&end_us| end_us <= at_us);
+        self.outcome.phases.get_mut(index)
     }
 
     pub fn outcome(self) -> SessionsOutcome {
@@ -134,6 +199,11 @@ impl Users {
             }
             None => {
                 self.outcome.users_dropped += 1;
+                if let Some(phase) = self.phase_at(now_us) {
+                    phase.users_dropped += 1;
+                }
+                let counted = self.window.measures(now_us);
+                actions.push_back(Action::Count(SessionEvent::Dropped { counted }));
                 return;
             }
         };
@@ -143,6 +213,11 @@ impl Users {
     fn start_session(&mut self, slot: usize, now_us: u64, actions: &mut Actions) {
         let session_type = self.shared.session_types.pick(self.rng.unit());
         self.outcome.users_started += 1;
+        if let Some(phase) = self.phase_at(now_us) {
+            phase.users_arrived += 1;
+        }
+        let counted = self.window.measures(now_us);
+        actions.push_back(Action::Count(SessionEvent::Arrived { counted }));
         self.slots[slot] = Some(User {
             session_type,
             page: 0,
@@ -183,29 +258,31 @@ impl Users {
     }
 
     fn finish_page(&mut self, slot: usize, now_us: u64, actions: &mut Actions) {
-        let shared = &self.shared;
-        let user = self.slots[slot].as_mut().expect("an active user");
-        let session = &shared.plan.types[user.session_type];
-        let page = &session.pages[user.page];
+        let user = self.slots[slot].as_ref().expect("an active user");
+        let session = &self.shared.plan.types[user.session_type];
+        let (last_page, think) = (user.page + 1 == session.pages.len(), session.think);
         if user.measured && now_us < self.window.measure_end_us {
             let page_time_us = now_us - user.page_started_us;
-            let stats = &mut self.outcome.pages[shared.page_offsets[user.session_type] + user.page];
-            stats.count += 1;
-            stats.errors += u64::from(user.page_failed);
-            stats.bytes_in += user.page_bytes;
-            latency::record(&mut stats.page_time, page_time_us);
-            match shared.plan.qos.classify(page_time_us, user.page_bytes, page.download, user.page_failed) {
-                Qos::Good => stats.good += 1,
-                Qos::Tolerable => stats.tolerable += 1,
-                Qos::Fail => stats.fail += 1,
+            let (bytes, failed, page_started_us) = (user.page_bytes, user.page_failed, user.page_started_us);
+            let qos = self.shared.plan.qos.classify(page_time_us, bytes, session.pages[user.page].download, failed);
+            let index = self.shared.page_offsets[user.session_type] + user.page;
+            self.outcome.pages[index].record(page_time_us, bytes, failed, qos);
+            if let Some(phase) = self.phase_at(page_started_us) {
+                phase.pages[index].record(page_time_us, bytes, failed, qos);
             }
+            actions.push_back(Action::Count(SessionEvent::Page { failed }));
         }
-        if user.page + 1 < session.pages.len() {
-            let think_us = session.think.draw_us(&mut self.rng);
+        if !last_page {
+            let think_us = think.draw_us(&mut self.rng);
             self.thinking.push(Reverse((now_us + think_us, slot)));
             return;
         }
         self.outcome.users_completed += 1;
+        if let Some(phase) = self.phase_at(now_us) {
+            phase.users_finished += 1;
+        }
+        let counted = self.window.measures(now_us);
+        actions.push_back(Action::Count(SessionEvent::Finished { counted }));
         if self.arrivals.is_none() {
             return self.start_session(slot, now_us, actions);
         }
@@ -285,7 +362,8 @@ mod tests {
     use super::*;
     use crate::plan::Plan;
 
-    fn users(json: &str) -> Users {
+    /// A thread's users of the plan's `json` sessions over `connections`, `fixed` of them at once.
+    fn users(json: &str, connections: usize, fixed: usize) -> Users {
         let plan = Plan::from_json(&format!(
             r#"{{"url": "http://127.0.0.1:8080/", "connections": 4, "duration_us": 1000000, "sessions": {json}}}"#
         ))
@@ -295,7 +373,8 @@ mod tests {
         let sessions: SessionsPlan = plan.sessions.clone().unwrap();
         let shared = super::super::pages::encode_pages(&plan, &target, sessions, &mut requests).unwrap();
         let window = Window { start_us: 0, measure_start_us: 0, measure_end_us: 10_000_000, run_end_us: 10_000_000 };
-        Users::new(Arc::new(shared), &UsersSetup { index: 0, connections: 4, users: 1, arrival_share: 1.0 }, window)
+        let setup = UsersSetup { index: 0, connections, users: fixed, arrival_share: 1.0 };
+        Users::new(Arc::new(shared), &setup, window)
     }
 
     #[test]
@@ -304,6 +383,8 @@ mod tests {
         let mut users = users(
             r#"{"users": 1, "types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 500},
                "pages": [{"name": "a", "path": "/a", "embedded": ["/x", "/y", "/z"]}, {"name": "b", "path": "/b"}]}]}"#,
+            4,
+            1,
         );
         let mut actions = Actions::new();
         users.start(0, &mut actions);
@@ -312,9 +393,12 @@ mod tests {
             (0, 10, vec![send(0, 1, 10, true, false), send(1, 3, 10, true, false)]),
             (1, 20, vec![send(1, 5, 20, true, false)]),
             (0, 30, vec![]),
-            (1, 40, vec![]),
+            (1, 40, vec![Action::Count(SessionEvent::Page { failed: false })]),
         ];
-        assert_eq!(drain(&mut actions), [send(0, 0, 0, true, false)]);
+        assert_eq!(
+            drain(&mut actions),
+            [Action::Count(SessionEvent::Arrived { counted: true }), send(0, 0, 0, true, false)]
+        );
         for (conn, now_us, expected) in steps {
             users.on_free(conn, now_us, OK, &mut actions);
             assert_eq!(drain(&mut actions), expected, "conn {conn} free at {now_us}");
@@ -324,7 +408,56 @@ mod tests {
         assert!(actions.is_empty());
         users.due(540, &mut actions);
         assert_eq!(drain(&mut actions), [send(0, 7, 540, true, false)]);
+        // The last page ends the session; a fixed user begins the next one at once.
+        users.on_free(0, 550, OK, &mut actions);
+        let counts = [
+            SessionEvent::Page { failed: false },
+            SessionEvent::Finished { counted: true },
+            SessionEvent::Arrived { counted: true },
+        ];
+        assert_eq!(
+            drain(&mut actions),
+            [counts.map(Action::Count).as_slice(), &[send(0, 0, 550, true, false)]].concat()
+        );
         let outcome = users.outcome();
-        assert_eq!((outcome.pages[0].count, outcome.pages[0].bytes_in, outcome.users_started), (1, 400, 1));
+        assert_eq!((outcome.pages[0].count, outcome.pages[0].bytes_in, outcome.users_started), (1, 400, 2));
+        assert!(outcome.phases.is_empty());
+    }
+
+    #[test]
+    fn users_past_the_cap_are_dropped_and_each_counts_in_the_phase_it_happened_in() {
+        // One user at a time (two connections); arrivals at 1000/s, the first phase 5 ms long.
+        let mut users = users(
+            r#"{"phases": [{"users_per_s": 1000, "duration_us": 5000}, {"users_per_s": 1000, "duration_us": 1000000}],
+               "types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 0},
+               "pages": [{"name": "p", "path": "/p"}]}]}"#,
+            2,
+            0,
+        );
+        let mut actions = Actions::new();
+        users.start(0, &mut actions);
+        assert!(actions.is_empty());
+        let first_us = users.next_due_us().unwrap();
+        users.due(first_us, &mut actions);
+        let arrived = Action::Count(SessionEvent::Arrived { counted: true });
+        assert_eq!(drain(&mut actions), [arrived, send(0, 0, first_us, true, false)]);
+        let second_us = users.next_due_us().unwrap();
+        users.due(second_us, &mut actions);
+        assert_eq!(drain(&mut actions), [Action::Count(SessionEvent::Dropped { counted: true })]);
+        users.on_free(0, second_us + 1, OK, &mut actions);
+        let ended = [SessionEvent::Page { failed: false }, SessionEvent::Finished { counted: true }].map(Action::Count);
+        assert_eq!(drain(&mut actions), [ended.as_slice(), &[Action::Close(0), Action::Close(1)]].concat());
+        // (arrived, finished, dropped) per phase; the page counts in the phase it began in.
+        let phase = |at_us: u64| usize::from(at_us >= 5_000);
+        let mut expected = [[0; 3]; 2];
+        expected[phase(first_us)][0] += 1;
+        expected[phase(second_us + 1)][1] += 1;
+        expected[phase(second_us)][2] += 1;
+        let outcome = users.outcome();
+        let counted: Vec<[u64; 3]> =
+            outcome.phases.iter().map(|p| [p.users_arrived, p.users_finished, p.users_dropped]).collect();
+        assert_eq!(counted, expected);
+        let pages: Vec<u64> = outcome.phases.iter().map(|p| p.pages[0].count).collect();
+        assert_eq!((pages[phase(first_us)], pages.iter().sum::<u64>()), (1, 1));
     }
 }

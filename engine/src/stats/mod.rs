@@ -12,6 +12,7 @@ use std::sync::mpsc::Sender;
 
 use hdrhistogram::Histogram;
 
+use crate::schedule::SessionEvent;
 use error::{ErrorCounts, ErrorKind, ERROR_KIND_COUNT};
 use timeline::SecondStats;
 use unanswered::{Stage, UnansweredAges};
@@ -91,6 +92,8 @@ pub struct Recorder {
     thread: usize,
     measure_start_us: u64,
     second: SecondStats,
+    /// Users with a session under way on this thread: each second reports it as it ends.
+    users_active: u64,
     /// Dropped by `finish`, which tells the coordinator that this thread is done.
     ticks: Option<Sender<Tick>>,
 }
@@ -120,6 +123,7 @@ impl Recorder {
             thread,
             measure_start_us,
             second: SecondStats::new(0),
+            users_active: 0,
             ticks: Some(ticks),
         }
     }
@@ -159,6 +163,27 @@ impl Recorder {
         self.errors[kind.index()] += 1;
         self.second.requests += 1;
         self.second.errors += 1;
+        self.second.error_kinds[kind.index()] += 1;
+    }
+
+    /// A session event: users arriving and finishing also move the count of active users.
+    pub fn session(&mut self, event: SessionEvent) {
+        let users = &mut self.second.users;
+        match event {
+            SessionEvent::Arrived { counted } => {
+                self.users_active += 1;
+                users.arrived += u64::from(counted);
+            }
+            SessionEvent::Finished { counted } => {
+                self.users_active = self.users_active.saturating_sub(1);
+                users.finished += u64::from(counted);
+            }
+            SessionEvent::Dropped { counted } => users.dropped += u64::from(counted),
+            SessionEvent::Page { failed } => {
+                users.pages += 1;
+                users.page_errors += u64::from(failed);
+            }
+        }
     }
 
     /// A connect attempt failed with `kind` (refused, or anything else).
@@ -188,7 +213,8 @@ impl Recorder {
         let current = since_us / 1_000_000;
         while self.second.second < current {
             let next = SecondStats::new(self.second.second + 1);
-            let done = std::mem::replace(&mut self.second, next);
+            let mut done = std::mem::replace(&mut self.second, next);
+            done.users.active = self.users_active;
             self.send(done);
         }
     }
@@ -200,6 +226,7 @@ impl Recorder {
         if end_us > second_start_us {
             let mut last = std::mem::replace(&mut self.second, SecondStats::new(u64::MAX));
             last.span_us = end_us - second_start_us;
+            last.users.active = self.users_active;
             self.send(last);
         }
         self.ticks = None;
@@ -238,6 +265,24 @@ mod tests {
         assert_eq!(seconds, vec![(3, 0, 1_000_000), (3, 1, 1_000_000), (3, 2, 750_000)]);
         assert_eq!(ticks[0].stats.responses, 1);
         assert_eq!(ticks[2].stats.errors, 1);
+    }
+
+    #[test]
+    fn each_second_reports_the_users_active_at_its_end() {
+        let (tx, rx) = channel();
+        let mut r = Recorder::new(0, 0, tx);
+        r.session(SessionEvent::Arrived { counted: true });
+        r.session(SessionEvent::Arrived { counted: true });
+        r.session(SessionEvent::Page { failed: false });
+        r.roll(1_000_000);
+        r.session(SessionEvent::Finished { counted: true });
+        r.session(SessionEvent::Page { failed: true });
+        r.session(SessionEvent::Dropped { counted: true });
+        r.finish(1_500_000);
+        let seconds: Vec<_> = rx.try_iter().map(|t| t.stats.users).collect();
+        assert_eq!((seconds[0].arrived, seconds[0].active, seconds[0].pages), (2, 2, 1));
+        let last = seconds[1];
+        assert_eq!((last.finished, last.dropped, last.active, last.pages, last.page_errors), (1, 1, 1, 1, 1));
     }
 
     #[test]

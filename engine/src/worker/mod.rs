@@ -32,7 +32,7 @@ use crate::stats::error::ErrorKind;
 use crate::stats::{latency, Live, Recorder};
 
 pub use crate::schedule::pages::{encode_pages, PageRequests, SessionsShared};
-pub use crate::schedule::users::{PageStats, SessionsOutcome};
+pub use crate::schedule::users::{PageStats, PhaseOutcome, SessionsOutcome};
 
 /// Bytes a read may take at once; shared by all connections of a thread.
 const SCRATCH_BYTES: usize = 64 * 1024;
@@ -250,7 +250,8 @@ impl Worker {
         }
     }
 
-    /// Do what the scheduler asked for, including what it asks for meanwhile.
+    /// Do what the scheduler asked for (sends, closes, session counts), including what it asks
+    /// for meanwhile.
     fn perform(&mut self, schedule: &mut Schedule, now: u64) {
         while let Some(action) = self.actions.pop_front() {
             match action {
@@ -262,6 +263,7 @@ impl Worker {
                         conn.phase = Phase::Closed;
                     }
                 }
+                Action::Count(event) => self.recorder.session(event),
             }
         }
     }

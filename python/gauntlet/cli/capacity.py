@@ -1,4 +1,5 @@
-"""`gauntlet capacity LOADFILE [URL]`: the most simultaneous sessions that stay QoS-valid."""
+"""`gauntlet capacity LOADFILE [URL]`: the most simultaneous sessions that stay QoS-valid, or with
+arrival phases the highest peak arrival rate that every phase survives."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ class Interrupted(Exception):
 def capacity_command(
     load_path: Annotated[Path, typer.Argument(help="The load file (sessions, windows, QoS)")],
     url: Annotated[str | None, typer.Argument(help="http[s]://HOST[:PORT]; without it, the built-in server")] = None,
-    start: Annotated[int, typer.Option("--start", min=1, help="The first number of sessions tried")] = 10,
+    start: Annotated[
+        int, typer.Option("--start", min=1, help="The first number of sessions (with phases: peak users/s) tried")
+    ] = 10,
     max_probes: Annotated[int, typer.Option("--max-probes", min=1, help="At most this many measurements")] = 10,
     json_path: Annotated[Path | None, typer.Option("--json", help="Every probe's result and the answer")] = None,
     agents: Agents = None,
@@ -35,7 +38,7 @@ def capacity_command(
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
 ) -> int:
-    """Grow the number of simultaneous sessions until QoS fails, then bisect."""
+    """Grow the number of simultaneous sessions (or the arrival rates) until QoS fails, then bisect."""
     # Imported here: pydantic and PyYAML would slow every other command's start (and its CPU figure).
     from gauntlet.analysis import capacity, qos
     from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
@@ -50,7 +53,9 @@ def capacity_command(
 
     def save(found: Capacity | None) -> None:
         if json_path is not None:
-            answer = None if found is None else {"users": found.users, "first_invalid": found.first_invalid}
+            answer = None if found is None else {
+                load.level_name: found.users, "first_invalid": found.first_invalid,
+            }
             write_json(json_path, {"schema": "gauntlet.capacity-result/1", "probes": probes, "capacity": answer})
 
     options = {"load": str(load_path), "load_file": load.model_dump(mode="json"), "start": start, "max_probes": max_probes}
@@ -58,17 +63,17 @@ def capacity_command(
     stored = StoredRun(store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes)
     with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec) as target:
 
-        def probe(users: int) -> bool:
-            plan = load.with_users(users).to_plan(target.url)
+        def probe(level: int) -> bool:
+            plan = load.at_level(level).to_plan(target.url)
             with ProgressLine(err, None, load.measure) as progress:
                 measured = measure_run(plan, target.server, DEFAULT_SETTINGS, progress.update, run_plan)
             measured.result["qos"] = qos_summary(load, measured.result)
-            params = command_params("capacity", url, spec, "/", plan) | {"load": load_path.name, "users": users}
+            params = command_params("capacity", url, spec, "/", plan) | {"load": load_path.name, load.level_name: level}
             stored.add_measurement(params, measured, 0, target.server)
             verdict = qos.verdict(measured.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
-            probes.append({"users": users, "valid": verdict.valid, "result": measured.result})
+            probes.append({load.level_name: level, "valid": verdict.valid, "result": measured.result})
             save(None)
-            out.print(probe_line(users, measured.result, verdict))
+            out.print(probe_line(level, measured.result, verdict, load.level_name))
             if measured.interrupted:
                 raise Interrupted
             return verdict.valid
@@ -84,5 +89,5 @@ def capacity_command(
         err.print("[yellow]interrupted: the probes above were measured; no capacity was settled[/yellow]")
         return EXIT_INTERRUPTED
     save(found)
-    out.print(capacity_line(found))
+    out.print(capacity_line(found, load.level_name))
     return 0

@@ -52,9 +52,10 @@ class StoreSink:
         self._display.finished(case_line(record))
 
 
-def _prepare(store: Store, suite: str | None, resume: int | None, quick: bool, servers: str | None,
+def _prepare(store: Store, suite: str | None, resume: int | None, variant: tuple[bool, bool], servers: str | None,
              repeat: int | None, restart_between: bool) -> tuple[int, Prepared]:
-    """The run to add cases to (new, or the one resumed) and what it has left to measure."""
+    """The run to add cases to (new, or the one resumed) and what it has left to measure; `variant` is
+    (quick, full)."""
     from gauntlet.lab import suite as lab_suite
 
     if resume is not None:
@@ -68,7 +69,7 @@ def _prepare(store: Store, suite: str | None, resume: int | None, quick: bool, s
     from gauntlet.host import snapshot
     from gauntlet.suite.load import load_suite
 
-    loaded = load_suite(suite, quick)
+    loaded = load_suite(suite, *variant)
     asked = [kind.strip() for kind in servers.split(",") if kind.strip()] if servers else None
     prepared = lab_suite.prepare(loaded, lab_suite.new_options(loaded, asked, repeat, restart_between), {})
     run_id = store.begin_run(
@@ -82,6 +83,7 @@ def _prepare(store: Store, suite: str | None, resume: int | None, quick: bool, s
 def run_command(
     suite: Annotated[str | None, typer.Argument(help="A shipped suite's name (quick, thesis, ...) or a suite file")] = None,
     quick: Annotated[bool, typer.Option("--quick", help="The short variant (minutes on 2 cores)")] = False,
+    full: Annotated[bool, typer.Option("--full", help="The study at its own length, where the default is scaled down")] = False,
     servers: Annotated[str | None, typer.Option("--servers", help="Only these kinds: nginx,apache-event,...")] = None,
     db: DbOption = DEFAULT_DB_PATH,
     resume: Annotated[int | None, typer.Option("--resume", help="Measure what this run is missing")] = None,
@@ -101,11 +103,11 @@ def run_command(
     with contextlib.ExitStack() as scratch:
         if no_store:
             db = Path(scratch.enter_context(tempfile.TemporaryDirectory(prefix="gauntlet-suite-"))) / "results.db"
-        return _run_suite(out, err, db, suite, resume, quick, servers, repeat, restart_between, report, agents, scheduler,
-                          stored=not no_store)
+        return _run_suite(out, err, db, suite, resume, (quick, full), servers, repeat, restart_between, report, agents,
+                          scheduler, stored=not no_store)
 
 
-def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: int | None, quick: bool,
+def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: int | None, variant: tuple[bool, bool],
                servers: str | None, repeat: int | None, restart_between: bool, report: Path, agents: int | None,
                scheduler: str | None, *, stored: bool) -> int:
     from gauntlet.lab.suite import Interrupted, SuiteRunner
@@ -114,13 +116,13 @@ def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: 
     from gauntlet.store import Store
 
     with Store.open(db) as store:
-        run_id, prepared = _prepare(store, suite, resume, quick, servers, repeat, restart_between)
+        run_id, prepared = _prepare(store, suite, resume, variant, servers, repeat, restart_between)
         for line in prepared.skipped:
             err.print(f"[yellow]{escape(line)}[/yellow]")
         total = prepared.agenda.total()
-        variant = " (quick)" if prepared.options["quick"] else ""
+        which = " (quick)" if prepared.options["quick"] else " (full)" if prepared.options.get("full") else ""
         where = f"stored in {db}" if stored else "not stored (--no-store)"
-        err.print(f"run {run_id}: {prepared.loaded.suite.name}{variant}, {total} cases on {', '.join(prepared.kinds)}, {where}")
+        err.print(f"run {run_id}: {prepared.loaded.suite.name}{which}, {total} cases on {', '.join(prepared.kinds)}, {where}")
         status = "failed"
         try:
             with SuiteProgress(err, total) as display, load_runner(agents, scheduler) as run_plan:

@@ -24,6 +24,8 @@ from gauntlet.lab.cpu_window import CpuWindow, client_use, with_cgroup_cpu
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
 from gauntlet.plan import Plan
+from gauntlet.servers.backends.catalog import BACKENDS
+from gauntlet.workload.pages import HELLO_PHP
 
 if TYPE_CHECKING:
     from gauntlet.servers.base import ServerInstance
@@ -149,8 +151,9 @@ def measure_run(
             outcome = run_plan(plan.engine_json(), on_progress)
     result = outcome.result
     totals = None if sampler is None else sampler.totals(measured_window_s(result))
-    if totals is not None:
+    if totals is not None and server is not None:
         result["server"] = per_request(totals, result["requests"])
+        result["server"]["php_role"] = php_role(server.spec.backend)
     context = Context(
         window_s=window.window_s,
         idle_s_by_cpu=window.idle_s_by_cpu,
@@ -167,6 +170,15 @@ def measure_run(
 def measured_window_s(result: dict[str, Any]) -> tuple[float, float]:
     """The engine's measured interval on time.monotonic's clock, in seconds."""
     return result["measured_from_monotonic_us"] / 1e6, result["measured_to_monotonic_us"] / 1e6
+
+
+def php_role(backend: str | None) -> str | None:
+    """The monitor's role of the processes that run PHP: Apache's own workers with a module
+    (mod_php), the backend's otherwise (a PHP-FPM pool, php-cgi children); None without PHP."""
+    found = BACKENDS.get(backend or "")
+    if found is None or found.page.path != HELLO_PHP.path:
+        return None
+    return "worker" if found.pool is None and not found.cgi else "backend"
 
 
 def measure_repeats(

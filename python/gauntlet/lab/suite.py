@@ -43,8 +43,10 @@ class _NotStored(Exception):
     """A capacity probe the store does not hold yet."""
 
 
-def probe_params(case: Case, users: int) -> dict[str, Any]:
-    return case.params | {"users": users}
+def probe_params(case: Case, level: int) -> dict[str, Any]:
+    """A capacity probe's params: the case's, with the level probed (users, or peak users/s)."""
+    assert case.sessions is not None
+    return case.params | {case.sessions.load.level_name: level}
 
 
 def qos_summary(load: LoadFile, result: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +71,7 @@ class Agenda:
     done: dict[tuple[str, int], bool | None] = field(default_factory=dict)
 
     def search_capacity(self, case: Case, probe: Any) -> capacity.Capacity:
-        assert case.sessions is not None
+        assert case.sessions is not None and case.sessions.capacity_start is not None
         return capacity.search(probe, case.sessions.capacity_start, case.sessions.capacity_max_probes)
 
     def stored_verdict(self, case: Case, repeat: int, users: int) -> bool:
@@ -79,7 +81,7 @@ class Agenda:
         return bool(self.done[key])
 
     def is_done(self, case: Case, repeat: int) -> bool:
-        if case.sessions is None or case.sessions.users is not None:
+        if case.sessions is None or case.sessions.capacity_start is None:
             return (case_key(case.params), repeat) in self.done
         try:
             self.search_capacity(case, lambda users: self.stored_verdict(case, repeat, users))
@@ -137,7 +139,7 @@ class SuiteRunner:
             self._sink.case_started(case.params, repeat)
             started = now_ms()
             self._sink.case_done(CaseRecord(case.params, repeat, version, error=server, started_unix_ms=started, ended_unix_ms=started))
-        elif case.sessions is not None and case.sessions.users is None:
+        elif case.sessions is not None and case.sessions.capacity_start is not None:
             self._agenda.search_capacity(case, lambda users: self._probe(case, repeat, server, version, users))
         else:
             self._measure(case, case.params, repeat, server, version)
@@ -157,7 +159,7 @@ class SuiteRunner:
             plan = case.plan.at(base_url + case.path)
         else:
             assert case.sessions is not None
-            plan = case.sessions.load.with_users(params["users"]).to_plan(base_url + "/")
+            plan = case.sessions.plan(params, base_url + "/")
         measured = measure(
             plan, server, params, server_version=running_version(server) or version, repeat=repeat, run_plan=self._run_plan,
             on_progress=self._sink.progress,
@@ -218,6 +220,7 @@ def new_options(
     return {
         "suite_path": str(loaded.path.resolve()),
         "quick": loaded.quick,
+        "full": loaded.full,
         "servers": servers,
         "repeats": repeats or loaded.suite.repeats,
         "restart_every": 1 if restart_between else loaded.suite.restart_every,
@@ -226,4 +229,5 @@ def new_options(
 
 def resumed(suite_text: str, options: dict[str, Any], done: dict[tuple[str, int], bool | None]) -> Prepared:
     """The agenda of a stored run, from the suite text and options it started with, minus what is done."""
-    return prepare(parse_suite(suite_text, Path(options["suite_path"]), options["quick"]), options, done)
+    loaded = parse_suite(suite_text, Path(options["suite_path"]), options["quick"], options.get("full", False))
+    return prepare(loaded, options, done)

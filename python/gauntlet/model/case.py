@@ -15,12 +15,18 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Sessions:
-    """A sessions case: the load file, and either a number of simultaneous users or a capacity search."""
+    """A sessions case: the load file, and a number of simultaneous users, or a capacity search
+    (from `capacity_start`), or neither: the load file as written (its users or arrival phases)."""
 
     load: LoadFile
     users: int | None = None
-    capacity_start: int = 10
+    capacity_start: int | None = None
     capacity_max_probes: int = 8
+
+    def plan(self, params: dict[str, Any], url: str) -> Plan:
+        """The engine plan of the case (or capacity probe) with these params."""
+        level = params.get(self.load.level_name)
+        return (self.load if level is None else self.load.at_level(level)).to_plan(url)
 
 
 @dataclass(frozen=True)

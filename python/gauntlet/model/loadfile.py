@@ -97,6 +97,26 @@ class LoadFile(_Strict):
     def with_users(self, users: int) -> LoadFile:
         return self.model_copy(update={"users": users})
 
+    @property
+    def level_name(self) -> str:
+        """What a capacity search varies: simultaneous users, or with arrival phases the rate of
+        the busiest phase (new users per second), the others keeping their share of it."""
+        return "users" if self.phases is None else "peak_users_per_s"
+
+    def at_level(self, level: int) -> LoadFile:
+        """The load at `level` of `level_name`."""
+        if self.phases is None:
+            return self.with_users(level)
+        scale = level / max(phase.users_per_s for phase in self.phases)
+        phases = [phase.model_copy(update={"users_per_s": phase.users_per_s * scale}) for phase in self.phases]
+        return self.model_copy(update={"phases": phases})
+
+    def phases_text(self) -> str | None:
+        """The arrival phases in words ("10/s for 60s, 45/s for 20s"), None with a fixed number of users."""
+        if self.phases is None:
+            return None
+        return ", ".join(f"{p.users_per_s:g}/s for {p.duration / 1e6:g}s" for p in self.phases)
+
     def to_plan(self, url: str) -> Plan:
         """The engine plan: the sessions, the windows, and room for two connections per user."""
         qos = self.qos

@@ -18,6 +18,7 @@ import dataclasses
 import itertools
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -51,6 +52,16 @@ class RoleMemory:
 
 
 @dataclass(frozen=True)
+class RolePoint:
+    """One role's processes between the previous sample and this one."""
+
+    #: From each process's own /proc times (and its reaped children's), in % of one core.
+    cpu_percent: float
+    rss_bytes: int
+    processes: int
+
+
+@dataclass(frozen=True)
 class TimelinePoint:
     """The server between the previous sample and this one."""
 
@@ -63,6 +74,11 @@ class TimelinePoint:
     threads: int
     #: Voluntary + involuntary, of the threads seen in this sample and the one before.
     context_switches: int
+    #: The same split by role (master, worker, backend, ...): which part of the server used the
+    #: CPU and the memory. A process that exited between samples without being reaped by one of
+    #: the tree's own processes is missing here, so the roles' CPU may add up to less than the
+    #: tree's (which comes from the cgroup when there is one).
+    roles: dict[str, RolePoint] = field(default_factory=dict)
 
 
 @dataclass
@@ -213,15 +229,17 @@ class Sampler:
         totals.voluntary_switches += voluntary
         totals.involuntary_switches += involuntary
         cpu_s = reading.cpu_user_s + reading.cpu_system_s - previous.cpu_user_s - previous.cpu_system_s
+        span_s = max(reading.at_s - previous.at_s, 1e-6)
         assert self._first is not None
         totals.timeline.append(
             TimelinePoint(
                 t_s=reading.at_s - self._first.at_s,
-                cpu_percent=max(0.0, 100 * cpu_s / max(reading.at_s - previous.at_s, 1e-6)),
+                cpu_percent=max(0.0, 100 * cpu_s / span_s),
                 rss_bytes=sum(s.rss_bytes for s in samples),
                 processes=len(samples),
                 threads=sum(s.threads for s in samples),
                 context_switches=voluntary + involuntary,
+                roles=roles_between(previous, reading, span_s),
             )
         )
 
@@ -302,6 +320,24 @@ def interpolate(counters: list[Counters], at_s: float) -> Counters:
             share = (at_s - before.at_s) / max(after.at_s - before.at_s, 1e-9)
             return Counters(at_s, *(b + share * (a - b) for b, a in zip(before.values(), after.values(), strict=True)))
     return counters[-1]
+
+
+def _process_cpu_s(sample: ProcSample) -> float:
+    return sample.user_s + sample.system_s + sample.children_user_s + sample.children_system_s
+
+
+def roles_between(previous: _Reading, reading: _Reading, span_s: float) -> dict[str, RolePoint]:
+    """Each role's CPU over the span (a process new since `previous` counts from its birth) and
+    its memory now."""
+    cpu_s: dict[str, float] = defaultdict(float)
+    memory = memory_by_role(list(reading.processes.values()))
+    for pid, (sample, role) in reading.processes.items():
+        before = previous.processes.get(pid)
+        cpu_s[role] += max(0.0, _process_cpu_s(sample) - (_process_cpu_s(before[0]) if before else 0.0))
+    return {
+        role: RolePoint(cpu_percent=100 * cpu_s[role] / span_s, rss_bytes=m.rss_bytes, processes=m.processes)
+        for role, m in sorted(memory.items())
+    }
 
 
 def memory_by_role(processes: list[tuple[ProcSample, str]]) -> dict[str, RoleMemory]:

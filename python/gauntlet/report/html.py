@@ -12,6 +12,7 @@ from markupsafe import Markup
 from gauntlet import __version__
 from gauntlet.report.charts import all_charts
 from gauntlet.report.output import write_atomically
+from gauntlet.report.phases import phase_views
 from gauntlet.report.points import grid_points
 from gauntlet.report.views import configs, environment_table, run_line, tables
 from gauntlet.store import Store
@@ -35,7 +36,7 @@ def plotly_js() -> str:
 def render(store: Store, run_ids: list[int]) -> str:
     runs = [store.run(run_id) for run_id in run_ids]
     points = grid_points(store.cases(run_ids), by_run=len(run_ids) > 1)
-    charts = all_charts(points)
+    charts = [*all_charts(points), *phase_views(points)]
     return TEMPLATES.get_template("report.html.j2").render(
         title=f"Gauntlet report: {', '.join(f'run {r.run_id} ({r.suite})' for r in runs)}",
         run_lines=[run_line(run) for run in runs],

@@ -51,21 +51,26 @@ def print_sessions(console: Console, result: dict[str, Any], verdict: Verdict) -
     console.print(verdict_line(verdict))
 
 
-def probe_line(users: int, result: dict[str, Any], verdict: Verdict) -> str:
+#: How a capacity level reads: simultaneous sessions, or the busiest phase's arrival rate.
+LEVEL_WORDS = {"users": ("users", "simultaneous sessions"), "peak_users_per_s": ("users/s", "new users/s at the peak")}
+
+
+def probe_line(level: int, result: dict[str, Any], verdict: Verdict, level_name: str = "users") -> str:
     worst = min(verdict.pages, key=lambda p: p.good_share)
     mark = "[green]valid[/green]" if verdict.valid else "[red]invalid[/red]"
+    unit = LEVEL_WORDS[level_name][0]
     line = (
-        f"{format_count(users).rjust(8)} users  {mark}  worst page {worst.name}: {worst.good_share:.1%} good, "
+        f"{format_count(level).rjust(8)} {unit}  {mark}  worst page {worst.name}: {worst.good_share:.1%} good, "
         f"{worst.good_or_tolerable_share:.1%} good or tolerable  ({format_count(result['requests_per_s'])} req/s)"
     )
     labels = result["bottleneck"]["labels"]
     return f"{line}  [yellow]{', '.join(labels)}[/yellow]" if labels else line
 
 
-def capacity_line(capacity: Capacity) -> str:
+def capacity_line(capacity: Capacity, level_name: str = "users") -> str:
     upper = "unbounded (no level failed)" if capacity.first_invalid is None else format_count(capacity.first_invalid)
     line = (
-        f"capacity: {format_count(capacity.users)} simultaneous sessions; the true capacity lies in "
+        f"capacity: {format_count(capacity.users)} {LEVEL_WORDS[level_name][1]}; the true capacity lies in "
         f"[{format_count(capacity.users)}, {upper}) after {len(capacity.probes)} probes"
     )
     if capacity.budget_spent:

@@ -4,13 +4,14 @@ report show the same cells. A table with no row (no server monitor, no sessions)
 from __future__ import annotations
 
 import datetime
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from gauntlet.analysis.invariants import breach_reasons
 from gauntlet.analysis.qos import verdict
+from gauntlet.report.phases import by_load, first_phased
 from gauntlet.report.points import GridPoint, Spread, point_names, spread
 from gauntlet.store import RunRow
 from gauntlet.units import format_bytes, format_count, format_duration_us
@@ -151,6 +152,27 @@ def memory_table(points: list[GridPoint]) -> Table:
     return Table("memory", "Memory footprint", note, columns, rows)
 
 
+def php_memory_table(points: list[GridPoint]) -> Table:
+    """The thesis's Table A.12: the memory of one PHP process (a PHP-FPM or php-cgi worker, or an
+    Apache worker with mod_php in it), per case; OPcache on and off tell cases apart when both ran."""
+    php = [p for p in points if p.figure("php_worker_rss_bytes") is not None]
+    leading, named = case_cells(php)
+    rows = []
+    for point, cells in zip(php, named, strict=True):
+        roles = {(c.result or {}).get("server", {}).get("php_role") for c in point.measured} - {None}
+        rows.append([
+            *cells, ", ".join(sorted(str(r) for r in roles)),
+            _or_dash(point.figure("php_worker_rss_bytes"), format_bytes),
+            _or_dash(point.figure("php_worker_vm_size_bytes"), format_bytes),
+        ])
+    columns = (*leading, Column("PHP role", False), Column("RSS per process"), Column("virtual size per process"))
+    note = (
+        "The role that runs PHP (backend: the PHP-FPM pool with its master, or php-cgi; worker: Apache's, with "
+        "mod_php) at the monitor's last sample, divided by its processes; means over the repeats."
+    )
+    return Table("php-memory", "PHP memory per process (Table A.12)", note, columns, rows)
+
+
 def _sessions_results(point: GridPoint) -> list[dict[str, Any]]:
     return [c.result for c in point.measured if c.result and c.result.get("sessions")]
 
@@ -185,12 +207,19 @@ def qos_table(points: list[GridPoint]) -> Table:
     return Table("qos", "QoS verdicts", note, columns, rows)
 
 
+#: What a series of sessions cases varies: simultaneous users, or the busiest phase's arrival rate.
+LEVELS = ("users", "peak_users_per_s")
+
+
 def capacity_table(points: list[GridPoint]) -> Table:
-    """The most simultaneous sessions that stayed valid, per series of user levels."""
+    """The most simultaneous sessions (or new users/s at the peak phase) that stayed valid, per
+    series of levels."""
     levels: dict[str, list[tuple[int, bool]]] = defaultdict(list)
-    sessions = [p for p in points if isinstance(p.params.get("users"), int) and _sessions_results(p)]
-    for point, name in zip(sessions, point_names(sessions, ["users"]), strict=True):
-        levels[name].append((point.params["users"], all(qos_valid(r) for r in _sessions_results(point))))
+    for level in LEVELS:
+        sessions = [p for p in points if isinstance(p.params.get(level), int) and _sessions_results(p)]
+        for point, name in zip(sessions, point_names(sessions, [level]), strict=True):
+            valid = all(qos_valid(r) for r in _sessions_results(point))
+            levels[f"{name} (users/s at the peak)" if level != "users" else name].append((point.params[level], valid))
     rows = []
     for name, probes in levels.items():
         if len(probes) < 2:
@@ -203,6 +232,55 @@ def capacity_table(points: list[GridPoint]) -> Table:
     columns = (Column("case", False), Column("levels probed", False), Column("capacity (users)"), Column("first invalid above"))
     note = "The true capacity lies between the largest valid level and the first invalid one above it."
     return Table("capacity", "Capacity", note, columns, rows)
+
+
+def _errors_in(timeline: list[dict[str, Any]], start_s: float, end_s: float) -> str:
+    """The errors by kind of the seconds that began in [start_s, end_s)."""
+    kinds: Counter[str] = Counter()
+    for second in timeline:
+        if start_s <= second["second"] < end_s:
+            kinds.update(second.get("errors_by_kind") or {})
+    return ", ".join(f"{kind} {format_count(n)}" for kind, n in sorted(kinds.items())) or "none"
+
+
+def phases_table(points: list[GridPoint]) -> Table:
+    """Phase by phase for each server (its first repeat): users, pages, page times and QoS per page
+    type, errors by kind, and whether the phase held (every page type QoS-valid in it)."""
+    rows = []
+    for members in by_load(points).values():
+        for point, name in zip(members, point_names(members, ["group"]), strict=True):
+            case = first_phased(point)
+            assert case is not None and case.result is not None
+            validity = page_validity(case.result)
+            for k, phase in enumerate(case.result["sessions"]["phases"], 1):
+                start_s = phase["start_us"] / 1e6
+                pages = sorted(phase["pages"].items())
+                held = all(valid for page, valid in validity.items() if page.endswith(f" in phase {k}"))
+                rows.append([
+                    name, f"{k}: {phase['users_per_s']:g}/s", "held" if held else "BROKE", format_count(phase["users_arrived"]),
+                    format_count(phase["users_dropped"]),
+                    ", ".join(f"{page} {format_duration_us(v['page_time_us']['p99'])}" for page, v in pages if v["count"]),
+                    ", ".join(f"{page} {v['good'] / v['count']:.0%}" for page, v in pages if v["count"]),
+                    _errors_in(case.result["timeline"], start_s, start_s + phase["duration_us"] / 1e6),
+                ])
+    columns = (
+        Column("case", False), Column("phase", False), Column("QoS", False), Column("users"), Column("dropped"),
+        Column("p99 page time", False), Column("GOOD", False), Column("errors", False),
+    )
+    note = (
+        "Each server's first repeat, phase by phase: users who arrived and were dropped; of the pages that began "
+        "in the phase, the p99 page time and GOOD share per page type; the errors of the phase's seconds; and "
+        "whether every page type met the QoS shares in it."
+    )
+    return Table("phases", "Arrival phases", note, columns, rows)
+
+
+def page_validity(result: dict[str, Any]) -> dict[str, bool]:
+    """Each page type's validity in each phase ("home in phase 2"): as the suite stored it with the
+    load file's shares, else by SPECweb2005's."""
+    if "qos" in result:
+        return {name: bool(page["valid"]) for name, page in result["qos"]["pages"].items()}
+    return {page.name: page.valid for page in verdict(result["sessions"]).pages}
 
 
 def failures_table(points: list[GridPoint]) -> Table:
@@ -275,11 +353,12 @@ def configs(points: list[GridPoint]) -> list[tuple[str, str]]:
 
 
 TABLES: tuple[Callable[[list[GridPoint]], Table], ...] = (
-    cases_table, breaches_table, resources_table, memory_table, qos_table, capacity_table, failures_table,
+    cases_table, breaches_table, resources_table, memory_table, php_memory_table, qos_table, phases_table,
+    capacity_table, failures_table,
 )
 #: The terminal summary: the headline tables, without the wide per-role memory rows.
 SUMMARY_TABLES: tuple[Callable[[list[GridPoint]], Table], ...] = (
-    cases_table, breaches_table, qos_table, capacity_table, failures_table,
+    cases_table, breaches_table, qos_table, phases_table, capacity_table, failures_table,
 )
 
 

@@ -48,6 +48,18 @@ def _server_memory(name: str) -> Callable[[Result], Figure]:
     return read
 
 
+def _php_worker(name: str) -> Callable[[Result], Figure]:
+    """A memory size per process of the role that runs PHP (result["server"]["php_role"]: the
+    backend pool, or Apache's workers with mod_php): the thesis's Table A.12."""
+
+    def read(result: Result) -> Figure:
+        server = result.get("server") or {}
+        memory = server.get("memory", {}).get(server.get("php_role") or "")
+        return None if not memory or not memory["processes"] else memory[name] // memory["processes"]
+
+    return read
+
+
 FIGURES: dict[str, Callable[[Result], Figure]] = {
     "responses": _field("responses"),
     "errors_total": _field("errors_total"),
@@ -80,6 +92,8 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
     "sessions_users_completed": _field("sessions", "users_completed"),
     "sessions_users_dropped": _field("sessions", "users_dropped"),
     "qos_valid": _field("qos", "valid"),
+    "php_worker_rss_bytes": _php_worker("rss_bytes"),
+    "php_worker_vm_size_bytes": _php_worker("vm_size_bytes"),
 }
 
 

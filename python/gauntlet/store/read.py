@@ -11,7 +11,7 @@ from typing import Any
 
 from gauntlet.errors import GauntletError
 from gauntlet.store.figures import FIGURES, Figure
-from gauntlet.store.write import HISTOGRAM_FIELDS, TIMELINE_COLUMNS
+from gauntlet.store.write import HISTOGRAM_FIELDS, TIMELINE_COLUMNS, TIMELINE_JSON_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,9 @@ def _timelines(conn: sqlite3.Connection, marks: str, run_ids: list[int]) -> dict
         run_ids,
     )
     for row in rows:
-        found[row["case_id"]].append({name: row[name] for name in TIMELINE_COLUMNS})
+        second = {name: row[name] for name in TIMELINE_COLUMNS}
+        second.update({field: json.loads(row[column]) for field, column in TIMELINE_JSON_COLUMNS.items()})
+        found[row["case_id"]].append(second)
     return found
 
 

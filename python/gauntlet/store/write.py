@@ -18,7 +18,10 @@ RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 HISTOGRAM_FIELDS = {"histogram": "latency", "service_histogram": "service_time"}
 TIMELINE_COLUMNS = (
     "second", "span_us", "requests", "responses", "errors", "bytes_in", "p50_us", "p90_us", "p99_us", "max_us", "histogram",
+    "users_arrived", "users_active", "users_finished", "users_dropped", "pages", "page_errors",
 )
+#: Timeline fields kept as JSON text: field -> column.
+TIMELINE_JSON_COLUMNS = {"errors_by_kind": "errors_by_kind_json"}
 
 
 def _json(value: Any) -> str:
@@ -78,9 +81,13 @@ def _add_result(conn: sqlite3.Connection, case_id: int, result: dict[str, Any]) 
         f"INSERT INTO measurements (case_id, {columns}, result_json) VALUES ({marks})",
         (case_id, *figures.values(), _json(rest)),
     )
+    second_columns = [*TIMELINE_COLUMNS, *TIMELINE_JSON_COLUMNS.values()]
     conn.executemany(
-        f"INSERT INTO timelines (case_id, {', '.join(TIMELINE_COLUMNS)}) VALUES ({', '.join('?' * (len(TIMELINE_COLUMNS) + 1))})",
-        [(case_id, *(second[c] for c in TIMELINE_COLUMNS)) for second in result.get("timeline", [])],
+        f"INSERT INTO timelines (case_id, {', '.join(second_columns)}) VALUES ({', '.join('?' * (len(second_columns) + 1))})",
+        [
+            (case_id, *(second[c] for c in TIMELINE_COLUMNS), *(_json(second[f]) for f in TIMELINE_JSON_COLUMNS))
+            for second in result.get("timeline", [])
+        ],
     )
     conn.executemany(
         "INSERT INTO histograms (case_id, name, encoded) VALUES (?, ?, ?)",

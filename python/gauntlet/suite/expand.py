@@ -102,11 +102,16 @@ def _session_cases(group: Group, spec: ServerSpec, base: dict[str, Any], suite_d
     load = loadfile.load(loadfile.find(group.load, suite_dir), group.load_overrides)
     first_page = load.sessions[0].pages[0].path
     params = base | {"model": "sessions", "load": group.load}
+    if load.phases is not None:
+        params["phases"] = load.phases_text()
     if group.capacity is not None:
         sessions = Sessions(load, None, group.capacity.start, group.capacity.max_probes)
         yield Case(group.name, spec, first_page, params | {"capacity": True}, sessions=sessions)
         return
-    for users in group.users or ():
+    if group.users is None:
+        yield Case(group.name, spec, first_page, params, sessions=Sessions(load))
+        return
+    for users in group.users:
         yield Case(group.name, spec, first_page, params | {"users": users}, sessions=Sessions(load, users))
 
 

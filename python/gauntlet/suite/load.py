@@ -17,12 +17,16 @@ SHIPPED = Path(__file__).parent / "builtin"
 DOC = "docs/suites.md"
 
 
+VARIANTS = ("quick", "full")
+
+
 @dataclass(frozen=True)
 class LoadedSuite:
     suite: Suite
     path: Path
     text: str
     quick: bool
+    full: bool = False
 
 
 def shipped_names() -> list[str]:
@@ -43,9 +47,10 @@ def suite_path(name_or_file: str) -> Path:
     )
 
 
-def with_quick(data: dict[str, Any], lines: Lines) -> tuple[dict[str, Any], Lines]:
-    """The groups with their `quick` fields in place; a replaced field keeps the line it came from."""
-    quick = data.get("quick")
+def with_variant(data: dict[str, Any], lines: Lines, variant: str) -> tuple[dict[str, Any], Lines]:
+    """The groups with the fields of `variant` (quick, full) in place; a replaced field keeps the
+    line it came from."""
+    quick = data.get(variant)
     groups = data.get("groups")
     if not isinstance(quick, dict) or not isinstance(groups, list):
         return data, lines
@@ -58,21 +63,25 @@ def with_quick(data: dict[str, Any], lines: Lines) -> tuple[dict[str, Any], Line
             continue
         merged_groups.append({**group, **overrides})
         for key, line in lines.items():
-            if key[:2] == ("quick", group["name"]) and len(key) > 2:
+            if key[:2] == (variant, group["name"]) and len(key) > 2:
                 merged_lines[("groups", index, *key[2:])] = line
     return {**data, "groups": merged_groups}, merged_lines
 
 
-def load_suite(name_or_file: str, quick: bool = False) -> LoadedSuite:
+def load_suite(name_or_file: str, quick: bool = False, full: bool = False) -> LoadedSuite:
     path = suite_path(name_or_file)
-    return parse_suite(read_text(path, "suite file"), path, quick)
+    return parse_suite(read_text(path, "suite file"), path, quick, full)
 
 
-def parse_suite(text: str, path: Path, quick: bool = False) -> LoadedSuite:
-    """Both variants are checked, so a mistake in `quick` shows before a full run too. `path` is where
-    the text came from: errors name it, and load files are found next to it."""
+def parse_suite(text: str, path: Path, quick: bool = False, full: bool = False) -> LoadedSuite:
+    """Every variant is checked, so a mistake in `quick` shows before a default run too. `path` is
+    where the text came from: errors name it, and load files are found next to it."""
+    if quick and full:
+        raise GauntletError("--quick and --full ask for two variants at once", "Give one of them")
     data, lines = parse_yaml(text, path, "suite file", DOC)
     context = {"kinds": list(KINDS), "backend_pages": {name: backend.page.path for name, backend in BACKENDS.items()}}
-    full = validate(path, data, lines, Suite, DOC, context)
-    short = validate(path, *with_quick(data, lines), Suite, DOC, context)
-    return LoadedSuite(short if quick else full, path, text, quick)
+    suites = {"default": validate(path, data, lines, Suite, DOC, context)}
+    for variant in VARIANTS:
+        suites[variant] = validate(path, *with_variant(data, lines, variant), Suite, DOC, context)
+    chosen = "quick" if quick else "full" if full else "default"
+    return LoadedSuite(suites[chosen], path, text, quick, full)

@@ -189,8 +189,8 @@ class Group(_Strict):
         if self.model == "sessions":
             if self.load is None:
                 raise ValueError("a sessions group names its load file: load: support-like")
-            if (self.users is None) == (self.capacity is None):
-                raise ValueError("a sessions group gives users: [..] or capacity: {start, max_probes}, one of them")
+            if self.users is not None and self.capacity is not None:
+                raise ValueError("a sessions group gives users: [..] or capacity: {start, max_probes}, not both")
         else:
             if self.load is not None or self.users is not None or self.capacity is not None:
                 raise ValueError(f"load, users and capacity belong to sessions groups, not to a {self.model} group")
@@ -228,6 +228,8 @@ class Suite(_Strict):
     restart_every: Annotated[int, Field(ge=0, le=SIZE_MAX)] = 0
     #: The --quick variant: per group name, the fields that replace the group's.
     quick: dict[str, dict[str, Any]] = {}
+    #: The --full variant (a study at its own length when the default is scaled down), the same way.
+    full: dict[str, dict[str, Any]] = {}
 
     @model_validator(mode="after")
     def every_case_measures_something(self) -> Suite:
@@ -252,7 +254,8 @@ class Suite(_Strict):
             for kind in group.servers or ():
                 if kind not in kinds:
                     raise ValueError(f"group {group.name} runs on '{kind}', which the suite's servers do not list")
-        for name in self.quick:
-            if name not in names:
-                raise ValueError(f"quick names the group '{name}', which the suite does not have")
+        for variant, overrides in (("quick", self.quick), ("full", self.full)):
+            for name in overrides:
+                if name not in names:
+                    raise ValueError(f"{variant} names the group '{name}', which the suite does not have")
         return self
