@@ -5,10 +5,13 @@ VENV := .venv
 STAMP := $(VENV)/.installed
 ENGINE_SOURCES := $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
 
-.PHONY: help setup run test bench lint schema stubtest
+FUZZ_TARGETS := http1_response chunked_body tls_client
+FUZZ_SECONDS ?= 20
+
+.PHONY: help setup run test bench lint schema stubtest fuzz-smoke
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-6s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-10s %s\n", $$1, $$2}'
 
 setup: $(STAMP) ## create .venv and install gauntlet with its engine (release build) and test tools
 
@@ -44,3 +47,13 @@ stubtest: setup ## python/gauntlet/_engine.pyi against the built module (mypy's 
 schema: ## regenerate python/gauntlet/schema/{plan,run-result-v2}.json from the engine's Rust types
 	cd engine && cargo run --quiet --bin gauntlet-engine -- schema plan > ../python/gauntlet/schema/plan.json
 	cd engine && cargo run --quiet --bin gauntlet-engine -- schema result > ../python/gauntlet/schema/run-result-v2.json
+
+# New inputs go to a scratch corpus under fuzz/target/, so the committed one (fuzz/corpus/) stays as it is;
+# docs/fuzzing.md says how to run longer and fold what was found back in.
+fuzz-smoke: ## each cargo-fuzz target for FUZZ_SECONDS (20) from its corpus; needs nightly and cargo-fuzz
+	cd engine && cargo +nightly fuzz build -s none
+	cd engine && for target in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/target/corpus/$$target && \
+		cargo +nightly fuzz run -s none $$target fuzz/target/corpus/$$target fuzz/corpus/$$target -- \
+			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 || exit 1; \
+	done

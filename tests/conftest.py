@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
@@ -19,6 +20,13 @@ from gauntlet.servers.registry import availability, combination, kind_of, start_
 from gauntlet.servers.spec import ServerSpec
 
 IN_CI = os.environ.get("CI") == "true"
+
+
+@pytest.fixture(autouse=True)
+def own_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test runs in a directory of its own: what a command writes by default (results.db,
+    report.html) lands there, not in the checkout."""
+    monkeypatch.chdir(tmp_path)
 
 
 def missing_here(reason: str, in_ci: str) -> NoReturn:

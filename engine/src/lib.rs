@@ -3,6 +3,9 @@
 pub mod agents;
 pub mod clock;
 pub mod conn;
+/// The fuzz targets' entry points, also replayed over their corpus by `cargo test`.
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod http1;
 pub mod limits;
 pub mod merge;

@@ -1,7 +1,7 @@
 //! The response parser fed every valid response split at every byte boundary, pipelined
 //! responses, and chunked edge cases.
 
-use gauntlet_engine::http1::{Head, Progress, ResponseParser};
+use gauntlet_engine::http1::{Head, Progress, ResponseParser, MAX_HEAD_BYTES};
 use gauntlet_engine::stats::error::ErrorKind;
 
 /// Feed `parts` in order as a connection would: bytes a partial head left unconsumed are
@@ -148,4 +148,19 @@ fn endless_heads_are_refused() {
     head.resize(70_000, b'a');
     let mut parser = ResponseParser::new(false);
     assert_eq!(parser.feed(&head), Err(ErrorKind::Malformed));
+}
+
+/// Found writing the fuzz targets' invariant (any cut into reads gives the same outcome): a head past
+/// MAX_HEAD_BYTES was accepted when a read completed it and refused when a read ended inside it.
+#[test]
+fn a_head_too_long_is_refused_however_it_is_cut() {
+    let mut response = b"HTTP/1.1 200 OK\r\nX-Filler: ".to_vec();
+    response.resize(MAX_HEAD_BYTES, b'a');
+    response.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+    let halves = response.split_at(MAX_HEAD_BYTES / 2);
+    for parts in [vec![&response[..]], vec![halves.0, halves.1]] {
+        assert_eq!(parse_in_parts(&parts, false), Err(ErrorKind::Malformed), "in {} parts", parts.len());
+    }
+    let fits = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+    assert!(parse_in_parts(&[fits], false).unwrap().is_some());
 }

@@ -21,6 +21,8 @@ from typing import Any
 import psutil
 
 from gauntlet import __version__
+from gauntlet.monitor.cgroup import cgroup_dirs
+from gauntlet.servers.registry import KINDS, availability
 
 #: The kernel settings the studies tuned, by their sysctl names (docs/tuning.md says why).
 SYSCTLS = (
@@ -47,8 +49,6 @@ HUGE_PAGES = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 def snapshot(load_average: tuple[float, float, float] | None = None) -> dict[str, Any]:
     """The facts a result depends on, as JSON-able values (None where the machine does not say);
     `load_average` as read before the load, when the snapshot is taken after it."""
-    from gauntlet.servers.registry import KINDS, availability
-
     soft_hard = {name: list(resource.getrlimit(limit)) for name, limit in ULIMITS.items()}
     return {
         "taken_unix_ms": int(time.time() * 1000),
@@ -144,28 +144,6 @@ def cpu_quota_cores(pid: int) -> float | None:
         if quota is not None
     ]
     return min(quotas, default=None)
-
-
-def cgroup_dirs(mountinfo: str, proc_cgroup: str, controller: str) -> list[tuple[int, Path, Path]]:
-    """Where a process's group is in each hierarchy that has `controller` (v1) and in v2's:
-    (version, its directory, the hierarchy's mount point), from /proc/self/mountinfo and
-    /proc/PID/cgroup."""
-    own: dict[str, str] = {}
-    for line in proc_cgroup.splitlines():
-        _, controllers, path = line.split(":", 2)
-        for name in controllers.split(",") if controllers else [""]:
-            own[name] = path
-    found = []
-    for line in mountinfo.splitlines():
-        fields = line.split()
-        separator = fields.index("-")
-        root, mountpoint = fields[3], Path(fields[4])
-        fstype, options = fields[separator + 1], fields[separator + 3].split(",")
-        key = "" if fstype == "cgroup2" else controller if fstype == "cgroup" and controller in options else None
-        if key is None or key not in own or not own[key].startswith(root):
-            continue
-        found.append((2 if key == "" else 1, mountpoint / own[key][len(root) :].lstrip("/"), mountpoint))
-    return found
 
 
 def _quota_cores(directory: Path, version: int) -> float | None:

@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from gauntlet.servers.base import ServerInstance
-from gauntlet.servers.process import spawn, stop_tree
+from gauntlet.servers.process import spawn, stop_processes
 from tests.agents.merging import VALIDATOR
 from tests.helpers.builtin_stats import server_stats
 from tests.helpers.cli_process import Running, run_cli
@@ -140,7 +140,7 @@ def dask_cluster(tmp_path: Path) -> Iterator[str]:
         known = [p for proc in (workers, scheduler) if proc is not None for p in psutil.Process(proc.pid).children(recursive=True)]
         for proc in (workers, scheduler):
             if proc is not None:
-                stop_tree(proc, known=known)
+                stop_processes(proc, known=known)
         assert not [p.pid for p in known if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 

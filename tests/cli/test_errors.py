@@ -96,7 +96,8 @@ def test_refused_port_counts_errors_and_exits_1(tmp_path: Path) -> None:
     assert result["responses"] == 0 and result["status_codes"] == {}
     assert "connect_refused" in done.stdout
     assert done.stderr.strip().splitlines() == [
-        "gauntlet: no request succeeded (no 2xx or 3xx response); see the outcomes above"
+        "stored as run 1 in results.db (gauntlet report --db results.db 1)",
+        "gauntlet: no request succeeded (no 2xx or 3xx response); see the outcomes above",
     ]
 
 

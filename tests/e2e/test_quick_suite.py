@@ -16,9 +16,9 @@ from typing import Any
 import psutil
 import pytest
 
-from gauntlet.lab.record import case_key
+from gauntlet.model.record import case_key
 from gauntlet.lab.suite import prepare, new_options
-from gauntlet.servers.process import wait_gone
+from gauntlet.servers.pids import wait_gone
 from gauntlet.store import Store
 from gauntlet.suite.load import load_suite
 from tests.helpers.browser import charts_drawn, headless_chromium, open_report, screenshot
@@ -31,8 +31,8 @@ def expected_keys(servers: list[str] | None = None) -> set[tuple[str, int]]:
     """(key, repeat) of every case the quick variant runs on the installed servers."""
     loaded = load_suite("quick", quick=True)
     prepared = prepare(loaded, new_options(loaded, servers, None, False), {})
-    cases = [case for block in prepared.plan.blocks for case in block.cases]
-    return {(case_key(case.params), repeat) for case in cases for repeat in range(prepared.plan.repeats)}
+    cases = [case for block in prepared.agenda.blocks for case in block.cases]
+    return {(case_key(case.params), repeat) for case in cases for repeat in range(prepared.agenda.repeats)}
 
 
 @pytest.fixture(scope="module")

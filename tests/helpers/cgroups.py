@@ -9,9 +9,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-
-from gauntlet.host import cgroup_dirs
-from gauntlet.monitor.cgroup import Cgroup
+from gauntlet.monitor.cgroup import Cgroup, cgroup_dirs
 from tests.conftest import missing_here
 
 PERIOD_US = 100_000

@@ -1,5 +1,5 @@
 """Real cases for the store and report tests: short engine runs against the built-in server,
-measured and recorded by the suite's own `lab.case.measure` (the server's tree monitored)."""
+measured and recorded by the suite's own `lab.case.measure` (the server's processes monitored)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from gauntlet import __version__
-from gauntlet.cli.run import build_plan, plan_options
-from gauntlet.lab import loadfile
-from gauntlet.lab.case import Case, Sessions, measure
-from gauntlet.lab.record import CaseRecord
+from gauntlet.cli.load_options import LoadOptions
+from gauntlet.lab.case import measure
 from gauntlet.lab.suite import qos_summary
+from gauntlet.model import loadfile
+from gauntlet.model.record import CaseRecord
 from gauntlet.servers.base import ServerInstance
-from gauntlet.servers.spec import ServerSpec
 
 MEASURE_S = 0.3
 
@@ -24,12 +23,12 @@ def load_case(
     """One case of the closed loop (or of a constant rate with `rate_per_s`): `params` name the
     path, connections, keep-alive; `query` adds an injected fault (?delay_ms=5) the key does not show."""
     url = f"{server.url.rstrip('/')}{params.get('path', '/webtest.html')}{query}"
-    options = plan_options(
+    options = LoadOptions(
         connections=params.get("connections", 4), threads=2, duration=f"{measure_s}s",
-        no_keepalive=not params.get("keepalive", True), rate=params.get("rate_per_s"),
+        no_keepalive=not params.get("keepalive", True), rate_per_s=params.get("rate_per_s"),
     )
     params = {"server": "builtin", "protocol": server.scheme, **params}
-    return measure(build_plan(url, options), server, params, server_version=__version__, repeat=repeat).record
+    return measure(options.plan(url), server, params, server_version=__version__, repeat=repeat).record
 
 
 SLOW_PAGE_LOAD = """\
@@ -49,8 +48,7 @@ def sessions_case(server: ServerInstance, load_path: Path, users: int, params: d
     are not (as tests/cli/test_sessions.py shows)."""
     load = loadfile.load(load_path).with_users(users)
     params = {"server": "builtin", "protocol": server.scheme, "model": "sessions", "users": users, **params}
-    record = measure(load.plan(server.url), server, params, server_version=__version__).record
+    record = measure(load.to_plan(server.url), server, params, server_version=__version__).record
     assert record.result is not None, record.error
-    case = Case(params.get("group", ""), ServerSpec("builtin"), "/", params, sessions=Sessions(load, users))
-    record.result["qos"] = qos_summary(case, record.result)
+    record.result["qos"] = qos_summary(load, record.result)
     return record

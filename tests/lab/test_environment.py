@@ -12,7 +12,8 @@ import jsonschema
 import pytest
 
 from gauntlet import schema
-from gauntlet.host import allowed_cpus, cgroup_dirs, cpu_quota_cores, differences, snapshot
+from gauntlet.host import allowed_cpus, cpu_quota_cores, differences, snapshot
+from gauntlet.monitor.cgroup import cgroup_dirs
 from gauntlet.servers.registry import availability
 from tests.helpers.cgroups import cpu_quota
 
@@ -31,8 +32,14 @@ CONTAINER_MOUNTS = """\
 """
 
 
+def load_average_now() -> list[float]:
+    return [round(load, 2) for load in os.getloadavg()]
+
+
 def test_the_snapshot_is_what_the_schema_describes_and_what_the_machine_says() -> None:
+    before = load_average_now()
     found = snapshot()
+    after = load_average_now()
     jsonschema.Draft202012Validator(SCHEMA["properties"]["environment"]).validate(found)
     assert found["cores"] == os.cpu_count()
     assert found["cpus_allowed"] == sorted(os.sched_getaffinity(0))
@@ -40,7 +47,12 @@ def test_the_snapshot_is_what_the_schema_describes_and_what_the_machine_says() -
     assert found["sysctls"]["net.core.somaxconn"] == Path("/proc/sys/net/core/somaxconn").read_text().strip()
     assert found["kernel"] == os.uname().release
     assert found["servers"]["nginx"] == availability("nginx").version
-    assert found["load_average"][0] >= 0
+    # The kernel refreshes it every 5 s: the snapshot holds the reading from before or after.
+    assert found["load_average"] in (before, after)
+
+
+def test_a_snapshot_after_the_load_keeps_the_load_average_from_before_it() -> None:
+    assert snapshot((1.234, 0.5, 0.0))["load_average"] == [1.23, 0.5, 0.0]
 
 
 def test_the_same_machine_later_differs_in_nothing_that_matters() -> None:

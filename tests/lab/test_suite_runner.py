@@ -9,10 +9,12 @@ from typing import Any
 import psutil
 
 from gauntlet import engine
-from gauntlet.lab.record import CaseRecord, case_key
-from gauntlet.lab.suite import SuitePlan, SuiteRunner
+from gauntlet.lab.suite import Agenda, SuiteRunner
+from gauntlet.model.record import CaseRecord, case_key
+from gauntlet.servers.spec import ServerSpec
 from gauntlet.suite.expand import expand
 from gauntlet.suite.load import load_suite
+from tests.conftest import require_available
 
 SUITE = """\
 name: runner
@@ -59,18 +61,18 @@ class ListSink:
         self.records.append(record)
 
 
-def suite_plan(tmp_path: Path, text: str, **settings: Any) -> SuitePlan:
+def agenda(tmp_path: Path, text: str, **settings: Any) -> Agenda:
     path = tmp_path / "suite.yaml"
     path.write_text(text)
     loaded = load_suite(str(path))
-    return SuitePlan(expand(loaded.suite, ["builtin", "lighttpd"], tmp_path), **settings)
+    return Agenda(expand(loaded.suite, ["builtin", "lighttpd"], tmp_path), **settings)
 
 
 def test_repeats_restart_the_server_and_every_case_is_recorded(tmp_path: Path) -> None:
-    plan = suite_plan(tmp_path, SUITE, repeats=3, restart_every=2)
-    assert plan.total() == (4 + 1) * 3
+    planned = agenda(tmp_path, SUITE, repeats=3, restart_every=2)
+    assert planned.total() == (4 + 1) * 3
     sink = ListSink()
-    SuiteRunner(plan, sink).run()
+    SuiteRunner(planned, sink).run()
     static = [r for r in sink.records if r.params["group"] == "static"]
     assert len(static) == 12 and all(r.status == "ok" for r in static)
     assert [r.result["responses"] for r in static] == [300] * 12
@@ -82,18 +84,19 @@ def test_repeats_restart_the_server_and_every_case_is_recorded(tmp_path: Path) -
 
 
 def test_a_server_that_cannot_start_leaves_an_error_record_per_case(tmp_path: Path) -> None:
+    require_available(ServerSpec("lighttpd"))  # the error checked is the driver's, not "not installed"
     sink = ListSink()
-    SuiteRunner(suite_plan(tmp_path, SUITE, repeats=2), sink).run()
+    SuiteRunner(agenda(tmp_path, SUITE, repeats=2), sink).run()
     broken = [r for r in sink.records if r.params["group"] == "broken"]
     assert [r.repeat for r in broken] == [0, 1]
     assert all(r.result is None and "lighttpd workers must be 1 to 64" in r.error for r in broken)
 
 
 def test_a_resumed_plan_runs_only_what_is_missing(tmp_path: Path) -> None:
-    first = suite_plan(tmp_path, SUITE)
+    first = agenda(tmp_path, SUITE)
     cases = [case for block in first.blocks for case in block.cases]
     done = {(case_key(cases[0].params), 0): None, (case_key(cases[2].params), 0): None}
-    resumed = suite_plan(tmp_path, SUITE, done=done)
+    resumed = agenda(tmp_path, SUITE, done=done)
     assert resumed.total() == first.total() - 2
     sink = ListSink()
     SuiteRunner(resumed, sink).run()
@@ -112,17 +115,17 @@ groups:
     capacity: {start: 8, max_probes: 4}
 """
     sink = ListSink()
-    SuiteRunner(suite_plan(tmp_path, text), sink).run()
+    SuiteRunner(agenda(tmp_path, text), sink).run()
     probes = [(r.params["users"], r.result["qos"]["valid"]) for r in sink.records]
     # Each user waits 10 ms per simultaneous user: 8 users see 80 ms (GOOD), 16 see 160 ms, 32 see 320 ms.
     assert probes[:3] == [(8, True), (16, True), (32, False)] and len(probes) == 4
     assert all(r.params["capacity"] and r.result["sessions"]["pages"]["slow"]["count"] > 0 for r in sink.records)
     stored = {(r.key, r.repeat): r.result["qos"]["valid"] for r in sink.records}
-    finished = suite_plan(tmp_path, text, done=stored)
+    finished = agenda(tmp_path, text, done=stored)
     assert finished.total() == 0, "a search whose probes are all stored is done"
     partly = dict(list(stored.items())[:2])
     sink_again = ListSink()
-    SuiteRunner(suite_plan(tmp_path, text, done=partly), sink_again).run()
+    SuiteRunner(agenda(tmp_path, text, done=partly), sink_again).run()
     assert [r.params["users"] for r in sink_again.records] == [users for users, _ in probes[2:]]
 
 
@@ -144,7 +147,7 @@ groups:
     sink = ListSink()
     path = tmp_path / "suite.yaml"
     path.write_text(text)
-    SuiteRunner(SuitePlan(expand(load_suite(str(path)).suite, ["nginx"], tmp_path)), sink).run()
+    SuiteRunner(Agenda(expand(load_suite(str(path)).suite, ["nginx"], tmp_path)), sink).run()
     fpm, mod_php = sink.records
     assert fpm.result["responses"] == 200 and fpm.result["status_codes"] == {"200": 200}
     assert fpm.server_version.startswith(f"{availability('nginx').version}; php-fpm 8.")

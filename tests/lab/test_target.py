@@ -7,7 +7,8 @@ from collections.abc import Callable
 import pytest
 
 from gauntlet import engine
-from gauntlet.lab.measure import Repeats, Settings, Target, measure_case
+from gauntlet.lab.measure import Repeats, Settings, Target, measure_repeats
+from gauntlet.plan import Plan
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.servers.process import leftovers
@@ -52,14 +53,14 @@ def test_a_warm_up_runs_on_each_server_a_restart_starts() -> None:
         runs.append((plan["url"], plan["requests"], outcome.result["responses"]))
         return outcome
 
-    def measured(case: Repeats) -> None:
+    def measured(repeats: Repeats) -> None:
         assert target.server is not None
         counted.append(server_stats(target.server)["requests"])
 
-    plan: engine.Plan = {"url": "", "connections": 2, "threads": 1, "requests": 300}
+    plan = Plan(url="", connections=2, threads=1, requests=300)
     settings = Settings(repeats=2, restart_between=True, warmup_requests=200)
     with Target(start=start_builtin, path="/webtest.html") as target:
-        measure_case(plan, target, settings, on_measured=measured, run_plan=recording)
+        measure_repeats(plan, target, settings, on_measured=measured, run_plan=recording)
     (first, *_), (second, *_) = runs[0], runs[2]
     assert first != second, "the restart started a new server"
     assert runs == [(first, 200, 200), (first, 300, 300), (second, 200, 200), (second, 300, 300)]

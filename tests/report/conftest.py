@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.store import Store
 from tests.conftest import Started

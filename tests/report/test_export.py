@@ -13,7 +13,7 @@ import pytest
 
 import gauntlet.results
 from gauntlet.errors import GauntletError
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 from gauntlet.store import CaseRow, Store
 from gauntlet.store.figures import FIGURES
 from tests.helpers.cli_process import run_cli

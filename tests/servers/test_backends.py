@@ -1,6 +1,6 @@
 """Every supported server and backend combination of the registry's table, against the real
 programs: the dynamic page's exact body over HTTP and HTTPS, the backend pool's processes,
-keep-alive on and off counted in the server's access log, the pool in the monitor's tree as
+keep-alive on and off counted in the server's access log, the pool in the monitor's processes as
 `backend`; and every combination the table rules out is a one-line `unsupported` error.
 
 The HTTP test reaches the pool over a unix socket, the HTTPS one over loopback TCP, so both
@@ -17,7 +17,7 @@ from gauntlet import engine
 from gauntlet.errors import GauntletError
 from gauntlet.monitor.sampler import Sampler
 from gauntlet.servers.backends.catalog import backend_named
-from gauntlet.servers.process import tree, unverified_tls
+from gauntlet.servers.process import processes_under, unverified_tls
 from gauntlet.servers.registry import combinations, kind_of
 from tests.conftest import Start
 from tests.helpers.logs import access_log_lines
@@ -61,7 +61,7 @@ def test_page_over_http_with_keep_alive(server: Start, kind: str, backend: str) 
     assert fetch(f"{instance.url}{page.name}", tls=False) == (200, page.expected_body())
     assert fetch(f"{instance.url}webtest.html", tls=False)[0] == 200, "static files still served"
     for pool in instance.backends:
-        assert len(tree(pool.proc.pid)) == 1 + POOL_WORKERS, f"{pool.name}: master + backend_workers"
+        assert len(processes_under(pool.proc.pid)) == 1 + POOL_WORKERS, f"{pool.name}: master + backend_workers"
     before = len(instance.access_log_lines())  # h2o writes its log behind the responses
     with Sampler.of(instance, interval_s=0.1) as sampler:
         result = load(f"{instance.url}{page.name}", REQUESTS)
@@ -100,6 +100,6 @@ def test_unsupported_is_a_one_line_error(server: Start, kind: str, backend: str)
 
 def test_uwsgi_runs_the_configured_threads(server: Start) -> None:
     instance = server("nginx", backend="uwsgi", backend_workers=2, backend_threads=3)
-    _master, *workers = tree(instance.backend_pids()[0])
+    _master, *workers = processes_under(instance.backend_pids()[0])
     assert len(workers) == 2 and all(worker.num_threads() >= 3 for worker in workers)
     load(f"{instance.url}page.py", 60)

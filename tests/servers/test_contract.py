@@ -19,7 +19,7 @@ import pytest
 from gauntlet import engine
 from gauntlet.errors import GauntletError
 from gauntlet.servers.base import ServerInstance
-from gauntlet.servers.process import tree
+from gauntlet.servers.process import processes_under
 from gauntlet.servers.registry import KINDS
 from tests.conftest import Start
 from tests.helpers.builtin_stats import server_stats
@@ -38,7 +38,7 @@ REQUESTS = 300  # engine_connections' default run: 4 connections
 
 def _worker_processes(server: ServerInstance) -> int:
     """Children of the main process that run the same program."""
-    main, *children = tree(server.main_pid)
+    main, *children = processes_under(server.main_pid)
     return sum(1 for child in children if child.name() == main.name())
 
 

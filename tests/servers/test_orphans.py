@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gauntlet.servers.process import kill_all, wait_gone
+from gauntlet.servers.pids import kill_all, wait_gone
 from gauntlet.servers.registry import KINDS
 from gauntlet.servers.spec import ServerSpec
 from tests.conftest import require_app, require_available

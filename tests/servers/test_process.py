@@ -16,8 +16,8 @@ from gauntlet.servers.process import (
     leftovers,
     log_tail,
     spawn,
-    stop_tree,
-    tree,
+    stop_processes,
+    processes_under,
     wait_ready,
 )
 from gauntlet.servers.spec import ServerSpec
@@ -88,7 +88,7 @@ def test_wait_ready_gives_up_at_the_deadline(tmp_path):
             )
         assert time.monotonic() - started < 3.0
     finally:
-        stop_tree(proc, grace_s=2.0)
+        stop_processes(proc, grace_s=2.0)
     assert proc.returncode is not None
 
 
@@ -102,7 +102,7 @@ def test_wait_ready_reports_an_early_exit_with_the_log(tmp_path):
         )
 
 
-def test_stop_tree_kills_a_tree_that_ignores_sigterm(tmp_path):
+def test_stop_processes_kills_processes_that_ignore_sigterm(tmp_path):
     port = free_port()
     log = tmp_path / "log"
     proc = spawn([sys.executable, "-c", STUBBORN_SERVER, str(port)], cwd=tmp_path, log_path=log)
@@ -111,14 +111,14 @@ def test_stop_tree_kills_a_tree_that_ignores_sigterm(tmp_path):
             proc, name="stub", host="127.0.0.1", port=port, path="/",
             deadline_s=10.0, log_path=log,
         )
-        pids = [p.pid for p in tree(proc.pid)]
+        pids = [p.pid for p in processes_under(proc.pid)]
         assert len(pids) == 2, "the server and its sleep child"
-        assert leftovers(pids, port), "the check sees a live tree"
+        assert leftovers(pids, port), "the check sees live processes"
         started = time.monotonic()
-        stop_tree(proc, grace_s=0.5)
+        stop_processes(proc, grace_s=0.5)
         assert time.monotonic() - started < 3.0
     finally:
-        stop_tree(proc, grace_s=0.5)
+        stop_processes(proc, grace_s=0.5)
     assert proc.returncode == -9
     assert leftovers(pids, port) == []
 

@@ -24,7 +24,8 @@ from gauntlet.monitor.sampler import Sampler
 from gauntlet.servers.apps.mariadb import Layout, run_sql
 from gauntlet.servers.apps.wordpress import Page, pages
 from gauntlet.servers.base import ServerInstance
-from gauntlet.servers.process import http_get, kill_all, wait_gone
+from gauntlet.servers.pids import kill_all, wait_gone
+from gauntlet.servers.process import http_get
 from gauntlet.servers.registry import start_server
 from gauntlet.servers.spec import ServerSpec
 from tests.conftest import Start, require_app

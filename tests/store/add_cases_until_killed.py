@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 from gauntlet.store import Store
 
 MAX_CASES = 5_000

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 from gauntlet.servers.builtin import start_builtin
 from tests.conftest import Started
 from tests.helpers.measured import SLOW_PAGE_LOAD, load_case, sessions_case

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 from gauntlet.store import Store
 
 REPO = Path(__file__).parents[2]

@@ -11,7 +11,7 @@ import pytest
 
 from gauntlet import engine
 from gauntlet.errors import GauntletError
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 from gauntlet.servers.base import ServerInstance
 from gauntlet.store import Store
 from gauntlet.store.db import SCHEMA_VERSION, migrations
@@ -122,7 +122,7 @@ def test_runs_end_resume_and_know_their_done_cases(
 def interrupted_result(server: ServerInstance, tmp_path: Path) -> dict[str, object]:
     """A real partial result: `gauntlet run` cut short by Ctrl-C once the load has reached the server."""
     out = tmp_path / "partial.json"
-    with Running("run", f"{server.url}webtest.html", "-d", "30s", "-c", "2", "--json", out) as running:
+    with Running("run", f"{server.url}webtest.html", "-d", "30s", "-c", "2", "--json", out, "--no-store") as running:
         deadline = time.monotonic() + 20
         while server_stats(server)["requests"] == 0 and time.monotonic() < deadline:
             time.sleep(0.05)

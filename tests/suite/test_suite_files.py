@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gauntlet.errors import GauntletError
-from gauntlet.lab.record import case_key
+from gauntlet.model.record import case_key
 from gauntlet.suite.expand import expand
 from gauntlet.suite.load import load_suite, shipped_names
 
@@ -77,20 +77,21 @@ def test_case_params_and_plans_say_what_runs(tmp_path: Path) -> None:
         "group": "static", "server": "nginx", "workers": 2, "keepalive": False, "protocol": "http",
         "path": "/image_large.jpg", "workload": "ST-3", "model": "closed", "connections": 100, "requests": 10_000,
     }
-    assert static.plan | {"url": None} == {
-        "url": None, "connections": 100, "threads": 2, "requests": 10_000, "duration_us": None, "warmup_us": 0,
-        "timeout_us": 15_000_000, "keepalive": False, "http_version": "1.1", "calls_per_connection": None, "rate_per_s": None,
+    assert static.plan is not None
+    # What the suite leaves out (timeout, warm-up) is the engine's default.
+    assert static.plan.engine_json() == {
+        "url": "", "connections": 100, "threads": 2, "requests": 10_000, "keepalive": False, "http_version": "1.1",
     }
     scaling = cases[("scaling", 50, None, 3, True, "/webtest.html")]
-    assert (scaling.server.workers, scaling.plan["duration_us"], scaling.plan["requests"]) == (3, 2_000_000, None)
+    assert (scaling.server.workers, scaling.plan.duration_us, scaling.plan.requests) == (3, 2_000_000, None)
     rate = cases[("rates", 50, 2000.0, 2, True, "/image_10k.png")]
-    assert (rate.plan["rate_per_s"], rate.plan["calls_per_connection"], rate.params["model"]) == (2000.0, 10, "rate")
+    assert (rate.plan.rate_per_s, rate.plan.calls_per_connection, rate.params["model"]) == (2000.0, 10, "rate")
 
 
 def test_the_quick_variant_replaces_the_groups_fields(tmp_path: Path) -> None:
     loaded = load_suite(str(write(tmp_path, SUITE)), quick=True)
     static = [c for b in expand(loaded.suite, ["builtin"], tmp_path) for c in b.cases if c.group == "static"]
-    assert {(c.plan["connections"], c.plan["requests"]) for c in static} == {(10, 1000)}
+    assert {(c.plan.connections, c.plan.requests) for c in static if c.plan} == {(10, 1000)}
     assert loaded.quick and loaded.text == (tmp_path / "suite.yaml").read_text()
 
 
@@ -98,7 +99,7 @@ def test_a_zero_warmup_turns_the_warmup_off(tmp_path: Path) -> None:
     text = SUITE.replace("defaults:\n  threads: 2\n", "defaults:\n  threads: 2\n  warmup: 1s\n")
     text = text.replace("    duration: 2s\n", "    duration: 2s\n    warmup: 0s\n")
     blocks = expand(load_suite(str(write(tmp_path, text))).suite, ["builtin", "nginx"], tmp_path)
-    warmups = {case.params["group"]: case.plan["warmup_us"] for block in blocks for case in block.cases}
+    warmups = {case.params["group"]: case.plan.warmup_us for block in blocks for case in block.cases}
     assert warmups == {"static": 1_000_000, "scaling": 0, "rates": 1_000_000}
 
 

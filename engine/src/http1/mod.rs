@@ -75,7 +75,8 @@ impl ResponseParser {
                 Ok(httparse::Status::Partial) if rest.len() < MAX_HEAD_BYTES => {
                     return Ok(Progress::More { consumed: at })
                 }
-                Ok(httparse::Status::Complete(head_len)) => {
+                // A longer head is refused however it arrives, not only when a read ends inside it.
+                Ok(httparse::Status::Complete(head_len)) if head_len <= MAX_HEAD_BYTES => {
                     at += head_len;
                     let status = response.code.unwrap_or(0);
                     if (100..200).contains(&status) && status != 101 {

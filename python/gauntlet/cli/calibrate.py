@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gauntlet import host
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption
 from gauntlet.cli.run import DEFAULT_PATH, check_json_destination, write_json
 from gauntlet.errors import GauntletError
 from gauntlet.lab import calibrate
@@ -29,7 +30,8 @@ def calibrate_command(
     connections: Annotated[int, typer.Option("-c", "--connections", min=1, help="Connections of every tool")] = 100,
     threads: Annotated[int, typer.Option("-t", "--threads", min=1, help="Threads of every tool")] = 2,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write every run and the ratios here")] = None,
-    db: Annotated[Path | None, typer.Option("--db", help="Also keep the figures as a run in this results database")] = None,
+    db: DbOption = DEFAULT_DB_PATH,
+    no_store: NoStoreOption = False,
 ) -> int:
     """Run the engine and each installed peer (wrk, h2load) alternately; print the engine's ratios."""
     if json_path is not None:
@@ -44,6 +46,7 @@ def calibrate_command(
     out, err = Console(), Console(stderr=True)
     environment = host.snapshot_after_load()
     with _target(url, threads, err) as (target_url, server_pids):
+        # Every tool gets the same threads, and wrk refuses more threads than connections.
         load = calibrate.Load(target_url, connections, min(threads, connections), duration_s)
 
         def show(sample: calibrate.Sample) -> None:
@@ -62,11 +65,14 @@ def calibrate_command(
     figures = {"schema": CALIBRATION_SCHEMA, "load": load.__dict__, "rounds": rounds, **found}
     if json_path is not None:
         write_json(json_path, {**figures, "environment": environment()})
-    if db is not None:
+    if not no_store:
         from gauntlet.store import Store
 
         with Store.open(db) as store:
-            run_id = store.begin_run(suite="calibrate", suite_text=None, options=figures, environment=environment(), planned_cases=0)
+            run_id = store.begin_run(
+                command="calibrate", suite="calibrate", suite_text=None, options=figures, environment=environment(),
+                planned_cases=0,
+            )
             store.end_run(run_id, "complete")
         err.print(f"stored as run {run_id} in {db}")
     return 0

@@ -10,10 +10,14 @@ from rich.console import Console
 
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
-from gauntlet.cli.run import EXIT_INTERRUPTED, target_url, write_json
+from gauntlet import host
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, store_path
+from gauntlet.cli.run import EXIT_INTERRUPTED, announce_stored, target_url, write_json
+from gauntlet.plan import DEFAULT_THREADS
+from gauntlet.servers.spec import ServerSpec
 
 if TYPE_CHECKING:
-    from gauntlet.lab.capacity import Capacity
+    from gauntlet.analysis.capacity import Capacity
 
 
 class Interrupted(Exception):
@@ -28,11 +32,16 @@ def capacity_command(
     json_path: Annotated[Path | None, typer.Option("--json", help="Every probe's result and the answer")] = None,
     agents: Agents = None,
     scheduler: Scheduler = None,
+    db: DbOption = DEFAULT_DB_PATH,
+    no_store: NoStoreOption = False,
 ) -> int:
     """Grow the number of simultaneous sessions until QoS fails, then bisect."""
     # Imported here: pydantic and PyYAML would slow every other command's start (and its CPU figure).
-    from gauntlet.lab import capacity, loadfile, qos
+    from gauntlet.analysis import capacity, qos
     from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
+    from gauntlet.lab.stored import StoredRun, command_params
+    from gauntlet.lab.suite import qos_summary
+    from gauntlet.model import loadfile
     from gauntlet.report.sessions import capacity_line, probe_line
 
     load = loadfile.load(load_path)
@@ -44,13 +53,18 @@ def capacity_command(
             answer = None if found is None else {"users": found.users, "first_invalid": found.first_invalid}
             write_json(json_path, {"schema": "gauntlet.capacity-result/1", "probes": probes, "capacity": answer})
 
-    with load_runner(agents, scheduler) as run_plan, target_url(url, 2, err) as target:
+    options = {"load": str(load_path), "load_file": load.model_dump(mode="json"), "start": start, "max_probes": max_probes}
+    spec = None if url else ServerSpec("builtin", workers=DEFAULT_THREADS)
+    stored = StoredRun(store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes)
+    with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec) as target:
 
         def probe(users: int) -> bool:
+            plan = load.with_users(users).to_plan(target.url)
             with ProgressLine(err, None, load.measure) as progress:
-                measured = measure_run(
-                    load.with_users(users).plan(target.url), target.server, DEFAULT_SETTINGS, progress.update, run_plan
-                )
+                measured = measure_run(plan, target.server, DEFAULT_SETTINGS, progress.update, run_plan)
+            measured.result["qos"] = qos_summary(load, measured.result)
+            params = command_params("capacity", url, spec, "/", plan) | {"load": load_path.name, "users": users}
+            stored.add_measurement(params, measured, 0, target.server)
             verdict = qos.verdict(measured.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
             probes.append({"users": users, "valid": verdict.valid, "result": measured.result})
             save(None)
@@ -62,8 +76,13 @@ def capacity_command(
         try:
             found = capacity.search(probe, start, max_probes)
         except Interrupted:
-            err.print("[yellow]interrupted: the probes above were measured; no capacity was settled[/yellow]")
-            return EXIT_INTERRUPTED
+            stored.status = "interrupted"
+        else:
+            stored.status = "complete"
+    announce_stored(err, stored, store_path(db, no_store))
+    if stored.status == "interrupted":
+        err.print("[yellow]interrupted: the probes above were measured; no capacity was settled[/yellow]")
+        return EXIT_INTERRUPTED
     save(found)
     out.print(capacity_line(found))
     return 0

@@ -7,6 +7,12 @@ from typing import Annotated
 
 import typer
 
-#: Where suites store their runs and where report, compare and export read them, unless --db says.
+#: Where the measuring commands store their runs and where report, compare and export read them, unless --db says.
 DEFAULT_DB_PATH = Path("results.db")
 DbOption = Annotated[Path, typer.Option("--db", help="The results database (SQLite file)")]
+NoStoreOption = Annotated[bool, typer.Option("--no-store", help="Keep the results out of the results database")]
+
+
+def store_path(db: Path, no_store: bool) -> Path | None:
+    """Where a measuring command stores its run: --db, or nowhere with --no-store."""
+    return None if no_store else db

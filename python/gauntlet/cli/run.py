@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import inspect
 import json
+from dataclasses import asdict
 import os
 import sys
 from collections.abc import Iterator
@@ -14,81 +13,30 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from gauntlet import engine, host
+from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
+from gauntlet.cli.load_options import LoadOptions
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, store_path
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
-from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE
-from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_case, measure_run
+from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_repeats, measure_run
+from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.report.agents import print_agents
 from gauntlet.report.tables import print_run, repeat_line, spread_table
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.units import parse_count, parse_duration_us
+from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
 
 if TYPE_CHECKING:
     from gauntlet.servers.base import ServerInstance
 
-DEFAULT_DURATION = "10s"
 DEFAULT_PATH = "/webtest.html"
 EXIT_NO_SUCCESS = 1
 EXIT_INTERRUPTED = 130
 REPEAT_SCHEMA = "gauntlet.repeat-result/1"
-
-
-def parse_header(text: str) -> tuple[str, str]:
-    name, colon, value = text.partition(":")
-    if not colon or not name.strip():
-        raise GauntletError(f"the header {text!r} has no 'Name: value' form", "Write it as -H 'Name: value'")
-    return name.strip(), value.strip()
-
-
-def read_body(path: Path) -> str:
-    try:
-        return base64.b64encode(path.read_bytes()).decode()
-    except OSError as err:
-        raise GauntletError(f"cannot read the body file {str(path)!r} ({err.strerror})", "Check the path") from None
-
-
-def tls_settings(options: dict[str, Any]) -> dict[str, Any] | None:
-    """TLS options for an https URL; None leaves the engine's defaults (resumption on)."""
-    if options["tls_version"] is None and options["cipher"] is None and not options["no_tls_resumption"]:
-        return None
-    return {"version": options["tls_version"], "cipher": options["cipher"], "resumption": not options["no_tls_resumption"]}
-
-
-def build_plan(url: str, options: dict[str, Any]) -> engine.Plan:
-    connections = options["connections"]
-    threads = options["threads"]
-    if connections < 1 or threads < 1:
-        raise GauntletError("connections and threads must be at least 1", "Give -c 1 or more and -t 1 or more")
-    requests = parse_count(options["requests"], "-n") if options["requests"] else None
-    duration = options["duration"] or (None if requests else DEFAULT_DURATION)
-    return {
-        "url": url,
-        "allow_remote": options["allow_remote"],
-        "method": options["method"].upper(),
-        "headers": [list(parse_header(h)) for h in options["header"]],
-        "body_base64": read_body(options["body"]) if options["body"] else None,
-        "http_version": "1.0" if options["http10"] else "1.1",
-        "keepalive": not options["no_keepalive"],
-        "tls": tls_settings(options),
-        "calls_per_connection": options["calls_per_connection"],
-        "connections": connections,
-        "rate_per_s": options["rate"],
-        "threads": min(threads, connections),
-        "requests": requests,
-        "duration_us": parse_duration_us(duration, "-d") if duration else None,
-        "warmup_us": parse_duration_us(options["warmup"], "--warmup") if options["warmup"] else 0,
-        "timeout_us": parse_duration_us(options["timeout"], "--timeout"),
-    }
-
-
-def plan_options(**given: Any) -> dict[str, Any]:
-    """The options of `gauntlet run` with its defaults, overridden by `given` (for sweeps and sessions)."""
-    defaults = {name: p.default for name, p in inspect.signature(run_command).parameters.items()}
-    return {**defaults, "header": [], **given}
 
 
 @contextlib.contextmanager
@@ -132,19 +80,33 @@ def write_json(path: Path, result: dict[str, Any]) -> None:
         raise GauntletError(f"cannot write {str(path)!r} ({err.strerror})", "Check the directory and its permissions") from None
 
 
-def run_sessions(load_path: Path, url: str | None, json_path: Path | None, run_plan: engine.Runner) -> int:
-    """Each iteration of the load file's sessions, with its pages and QoS verdict."""
-    from gauntlet.lab import loadfile, qos
+def announce_stored(console: Console, stored: StoredRun, db: Path | None) -> None:
+    if stored.run_id is not None and db is not None:
+        console.print(
+            Text(f"stored as run {stored.run_id} in {db} (gauntlet report --db {db} {stored.run_id})", style="dim"),
+            soft_wrap=True,
+        )
+
+
+def run_sessions(load_path: Path, url: str | None, json_path: Path | None, db: Path | None, run_plan: engine.Runner) -> int:
+    """Each iteration of the load file's sessions, with its pages and QoS verdict; each stored as a repeat."""
+    from gauntlet.analysis import qos
+    from gauntlet.model import loadfile
     from gauntlet.report.sessions import print_sessions
 
     load = loadfile.load(load_path)
     out, err = Console(), Console(stderr=True)
     results: list[dict[str, Any]] = []
     valid = True
-    with target_url(url, 2, err) as target:
+    environment = host.snapshot_after_load()
+    options = {"load": str(load_path), "load_file": load.model_dump(mode="json")}
+    with StoredRun(db, "run", options, environment, load.iterations) as stored, target_url(url, DEFAULT_THREADS, err) as target:
+        params = command_params("run", url, None if url else ServerSpec("builtin", workers=DEFAULT_THREADS), "/",
+                                load.to_plan(target.url)) | {"load": load_path.name}
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
-                outcome = measure_run(load.plan(target.url), target.server, DEFAULT_SETTINGS, progress.update, run_plan)
+                outcome = measure_run(load.to_plan(target.url), target.server, DEFAULT_SETTINGS, progress.update, run_plan)
+            stored.add_measurement(params, outcome, iteration, target.server)
             results.append(outcome.result)
             if json_path is not None:
                 write_json(json_path, results[0] if load.iterations == 1 else {"iterations": results})
@@ -156,36 +118,47 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None, run_p
             print_agents(out, outcome.result)
             print_sessions(out, outcome.result, verdict)
             if outcome.interrupted:
-                return EXIT_INTERRUPTED
+                stored.status = "interrupted"
+                break
+        else:
+            stored.status = "complete"
+    announce_stored(err, stored, db)
+    if stored.status == "interrupted":
+        return EXIT_INTERRUPTED
     return 0 if valid else EXIT_NO_SUCCESS
 
 
-def server_spec(url: str | None, options: dict[str, Any]) -> ServerSpec | None:
-    """The server `--server` and its settings name; None when a URL is given (settings then refused)."""
-    settings = {
-        "workers": options["workers"], "backend": options["backend"], "backend_workers": options["backend_workers"],
-        "app": options["app"],
-    }
+def server_spec(
+    url: str | None,
+    kind: str | None,
+    settings: dict[str, Any],
+    https: bool,
+    path: str,
+    keepalive: bool,
+    threads: int,
+    opcache: bool = True,
+    apcu: bool = False,
+) -> ServerSpec | None:
+    """The server `--server` (`kind`) and its `settings` name (with PHP's `opcache` and `apcu`);
+    None when a URL is given (settings then refused)."""
     given = [f"--{name.replace('_', '-')}" for name, value in settings.items() if value is not None]
-    php = {"opcache": not options["no_opcache"], "apcu": options["apcu"]}
-    given += [flag for flag in ("--no-opcache", "--apcu") if options[flag[2:].replace("-", "_")]]
+    given += [flag for flag, on in (("--no-opcache", not opcache), ("--apcu", apcu)) if on]
     if url is not None:
-        if options["server"] is not None or given or options["https"] or options["path"] != DEFAULT_PATH:
+        if kind is not None or given or https or path != DEFAULT_PATH:
             raise GauntletError(
                 "--server, --path, --https and the server's settings are for a server Gauntlet starts, not for a URL",
                 "Give either a URL or --server KIND",
             )
         return None
-    kind = options["server"] or "builtin"
+    kind = kind or "builtin"
     defined = {name: value for name, value in settings.items() if value is not None}
-    if options["app"] is not None and options["backend"] is None:
+    if "app" in defined and "backend" not in defined:
         defined["backend"] = "php-fpm"
     if kind == "builtin" and "workers" not in defined:
-        defined["workers"] = min(options["threads"], options["connections"])
+        defined["workers"] = threads
     from gauntlet.servers.registry import server_keepalive
 
-    keepalive = server_keepalive(kind, not options["no_keepalive"])
-    return ServerSpec(kind, keepalive=keepalive, tls=options["https"], **php, **defined)
+    return ServerSpec(kind, keepalive=server_keepalive(kind, keepalive), tls=https, opcache=opcache, apcu=apcu, **defined)
 
 
 def succeeded(result: dict[str, Any]) -> bool:
@@ -194,12 +167,12 @@ def succeeded(result: dict[str, Any]) -> bool:
 
 def run_command(
     url: Annotated[str | None, typer.Argument(help="http://HOST[:PORT]/PATH; without it, the built-in server")] = None,
-    connections: Annotated[int, typer.Option("-c", "--connections", help="Connections kept open")] = 50,
-    threads: Annotated[int, typer.Option("-t", "--threads", help="Load threads (at most -c)")] = 2,
+    connections: Annotated[int, typer.Option("-c", "--connections", help="Connections kept open")] = DEFAULT_CONNECTIONS,
+    threads: Annotated[int, typer.Option("-t", "--threads", help="Load threads (at most -c)")] = DEFAULT_THREADS,
     requests: Annotated[str | None, typer.Option("-n", "--requests", help="Measure exactly N requests (10k, 1m)")] = None,
     duration: Annotated[str | None, typer.Option("-d", "--duration", help="Measure for D (10s, 2m); default 10s")] = None,
-    rate: Annotated[
-        float | None, typer.Option("-R", "--rate", min=0.001, help="Open loop: R requests/s on a fixed schedule")
+    rate_per_s: Annotated[
+        float | None, typer.Option("-R", "--rate", help="Open loop: R requests/s on a fixed schedule")
     ] = None,
     no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
     calls_per_connection: Annotated[
@@ -211,7 +184,7 @@ def run_command(
     no_tls_resumption: Annotated[
         bool, typer.Option("--no-tls-resumption", help="https: a full handshake on every new connection")
     ] = False,
-    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout")] = "15s",
+    timeout: Annotated[str | None, typer.Option("--timeout", help="Per-request timeout (default 15s)")] = None,
     warmup: Annotated[str | None, typer.Option("--warmup", help="Run this long first, uncounted")] = None,
     method: Annotated[str, typer.Option("-m", "--method", help="HTTP method")] = "GET",
     header: Annotated[list[str] | None, typer.Option("-H", "--header", help="'Name: value', repeatable")] = None,
@@ -241,55 +214,72 @@ def run_command(
     error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
     agents: Agents = None,
     scheduler: Scheduler = None,
+    db: DbOption = DEFAULT_DB_PATH,
+    no_store: NoStoreOption = False,
 ) -> int:
-    """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load)."""
+    """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load); the
+    result is stored in the results database (--db) and written as JSON with --json."""
     if json_path is not None:
         check_json_destination(json_path)
     if load is not None:
         with load_runner(agents, scheduler) as run_plan:
-            return run_sessions(load, url, json_path, run_plan)
-    options = dict(locals())
-    options["header"] = header or []
+            return run_sessions(load, url, json_path, store_path(db, no_store), run_plan)
     out = Console()
     err = Console(stderr=True)
-    plan = build_plan(url or "", options)
+    load_options = LoadOptions(
+        connections=connections, threads=threads, requests=requests, duration=duration, rate_per_s=rate_per_s,
+        no_keepalive=no_keepalive, calls_per_connection=calls_per_connection, http10=http10, tls_version=tls_version,
+        cipher=cipher, no_tls_resumption=no_tls_resumption, timeout=timeout, warmup=warmup, method=method,
+        headers=header or [], body=body, allow_remote=allow_remote,
+    )
+    plan = load_options.plan(url or "")
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
     environment = host.snapshot_after_load()
 
-    def measured(case: Repeats) -> None:
-        if json_path is not None:
-            write_json(json_path, run_json(case, environment()))
-        if repeat > 1:
-            out.print(repeat_line(len(case.measurements) - 1, repeat, case.results[-1]), highlight=False)
-
-    spec = server_spec(url, options)
+    server_settings: dict[str, Any] = {"workers": workers, "backend": backend, "backend_workers": backend_workers, "app": app}
+    spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads, not no_opcache, apcu)
     if spec is not None and spec.app is not None:
         from gauntlet.servers.apps import app_page
         from gauntlet.servers.registry import check_spec
 
         check_spec(spec)  # before the application's seed is built
-        path, plan["expect"] = app_page(spec.app, None if path == DEFAULT_PATH else path)
-    with load_runner(agents, scheduler) as run_plan, target_url(url, plan["threads"], err, spec, path) as target, ProgressLine(
-        err, plan["requests"], plan["duration_us"]
-    ) as progress:
-        case = measure_case(plan, target, settings, progress.update, measured, run_plan)
-    if case.measurements:
-        print_run(out, case.median().result)
-        print_agents(out, case.median().result)
-    if len(case.measurements) > 1:
+        path, expect = app_page(spec.app, None if path == DEFAULT_PATH else path)
+        plan = plan.model_copy(update={"expect": expect})
+    params = command_params("run", url, spec, path, plan)
+    options = {"plan": plan.engine_json(), "settings": asdict(settings)}
+
+    with StoredRun(store_path(db, no_store), "run", options, environment, repeat) as stored:
+
+        def measured(repeats: Repeats) -> None:
+            if json_path is not None:
+                write_json(json_path, run_json(repeats, environment()))
+            stored.add_measurement(params, repeats.measurements[-1], len(repeats.measurements) - 1, target.server)
+            if repeat > 1:
+                out.print(repeat_line(len(repeats.measurements) - 1, repeat, repeats.results[-1]), highlight=False)
+
+        with load_runner(agents, scheduler) as run_plan, target_url(url, threads, err, spec, path) as target, ProgressLine(
+            err, plan.requests, plan.duration_us
+        ) as progress:
+            repeats = measure_repeats(plan, target, settings, progress.update, measured, run_plan)
+        stored.status = "interrupted" if repeats.interrupted else "complete"
+    announce_stored(err, stored, store_path(db, no_store))
+    if repeats.measurements:
+        print_run(out, repeats.median().result)
+        print_agents(out, repeats.median().result)
+    if len(repeats.measurements) > 1:
         out.print("[dim]the repeat shown is the median by requests/s[/dim]")
-        out.print(spread_table(case.to_json()["spread"]))
-    if case.interrupted:
+        out.print(spread_table(repeats.to_json()["spread"]))
+    if repeats.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until Ctrl-C[/yellow]")
         return EXIT_INTERRUPTED
-    if not any(succeeded(result) for result in case.results):
+    if not any(succeeded(result) for result in repeats.results):
         print("gauntlet: no request succeeded (no 2xx or 3xx response); see the outcomes above", file=sys.stderr)
         return EXIT_NO_SUCCESS
     return 0
 
 
-def run_json(case: Repeats, environment: dict[str, Any]) -> dict[str, Any]:
+def run_json(repeats: Repeats, environment: dict[str, Any]) -> dict[str, Any]:
     """One repeat: its result as is; several: every repeat and their spread (gauntlet.repeat-result/1)."""
-    if len(case.measurements) == 1:
-        return {**case.results[0], "environment": environment}
-    return {"schema": REPEAT_SCHEMA, "environment": environment, **case.to_json()}
+    if len(repeats.measurements) == 1:
+        return {**repeats.results[0], "environment": environment}
+    return {"schema": REPEAT_SCHEMA, "environment": environment, **repeats.to_json()}

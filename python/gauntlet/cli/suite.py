@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,7 +16,7 @@ from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
 from gauntlet.cli.progress import SuiteProgress
 from gauntlet.errors import GauntletError
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 
 if TYPE_CHECKING:
     from gauntlet.lab.suite import Prepared
@@ -70,7 +72,7 @@ def _prepare(store: Store, suite: str | None, resume: int | None, quick: bool, s
     prepared = lab_suite.prepare(loaded, lab_suite.new_options(loaded, asked, repeat, restart_between), {})
     run_id = store.begin_run(
         suite=loaded.suite.name, suite_text=loaded.text, options=prepared.options, environment=snapshot(),
-        planned_cases=prepared.plan.total(),
+        planned_cases=prepared.agenda.total(),
     )
     return run_id, prepared
 
@@ -87,25 +89,41 @@ def run_command(
     report: Annotated[Path, typer.Option("-o", "--report", help="Where to write the HTML report")] = DEFAULT_REPORT,
     agents: Agents = None,
     scheduler: Scheduler = None,
+    no_store: Annotated[
+        bool, typer.Option("--no-store", help="Keep the run in a temporary database, gone once the report is written")
+    ] = False,
 ) -> int:
     """Run a suite: every case on every installed server, stored as it ends; then the summary and the report."""
+    out, err = Console(), Console(stderr=True)
+    if no_store and resume is not None:
+        raise GauntletError("--resume reads the run from the results database", "Leave out --no-store")
+    with contextlib.ExitStack() as scratch:
+        if no_store:
+            db = Path(scratch.enter_context(tempfile.TemporaryDirectory(prefix="gauntlet-suite-"))) / "results.db"
+        return _run_suite(out, err, db, suite, resume, quick, servers, repeat, restart_between, report, agents, scheduler,
+                          stored=not no_store)
+
+
+def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: int | None, quick: bool,
+               servers: str | None, repeat: int | None, restart_between: bool, report: Path, agents: int | None,
+               scheduler: str | None, *, stored: bool) -> int:
     from gauntlet.lab.suite import Interrupted, SuiteRunner
     from gauntlet.report.html import write_report
     from gauntlet.report.tables import print_summary
     from gauntlet.store import Store
 
-    out, err = Console(), Console(stderr=True)
     with Store.open(db) as store:
         run_id, prepared = _prepare(store, suite, resume, quick, servers, repeat, restart_between)
         for line in prepared.skipped:
             err.print(f"[yellow]{escape(line)}[/yellow]")
-        total = prepared.plan.total()
+        total = prepared.agenda.total()
         variant = " (quick)" if prepared.options["quick"] else ""
-        err.print(f"run {run_id}: {prepared.loaded.suite.name}{variant}, {total} cases on {', '.join(prepared.kinds)}, stored in {db}")
+        where = f"stored in {db}" if stored else "not stored (--no-store)"
+        err.print(f"run {run_id}: {prepared.loaded.suite.name}{variant}, {total} cases on {', '.join(prepared.kinds)}, {where}")
         status = "failed"
         try:
             with SuiteProgress(err, total) as display, load_runner(agents, scheduler) as run_plan:
-                SuiteRunner(prepared.plan, StoreSink(store, run_id, display), run_plan).run()
+                SuiteRunner(prepared.agenda, StoreSink(store, run_id, display), run_plan).run()
             status = "complete"
         except (Interrupted, KeyboardInterrupt):
             status = "interrupted"
@@ -115,8 +133,9 @@ def run_command(
         write_report(store, [run_id], report)
     out.print(f"report: {report} (open it in a browser; it needs no network)")
     if status == "interrupted":
-        err.print(f"[yellow]interrupted: the finished cases are stored; measure the rest with: "
-                  f"gauntlet suite run --resume {run_id} --db {db}[/yellow]")
+        if stored:
+            err.print(f"[yellow]interrupted: the finished cases are stored; measure the rest with: "
+                      f"gauntlet suite run --resume {run_id} --db {db}[/yellow]")
         return EXIT_INTERRUPTED
     return 0
 

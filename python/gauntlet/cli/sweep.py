@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from gauntlet import host
+from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
-from gauntlet.cli.run import EXIT_INTERRUPTED, build_plan, plan_options, target_url, write_json
-from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE
+from gauntlet.cli.load_options import LoadOptions
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, store_path
+from gauntlet.cli.run import DEFAULT_PATH, EXIT_INTERRUPTED, announce_stored, target_url, write_json
 from gauntlet.lab.measure import Settings
-from gauntlet.lab.sweep import Sweep, concurrency_levels, offered_rates, run_sweep
+from gauntlet.lab.stored import StoredRun, command_params
+from gauntlet.lab.sweep import Step, Sweep, concurrency_levels, offered_rates, run_sweep
+from gauntlet.model.record import CaseRecord
+from gauntlet.plan import DEFAULT_THREADS, Plan
 from gauntlet.report.tables import sweep_header, sweep_row
+from gauntlet.servers.spec import ServerSpec
+
+if TYPE_CHECKING:
+    from gauntlet.servers.base import ServerInstance
 
 app = typer.Typer(help="One measurement per concurrency level or per offered rate.", no_args_is_help=True)
 
@@ -27,29 +38,49 @@ JsonPath = Annotated[Path | None, typer.Option("--json", help="Every step's resu
 
 
 def run_steps(
-    kind: str, url: str | None, plans: Sequence[tuple[float, dict]], threads: int, json_path: Path | None, settings: Settings,
-    agents: int | None, scheduler: str | None,
+    kind: str, url: str | None, plans: Sequence[tuple[float, Plan]], threads: int, json_path: Path | None, settings: Settings,
+    agents: int | None, scheduler: str | None, db: Path | None,
 ) -> int:
     out, err = Console(), Console(stderr=True)
-    printed = 0
+    printed = stored_steps = 0
     environment = host.snapshot_after_load()
+    spec = None if url else ServerSpec("builtin", workers=threads)
+    params = {value: command_params("sweep", url, spec, DEFAULT_PATH, plan) for value, plan in plans}
+    options = {"kind": kind, "plans": [plan.engine_json() for _, plan in plans], "settings": asdict(settings)}
 
-    def show(sweep: Sweep) -> None:
-        nonlocal printed
-        if json_path is not None:
-            write_json(json_path, {**sweep.to_json(), "environment": environment()})
-        for step in sweep.steps[printed:]:
-            out.print(sweep_row(kind, step), highlight=False, soft_wrap=True)
-        printed = len(sweep.steps)
+    with StoredRun(db, "sweep", options, environment, len(plans) * settings.repeats) as stored:
 
-    with load_runner(agents, scheduler) as runner, target_url(url, threads, err) as target:
-        out.print(sweep_header(kind), highlight=False)
-        with ProgressLine(err, None, None) as progress:
-            sweep = run_sweep(kind, plans, target, settings, show, progress.update, runner)
+        def show(sweep: Sweep) -> None:
+            nonlocal printed, stored_steps
+            if json_path is not None:
+                write_json(json_path, {**sweep.to_json(), "environment": environment()})
+            for step in sweep.steps[stored_steps:]:
+                store_step(stored, params[step.value], step, target.server)
+            stored_steps = len(sweep.steps)
+            for step in sweep.steps[printed:]:
+                out.print(sweep_row(kind, step), highlight=False, soft_wrap=True)
+            printed = len(sweep.steps)
+
+        with load_runner(agents, scheduler) as runner, target_url(url, threads, err, spec) as target:
+            out.print(sweep_header(kind), highlight=False)
+            with ProgressLine(err, None, None) as progress:
+                sweep = run_sweep(kind, plans, target, settings, show, progress.update, runner)
+        stored.status = "interrupted" if sweep.interrupted else "complete"
+    announce_stored(err, stored, db)
     if sweep.interrupted:
         err.print("[yellow]interrupted: the steps above were measured; the last one is partial[/yellow]")
         return EXIT_INTERRUPTED
     return 0
+
+
+def store_step(stored: StoredRun, params: dict[str, Any], step: Step, server: ServerInstance | None) -> None:
+    """Each repeat of a step as a case; a step the engine refused as a case with its reason."""
+    if step.repeats is None:
+        now_ms = time.time_ns() // 1_000_000
+        stored.add(CaseRecord(params, error=step.refused, started_unix_ms=now_ms, ended_unix_ms=now_ms))
+        return
+    for repeat, measurement in enumerate(step.repeats.measurements):
+        stored.add_measurement(params, measurement, repeat, server)
 
 
 @app.command("concurrency")
@@ -58,9 +89,9 @@ def concurrency_command(
     levels: Annotated[str, typer.Option("--levels", help="1,10,100,... or 200..4000:200")] = "1,10,100,250,500,1000",
     requests: Annotated[str | None, typer.Option("-n", "--requests", help="Requests per level")] = None,
     duration: Annotated[str | None, typer.Option("-d", "--duration", help="Time per level (default 10s)")] = None,
-    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout")] = "15s",
+    timeout: Annotated[str | None, typer.Option("--timeout", help="Per-request timeout (default 15s)")] = None,
     no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
-    threads: Threads = 2,
+    threads: Threads = DEFAULT_THREADS,
     json_path: JsonPath = None,
     repeat: measuring.Repeat = 1,
     restart_between: measuring.RestartBetween = False,
@@ -69,15 +100,16 @@ def concurrency_command(
     error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
     agents: Agents = None,
     scheduler: Scheduler = None,
+    db: DbOption = DEFAULT_DB_PATH,
+    no_store: NoStoreOption = False,
 ) -> int:
     """Throughput, latency and failed/timed-out shares at each concurrency level (ab-style)."""
-    options = dict(requests=requests, duration=duration, timeout=timeout, no_keepalive=no_keepalive)
     plans = [
-        (level, build_plan("", plan_options(connections=level, threads=min(threads, level), **options)))
+        (level, LoadOptions(level, threads, requests, duration, timeout=timeout, no_keepalive=no_keepalive).plan(""))
         for level in concurrency_levels(levels)
     ]
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
-    return run_steps("concurrency", url, plans, threads, json_path, settings, agents, scheduler)
+    return run_steps("concurrency", url, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store))
 
 
 @app.command("rate")
@@ -91,8 +123,8 @@ def rate_command(
     ] = None,
     duration: Annotated[str, typer.Option("-d", "--duration", help="Time per rate")] = "10s",
     connections: Annotated[int, typer.Option("-c", "--connections", help="Connections available")] = 100,
-    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout")] = "15s",
-    threads: Threads = 2,
+    timeout: Annotated[str | None, typer.Option("--timeout", help="Per-request timeout (default 15s)")] = None,
+    threads: Threads = DEFAULT_THREADS,
     json_path: JsonPath = None,
     repeat: measuring.Repeat = 1,
     restart_between: measuring.RestartBetween = False,
@@ -101,12 +133,14 @@ def rate_command(
     error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
     agents: Agents = None,
     scheduler: Scheduler = None,
+    db: DbOption = DEFAULT_DB_PATH,
+    no_store: NoStoreOption = False,
 ) -> int:
     """Replies/s, latency and errors at each offered rate (httperf/autobench-style)."""
-    options = dict(
-        duration=duration, timeout=timeout, connections=connections, threads=threads,
-        calls_per_connection=calls_per_connection,
-    )
-    plans = [(rate, build_plan("", plan_options(rate=rate, **options))) for rate in offered_rates(low, high, step)]
+    plans = [
+        (rate, LoadOptions(connections, threads, duration=duration, rate_per_s=rate, calls_per_connection=calls_per_connection,
+                           timeout=timeout).plan(""))
+        for rate in offered_rates(low, high, step)
+    ]
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
-    return run_steps("rate", url, plans, threads, json_path, settings, agents, scheduler)
+    return run_steps("rate", url, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store))

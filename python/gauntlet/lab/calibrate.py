@@ -71,11 +71,15 @@ def installed_peers() -> list[str]:
 def argv(tool: str, load: Load) -> list[str]:
     """The command line of one run of `tool`."""
     if tool == ENGINE:
-        plan = {
-            "url": load.url, "connections": load.connections, "threads": min(load.threads, load.connections),
-            "duration_us": load.duration_s * 1_000_000, "keepalive": load.keepalive,
-        }
-        return [sys.executable, "-m", "gauntlet.lab.calibrate", json.dumps(plan)]
+        # Imported here: the engine's own process (this module as __main__) then starts without pydantic,
+        # whose import would count as the engine's CPU.
+        from gauntlet.plan import Plan
+
+        plan = Plan(
+            url=load.url, connections=load.connections, threads=load.threads, duration_us=load.duration_s * 1_000_000,
+            keepalive=load.keepalive,
+        )
+        return [sys.executable, "-m", "gauntlet.lab.calibrate", json.dumps(plan.engine_json())]
     close = [] if load.keepalive else ["-H", "Connection: close"]
     if tool == "wrk":
         return ["wrk", f"-t{load.threads}", f"-c{load.connections}", f"-d{load.duration_s}s", *close, load.url]

@@ -1,4 +1,4 @@
-"""One case: a load plan measured against a running server, with the server's process tree
+"""Measuring one case: a load plan run against a running server, with the server's processes
 monitored while the load runs and the result's bottleneck labels (lab.measure.measure_run), handed
 back as a CaseRecord."""
 
@@ -6,41 +6,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from gauntlet import engine
 from gauntlet.errors import GauntletError
 from gauntlet.lab.measure import DEFAULT_SETTINGS, Settings, measure_run
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 from gauntlet.servers.base import ServerInstance
-from gauntlet.servers.spec import ServerSpec
-
-if TYPE_CHECKING:
-    from gauntlet.lab.loadfile import LoadFile
-
-
-@dataclass(frozen=True)
-class Sessions:
-    """A sessions case: the load file, and either a number of simultaneous users or a capacity search."""
-
-    load: LoadFile
-    users: int | None = None
-    capacity_start: int = 10
-    capacity_max_probes: int = 8
-
-
-@dataclass(frozen=True)
-class Case:
-    """A grid point: the server it needs, the request path, and the load: an engine plan without its
-    URL, or sessions whose plan the load file builds at the target."""
-
-    group: str
-    server: ServerSpec
-    path: str
-    params: dict[str, Any]
-    plan: dict[str, Any] = field(default_factory=dict)
-    sessions: Sessions | None = None
+from gauntlet.plan import Plan
 
 
 @dataclass
@@ -54,7 +28,7 @@ def now_ms() -> int:
 
 
 def measure(
-    plan: engine.Plan,
+    plan: Plan,
     server: ServerInstance | None,
     params: dict[str, Any],
     *,

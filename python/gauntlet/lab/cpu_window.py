@@ -17,8 +17,8 @@ from typing import Any, Self
 
 import psutil
 
+from gauntlet.analysis.bottleneck import CpuUse
 from gauntlet.host import allowed_cpus, cpu_quota_cores
-from gauntlet.lab.bottleneck import CpuUse
 
 
 @dataclass(frozen=True)

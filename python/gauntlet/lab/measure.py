@@ -3,7 +3,7 @@
 monitor, the CPU window and the bottleneck labels in its result.
 
 `measure_run` is one engine run with its labels (suites call it through `lab.case.measure` for
-every case); `measure_case` adds the warm-up and the repeats for `gauntlet run` and `sweep`.
+every case); `measure_repeats` adds the warm-up and the repeats for `gauntlet run` and `sweep`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
 from gauntlet import engine
+from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE, Context, assess
+from gauntlet.analysis.spread import median_index, spreads
 from gauntlet.errors import GauntletError
-from gauntlet.lab.bottleneck import DEFAULT_ERROR_SHARE, Context, assess
 from gauntlet.lab.cpu_window import CpuWindow, client_use
-from gauntlet.lab.spread import median_index, spreads
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
+from gauntlet.plan import Plan
 
 if TYPE_CHECKING:
     from gauntlet.servers.base import ServerInstance
@@ -121,7 +122,7 @@ class Target:
 
 
 def measure_run(
-    plan: engine.Plan,
+    plan: Plan,
     server: ServerInstance | None,
     settings: Settings,
     on_progress: Callable[[engine.Progress], None] | None = None,
@@ -130,7 +131,7 @@ def measure_run(
     """One run of `plan`; `server` (when Gauntlet started it) is monitored. Its result gains
     `server` (then) and `bottleneck` (always)."""
     with CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
-        outcome = run_plan(plan, on_progress)
+        outcome = run_plan(plan.engine_json(), on_progress)
     result = outcome.result
     if sampler is not None:
         result["server"] = per_request(sampler.totals(), result["requests"])
@@ -146,8 +147,8 @@ def measure_run(
     return Measurement(result, outcome.interrupted)
 
 
-def measure_case(
-    plan: engine.Plan,
+def measure_repeats(
+    plan: Plan,
     target: Target,
     settings: Settings,
     on_progress: Callable[[engine.Progress], None] | None = None,
@@ -162,30 +163,29 @@ def measure_case(
             "--restart-between restarts a server Gauntlet started, and this target is a URL",
             "Leave out the URL or the option",
         )
-    case = Repeats()
+    repeats = Repeats()
     for index in range(settings.repeats):
         restarted = index > 0 and settings.restart_between
         if restarted:
             target.restart()
         if (index == 0 or restarted) and settings.warmup_requests and warm_up(plan, target.url, settings.warmup_requests, run_plan):
-            case.interrupted = True
+            repeats.interrupted = True
             break
-        measured = measure_run({**plan, "url": target.url}, target.server, settings, on_progress, run_plan)
-        case.measurements.append(measured)
-        case.interrupted = measured.interrupted
+        measured = measure_run(plan.at(target.url), target.server, settings, on_progress, run_plan)
+        repeats.measurements.append(measured)
+        repeats.interrupted = measured.interrupted
         if on_measured is not None:
-            on_measured(case)
-        if case.interrupted:
+            on_measured(repeats)
+        if repeats.interrupted:
             break
-    return case
+    return repeats
 
 
-def warm_up(plan: engine.Plan, url: str, requests: int, run_plan: engine.Runner = engine.run) -> bool:
+def warm_up(plan: Plan, url: str, requests: int, run_plan: engine.Runner = engine.run) -> bool:
     """Run `requests` requests of the plan and discard them; True when Ctrl-C cut it short."""
-    if plan.get("sessions") is not None:
+    if plan.sessions is not None:
         raise GauntletError("--warmup-requests does not apply to sessions", "Use the load file's warm-up window")
-    warmup_plan = {**plan, "url": url, "requests": requests, "duration_us": None, "warmup_us": 0}
-    return run_plan(warmup_plan, None).interrupted
+    return run_plan(plan.at(url).warm_up(requests).engine_json(), None).interrupted
 
 
 @contextlib.contextmanager

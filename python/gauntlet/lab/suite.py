@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gauntlet import engine
+from gauntlet.analysis import capacity, qos
 from gauntlet.errors import GauntletError
-from gauntlet.lab import capacity, qos
-from gauntlet.lab.case import Case, measure, now_ms
-from gauntlet.lab.record import CaseRecord, case_key
+from gauntlet.lab.case import measure, now_ms
+from gauntlet.lab.stored import running_version
+from gauntlet.model.case import Case
+from gauntlet.model.loadfile import LoadFile
+from gauntlet.model.record import CaseRecord, case_key
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.registry import availability, start_server
 from gauntlet.suite.expand import Block, expand
@@ -44,10 +47,9 @@ def probe_params(case: Case, users: int) -> dict[str, Any]:
     return case.params | {"users": users}
 
 
-def qos_summary(case: Case, result: dict[str, Any]) -> dict[str, Any]:
+def qos_summary(load: LoadFile, result: dict[str, Any]) -> dict[str, Any]:
     """The load file's QoS verdict on a sessions result, as stored with it (`result["qos"]`)."""
-    assert case.sessions is not None
-    shares = case.sessions.load.qos
+    shares = load.qos
     verdict = qos.verdict(result["sessions"], shares.good_share, shares.good_or_tolerable_share)
     pages = {
         page.name: {"good_share": page.good_share, "good_or_tolerable_share": page.good_or_tolerable_share, "valid": page.valid}
@@ -57,7 +59,9 @@ def qos_summary(case: Case, result: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass
-class SuitePlan:
+class Agenda:
+    """What a suite run has to measure: its blocks, the repeats, when to restart, what is stored already."""
+
     blocks: list[Block]
     repeats: int = 1
     restart_every: int = 0
@@ -104,28 +108,28 @@ def _server(block: Block) -> Iterator[ServerInstance | str]:
 
 
 class SuiteRunner:
-    def __init__(self, plan: SuitePlan, sink: Sink, run_plan: engine.Runner = engine.run) -> None:
-        self._plan = plan
+    def __init__(self, agenda: Agenda, sink: Sink, run_plan: engine.Runner = engine.run) -> None:
+        self._agenda = agenda
         self._sink = sink
         self._run_plan = run_plan
 
     def run(self) -> None:
         """Raises Interrupted after a case cut short by Ctrl-C (its partial record is handed over first)."""
-        plan = self._plan
-        for block in plan.blocks:
+        agenda = self._agenda
+        for block in agenda.blocks:
             version = availability(block.server.kind).version
             repeat = 0
             while True:
                 # A resumed run starts no server for repeats that are already stored.
-                repeat = next((r for r in range(repeat, plan.repeats) if plan.pending(block, r)), plan.repeats)
-                if repeat >= plan.repeats:
+                repeat = next((r for r in range(repeat, agenda.repeats) if agenda.pending(block, r)), agenda.repeats)
+                if repeat >= agenda.repeats:
                     break
                 with _server(block) as server:
                     while True:
-                        for case in plan.pending(block, repeat):
+                        for case in agenda.pending(block, repeat):
                             self._case(case, repeat, server, version)
                         repeat += 1
-                        if repeat >= plan.repeats or (plan.restart_every and repeat % plan.restart_every == 0):
+                        if repeat >= agenda.repeats or (agenda.restart_every and repeat % agenda.restart_every == 0):
                             break
 
     def _case(self, case: Case, repeat: int, server: ServerInstance | str, version: str | None) -> None:
@@ -134,13 +138,13 @@ class SuiteRunner:
             started = now_ms()
             self._sink.case_done(CaseRecord(case.params, repeat, version, error=server, started_unix_ms=started, ended_unix_ms=started))
         elif case.sessions is not None and case.sessions.users is None:
-            self._plan.search_capacity(case, lambda users: self._probe(case, repeat, server, version, users))
+            self._agenda.search_capacity(case, lambda users: self._probe(case, repeat, server, version, users))
         else:
             self._measure(case, case.params, repeat, server, version)
 
     def _probe(self, case: Case, repeat: int, server: ServerInstance, version: str | None, users: int) -> bool:
         with contextlib.suppress(_NotStored):
-            return self._plan.stored_verdict(case, repeat, users)
+            return self._agenda.stored_verdict(case, repeat, users)
         result = self._measure(case, probe_params(case, users), repeat, server, version)
         return result is not None and bool(result["qos"]["valid"])
 
@@ -149,29 +153,22 @@ class SuiteRunner:
     ) -> dict[str, Any] | None:
         self._sink.case_started(params, repeat)
         base_url = server.url.rstrip("/")
-        if case.sessions is None:
-            plan = {**case.plan, "url": base_url + case.path}
+        if case.plan is not None:
+            plan = case.plan.at(base_url + case.path)
         else:
-            plan = case.sessions.load.with_users(params["users"]).plan(base_url + "/")
+            assert case.sessions is not None
+            plan = case.sessions.load.with_users(params["users"]).to_plan(base_url + "/")
         measured = measure(
             plan, server, params, server_version=running_version(server) or version, repeat=repeat, run_plan=self._run_plan,
             on_progress=self._sink.progress,
         )
         record = measured.record
         if case.sessions is not None and record.result is not None:
-            record.result["qos"] = qos_summary(case, record.result)
+            record.result["qos"] = qos_summary(case.sessions.load, record.result)
         self._sink.case_done(record)
         if measured.interrupted:
             raise Interrupted
         return record.result
-
-
-def running_version(server: ServerInstance) -> str | None:
-    """The server's version, and its backend's when it has one: `1.22.1; php-fpm 8.2.36`."""
-    if server.version is None:
-        return None
-    backend = server.spec.backend
-    return server.version + (f"; {backend} {server.backend_version}" if backend and server.backend_version else "")
 
 
 def select_servers(suite_kinds: list[str], asked: list[str] | None) -> tuple[list[str], list[str]]:
@@ -196,10 +193,10 @@ def select_servers(suite_kinds: list[str], asked: list[str] | None) -> tuple[lis
 @dataclass
 class Prepared:
     """A suite ready to run: what it expanded to on the installed servers, and the options to store
-    with the run so that a resume rebuilds the same plan."""
+    with the run so that a resume rebuilds the same agenda."""
 
     loaded: LoadedSuite
-    plan: SuitePlan
+    agenda: Agenda
     kinds: list[str]
     skipped: list[str]
     options: dict[str, Any]
@@ -212,7 +209,7 @@ def prepare(loaded: LoadedSuite, options: dict[str, Any], done: dict[tuple[str, 
     if not kinds:
         raise GauntletError("none of the suite's servers is installed", "Install one (see the lines above)")
     blocks = expand(loaded.suite, kinds, loaded.path.parent)
-    return Prepared(loaded, SuitePlan(blocks, options["repeats"], options["restart_every"], done), kinds, skipped, options)
+    return Prepared(loaded, Agenda(blocks, options["repeats"], options["restart_every"], done), kinds, skipped, options)
 
 
 def new_options(
@@ -228,5 +225,5 @@ def new_options(
 
 
 def resumed(suite_text: str, options: dict[str, Any], done: dict[tuple[str, int], bool | None]) -> Prepared:
-    """The plan of a stored run, from the suite text and options it started with, minus what is done."""
+    """The agenda of a stored run, from the suite text and options it started with, minus what is done."""
     return prepare(parse_suite(suite_text, Path(options["suite_path"]), options["quick"]), options, done)

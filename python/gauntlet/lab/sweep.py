@@ -1,6 +1,6 @@
 """Sweeps: one measurement per concurrency level or per offered rate, each a fresh engine run.
 
-Each step is a case measured by `lab.measure.measure_case` (warm-up, repeats, labels). A level the
+Each step is a case measured by `lab.measure.measure_repeats` (warm-up, repeats, labels). A level the
 engine refuses (too many connections for the open-files limit, say) is kept in the result with
 its reason, and the sweep goes on; Ctrl-C ends the sweep after the step it cut short, which is
 kept and marked partial.
@@ -14,7 +14,8 @@ from typing import Any
 
 from gauntlet import engine
 from gauntlet.errors import GauntletError
-from gauntlet.lab.measure import Repeats, Settings, Target, measure_case
+from gauntlet.lab.measure import Repeats, Settings, Target, measure_repeats
+from gauntlet.plan import Plan
 
 SWEEP_SCHEMA = "gauntlet.sweep-result/1"
 
@@ -22,19 +23,19 @@ SWEEP_SCHEMA = "gauntlet.sweep-result/1"
 @dataclass
 class Step:
     value: float
-    case: Repeats | None = None
+    repeats: Repeats | None = None
     refused: str | None = None
 
     @property
     def result(self) -> dict[str, Any] | None:
         """The median repeat's result (the only one without --repeat)."""
-        return self.case.median().result if self.case is not None else None
+        return self.repeats.median().result if self.repeats is not None else None
 
     def to_json(self, key: str) -> dict[str, Any]:
         found = {key: self.value, "result": self.result, "refused": self.refused}
-        if self.case is not None and len(self.case.measurements) > 1:
-            repeats = self.case.to_json()
-            found |= {"repeats": repeats["repeats"], "spread": repeats["spread"]}
+        if self.repeats is not None and len(self.repeats.measurements) > 1:
+            measured = self.repeats.to_json()
+            found |= {"repeats": measured["repeats"], "spread": measured["spread"]}
         return found
 
 
@@ -56,7 +57,7 @@ class Sweep:
 
 def run_sweep(
     kind: str,
-    plans: Iterable[tuple[float, engine.Plan]],
+    plans: Iterable[tuple[float, Plan]],
     target: Target,
     settings: Settings,
     on_step: Callable[[Sweep], None],
@@ -67,13 +68,13 @@ def run_sweep(
     sweep = Sweep(kind)
     for value, plan in plans:
         try:
-            case = measure_case(plan, target, settings, on_progress, run_plan=runner)
+            repeats = measure_repeats(plan, target, settings, on_progress, run_plan=runner)
         except GauntletError as err:
             sweep.steps.append(Step(value, refused=str(err)))
         else:
-            if case.measurements:
-                sweep.steps.append(Step(value, case=case))
-            sweep.interrupted = case.interrupted
+            if repeats.measurements:
+                sweep.steps.append(Step(value, repeats=repeats))
+            sweep.interrupted = repeats.interrupted
         on_step(sweep)
         if sweep.interrupted:
             break

@@ -12,8 +12,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gauntlet.host import cgroup_dirs
-
 PROC_MOUNTINFO = "/proc/self/mountinfo"
 PROC_CGROUP = "/proc/self/cgroup"
 #: Moves the shell into the group named by $0, then becomes the command: every process the command
@@ -67,6 +65,28 @@ class Cgroup:
                 if time.monotonic() >= deadline:
                     return False
                 time.sleep(0.02)
+
+
+def cgroup_dirs(mountinfo: str, proc_cgroup: str, controller: str) -> list[tuple[int, Path, Path]]:
+    """Where a process's group is in each hierarchy that has `controller` (v1) and in v2's:
+    (version, its directory, the hierarchy's mount point), from /proc/self/mountinfo and
+    /proc/PID/cgroup."""
+    own: dict[str, str] = {}
+    for line in proc_cgroup.splitlines():
+        _, controllers, path = line.split(":", 2)
+        for name in controllers.split(",") if controllers else [""]:
+            own[name] = path
+    found = []
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        separator = fields.index("-")
+        root, mountpoint = fields[3], Path(fields[4])
+        fstype, options = fields[separator + 1], fields[separator + 3].split(",")
+        key = "" if fstype == "cgroup2" else controller if fstype == "cgroup" and controller in options else None
+        if key is None or key not in own or not own[key].startswith(root):
+            continue
+        found.append((2 if key == "" else 1, mountpoint / own[key][len(root) :].lstrip("/"), mountpoint))
+    return found
 
 
 def hierarchies(mountinfo: str, own_cgroups: str) -> list[tuple[int, Path]]:

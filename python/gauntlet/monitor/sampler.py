@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Protocol
 
-from gauntlet.monitor import proctree
+from gauntlet.monitor import roles
 from gauntlet.monitor.cgroup import Cgroup
 from gauntlet.monitor.procfs import ProcSample, SystemSample, sample_process, sample_system
 
@@ -147,11 +147,11 @@ class Sampler:
     def _read(self) -> _Reading:
         processes: dict[int, tuple[ProcSample, str]] = {}
         for root in [self._root_pid, *self._backend_pids]:
-            tree = [s for s in map(sample_process, proctree.descendants(root)) if s is not None]
-            if not tree:
+            family = [s for s in map(sample_process, roles.descendants(root)) if s is not None]
+            if not family:
                 continue
-            for sample in tree:
-                role = proctree.role(sample, tree[0], len(tree) > 1) if root == self._root_pid else proctree.backend_role(sample)
+            for sample in family:
+                role = roles.role(sample, family[0], len(family) > 1) if root == self._root_pid else roles.backend_role(sample)
                 processes[sample.pid] = (sample, role)
         samples = [s for s, _ in processes.values()]
         if self._cgroup is not None:

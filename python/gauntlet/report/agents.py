@@ -9,7 +9,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from gauntlet.lab.bottleneck import SATURATED_SHARE
+from gauntlet.analysis.bottleneck import SATURATED_SHARE
 from gauntlet.units import format_count, format_duration_us
 
 

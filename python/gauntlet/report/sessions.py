@@ -8,8 +8,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from gauntlet.lab.capacity import Capacity
-from gauntlet.lab.qos import Verdict
+from gauntlet.analysis.capacity import Capacity
+from gauntlet.analysis.qos import Verdict
 from gauntlet.units import format_count, format_duration_us
 
 

@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gauntlet.lab.bottleneck import format_link, rate_held
-from gauntlet.lab.record import CaseRecord
-from gauntlet.lab.spread import spreads
+from gauntlet.analysis.bottleneck import format_link, rate_held
+from gauntlet.analysis.spread import spreads
+from gauntlet.model.record import CaseRecord
 from gauntlet.report.labels import case_label
 from gauntlet.units import format_bytes, format_count, format_duration_us
 
@@ -227,9 +227,9 @@ def sweep_row(kind: str, step: Any) -> str:
         cells = [value, sent, rate, format_duration_us(latency["p50"]), format_duration_us(latency["p99"]),
                  format_count(result["errors_total"]), format_count(result["requests"])]
     suffix = "  (partial)" if result["partial"] else ""
-    if step.case is not None and len(step.case.measurements) > 1:
-        cv = spreads(step.case.results)["requests_per_s"]["cv"]
-        suffix += f"  {len(step.case.measurements)} repeats, req/s cv {'-' if cv is None else f'{cv:.1%}'}"
+    if step.repeats is not None and len(step.repeats.measurements) > 1:
+        cv = spreads(step.repeats.results)["requests_per_s"]["cv"]
+        suffix += f"  {len(step.repeats.measurements)} repeats, req/s cv {'-' if cv is None else f'{cv:.1%}'}"
     if "bottleneck" in result and result["bottleneck"]["labels"]:
         suffix += "  " + ", ".join(result["bottleneck"]["labels"])
     return _fixed(cells) + suffix

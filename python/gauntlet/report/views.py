@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from gauntlet.lab.qos import verdict
+from gauntlet.analysis.qos import verdict
 from gauntlet.report.points import GridPoint, Spread, point_names, spread
 from gauntlet.store import RunRow
 from gauntlet.units import format_bytes, format_count, format_duration_us
@@ -125,7 +125,7 @@ def resources_table(points: list[GridPoint]) -> Table:
         *leading, Column("server CPU µs/req"), Column("context switches/req"), Column("page faults/req"),
         Column("client CPU µs/req"), Column("server processes"),
     )
-    note = "The server's whole process tree from /proc (docs/metrics.md), per completed request; means over the repeats."
+    note = "All the server's processes from /proc (docs/metrics.md), per completed request; means over the repeats."
     return Table("resources", "Resources per request", note, columns, rows)
 
 
@@ -237,11 +237,12 @@ def environment_table(run: RunRow) -> Table:
 
 
 def run_line(run: RunRow) -> str:
-    """'run 3: suite quick, complete, 24 of 24 cases, 2026-11-22 10:04 UTC, 6m12s'."""
+    """'run 3: suite quick, complete, 24 of 24 cases, 2026-11-22 10:04 UTC, 6m12s' (or 'gauntlet run' for a command's run)."""
     started = datetime.datetime.fromtimestamp(run.started_unix_ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     took = "" if run.ended_unix_ms is None else f", {format_duration_us((run.ended_unix_ms - run.started_unix_ms) * 1000)}"
+    made_by = f"suite {run.suite}" if run.command == "suite" else f"gauntlet {run.command}"
     return (
-        f"run {run.run_id}: suite {run.suite}, {run.status}, {run.stored_cases} of {run.planned_cases} cases stored, "
+        f"run {run.run_id}: {made_by}, {run.status}, {run.stored_cases} of {run.planned_cases} cases stored, "
         f"started {started}{took}"
     )
 

@@ -1,1 +1,1 @@
-"""Server drivers: start a server under test, wait until it answers, stop its whole tree."""
+"""Server drivers: start a server under test, wait until it answers, stop all its processes."""

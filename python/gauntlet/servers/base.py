@@ -21,7 +21,7 @@ import psutil
 from gauntlet.engine import self_signed_certificate
 from gauntlet.errors import GauntletError
 from gauntlet.servers.premises import Premises
-from gauntlet.servers.process import LOOPBACK, stop_tree, tree
+from gauntlet.servers.process import LOOPBACK, processes_under, stop_processes
 from gauntlet.servers.spec import ServerSpec
 
 VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
@@ -45,7 +45,7 @@ class ServerInstance:
     """A server under test started by a driver, in its own work directory.
 
     A context manager: leaving the `with` block stops it, also when the block raised. `stop()` ends
-    the whole process tree by pid (a polite signal, then SIGKILL), then the backends' trees, then
+    all its processes by pid (a polite signal, then SIGKILL), then the backends' processes, then
     anything left in its cgroup, and releases its premises (cgroup, work dir, guard); it is idempotent.
     """
 
@@ -110,12 +110,12 @@ class ServerInstance:
     def _tree(self, root: subprocess.Popen[bytes]) -> list[int]:
         if self._stopped:
             return []
-        procs = tree(root.pid)
+        procs = processes_under(root.pid)
         self._known.setdefault(root.pid, {}).update((p.pid, p) for p in procs)
         return [p.pid for p in procs]
 
     def pids(self) -> list[int]:
-        """The server's tree, then each backend pool's tree (empty once stopped)."""
+        """The server's processes, then each backend pool's (empty once stopped)."""
         return [pid for root in [self._proc, *(b.proc for b in self.backends)] for pid in self._tree(root)]
 
     def access_log_lines(self) -> list[str]:
@@ -135,8 +135,8 @@ class ServerInstance:
         try:
             roots = [(self._proc, self._stop_signal), *((b.proc, b.stop_signal) for b in self.backends)]
             for root, sig in roots:
-                try:  # one tree that would not stop must not leave the next one running
-                    stop_tree(root, known=self._known.get(root.pid, {}).values(), sig=sig, grace_s=self._grace_s)
+                try:  # one process group that would not stop must not leave the next one running
+                    stop_processes(root, known=self._known.get(root.pid, {}).values(), sig=sig, grace_s=self._grace_s)
                 except Exception as exc:
                     failed = failed or exc
         finally:

@@ -1,6 +1,6 @@
 """The built-in reference server as a server under test: `python -m gauntlet serve` in its own process.
 
-Its own process, so that a monitor of the server's tree never counts the client's CPU. It binds port 0
+Its own process, so that a monitor of the server's processes never counts the client's CPU. It binds port 0
 and announces the port on its first stdout line, so there is no free-port race here.
 """
 

@@ -26,7 +26,7 @@ from gauntlet.servers.base import (
     write_docroot,
 )
 from gauntlet.servers.premises import Premises
-from gauntlet.servers.process import LOOPBACK, free_port, http_get, log_tail, spawn, stop_tree, wait_for_tree, wait_ready
+from gauntlet.servers.process import LOOPBACK, free_port, http_get, log_tail, spawn, stop_processes, wait_for_processes, wait_ready
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.tls_pin import TlsPin, tls_pin
 from gauntlet.servers.tree import link_tree
@@ -114,7 +114,7 @@ def launch(setup: Launch) -> ServerInstance:
             tls=spec.tls,
         )
         if setup.workers:
-            wait_for_tree(spawned.proc, 1 + setup.workers, name=spec.kind, timeout_s=setup.ready_timeout_s, log_path=log_path)
+            wait_for_processes(spawned.proc, 1 + setup.workers, name=spec.kind, timeout_s=setup.ready_timeout_s, log_path=log_path)
         if spawned.backend is not None:
             check_page(instance, spawned.backend)
         if app is not None:
@@ -173,7 +173,7 @@ def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises, pin: TlsP
     except BaseException:
         started = [*([backend.process] if backend and backend.process else []), *([app.database] if app else [])]
         for process in started:
-            stop_tree(process.proc, sig=process.stop_signal)
+            stop_processes(process.proc, sig=process.stop_signal)
         raise
     return _Spawned(proc, port, config_text, backend, app)
 

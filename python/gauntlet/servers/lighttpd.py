@@ -12,7 +12,7 @@ from gauntlet.errors import GauntletError
 from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
-from gauntlet.servers.process import tree
+from gauntlet.servers.process import processes_under
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting
 
@@ -67,7 +67,7 @@ def start_lighttpd(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
 def flush_access_log(instance: ServerInstance) -> None:
     """lighttpd buffers access-log lines; SIGHUP (log rotation) makes every lighttpd process write
     them. Only lighttpd's: it would end a CGI child, and make PHP-FPM or uWSGI reload."""
-    procs = tree(instance.main_pid)
+    procs = processes_under(instance.main_pid)
     for proc in procs:
         try:
             if proc.name() == procs[0].name():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from gauntlet.monitor.cgroup import Cgroup, create_cgroup
 from gauntlet.servers import guard as guard_script
-from gauntlet.servers.process import kill_all
+from gauntlet.servers.pids import kill_all
 
 
 @dataclass

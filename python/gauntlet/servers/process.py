@@ -1,4 +1,4 @@
-"""Server processes: spawn in their own session, wait until they answer HTTP, stop the whole tree by pid.
+"""Server processes: spawn in their own session, wait until they answer HTTP, stop all of a server's processes by pid.
 
 Everything here works on pids the caller started; nothing searches processes by name.
 """
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import psutil
 
 from gauntlet.errors import GauntletError
+from gauntlet.servers.pids import running, wait_gone
 
 if TYPE_CHECKING:
     from gauntlet.servers.premises import Premises
@@ -213,23 +214,23 @@ def wait_ready(
     )
 
 
-def wait_for_tree(
+def wait_for_processes(
     proc: subprocess.Popen[bytes], processes: int, *, name: str, timeout_s: float, log_path: Path
 ) -> None:
     """Wait until `proc` and its descendants are `processes` (a master forks its workers after it
     starts listening); raise with the log's tail if they are not within `timeout_s`."""
     deadline = time.monotonic() + timeout_s
-    while len(tree(proc.pid)) < processes:
+    while len(processes_under(proc.pid)) < processes:
         if proc.poll() is not None or time.monotonic() >= deadline:
             raise GauntletError(
-                f"{name} has {len(tree(proc.pid))} of its {processes} processes after {timeout_s:g} s; "
+                f"{name} has {len(processes_under(proc.pid))} of its {processes} processes after {timeout_s:g} s; "
                 f"its log ends: {log_tail(log_path)}",
                 "fix what the log says (too many workers for this machine's limits?)",
             )
         time.sleep(0.01)
 
 
-def tree(pid: int) -> list[psutil.Process]:
+def processes_under(pid: int) -> list[psutil.Process]:
     """The process and all its descendants (empty if it is gone)."""
     try:
         root = psutil.Process(pid)
@@ -238,22 +239,22 @@ def tree(pid: int) -> list[psutil.Process]:
         return []
 
 
-def stop_tree(
+def stop_processes(
     proc: subprocess.Popen[bytes],
     *,
     known: Iterable[psutil.Process] = (),
     sig: int = signal.SIGTERM,
     grace_s: float = 5.0,
 ) -> None:
-    """Send `sig` to the process, wait up to `grace_s`, then SIGKILL every process of its tree.
+    """Send `sig` to the process, wait up to `grace_s`, then SIGKILL every process under it.
 
-    The tree is its descendants now plus `known` (processes seen earlier, e.g. at start): once a
+    Those are its descendants now plus `known` (processes seen earlier, e.g. at start): once a
     parent is gone its orphans are reparented and can no longer be found from it. psutil refuses to
     signal a pid that was reused, so a stale `known` entry is harmless.
     """
     deadline = time.monotonic() + grace_s
     others = {p.pid: p for p in known if p.is_running()}
-    others.update((p.pid, p) for p in tree(proc.pid))
+    others.update((p.pid, p) for p in processes_under(proc.pid))
     others.pop(proc.pid, None)  # the Popen reaps its own child and keeps the exit status
     if proc.poll() is None:
         proc.send_signal(sig)
@@ -271,38 +272,6 @@ def stop_tree(
     wait_gone(alive, grace_s)
 
 
-def kill_all(pids: Iterable[int], timeout_s: float) -> None:
-    """SIGKILL each process still there (by pid, checked against reuse by psutil) and wait for them."""
-    alive = []
-    for pid in pids:
-        try:
-            process = psutil.Process(pid)
-            process.kill()
-            alive.append(process)
-        except psutil.NoSuchProcess:
-            pass
-    wait_gone(alive, timeout_s)
-
-
-def _running(proc: psutil.Process) -> bool:
-    """Alive and not a zombie (an orphan's zombie waits for init to reap it; it holds nothing)."""
-    try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
-def wait_gone(procs: Iterable[psutil.Process], timeout_s: float) -> list[psutil.Process]:
-    """Wait until none of `procs` runs or the timeout passes; return those still running."""
-    deadline = time.monotonic() + timeout_s
-    alive = list(procs)
-    while True:
-        alive = [p for p in alive if _running(p)]
-        if not alive or time.monotonic() >= deadline:
-            return alive
-        time.sleep(0.02)
-
-
 def listening_pids(port: int) -> list[int | None]:
     """Pids (None when not ours to see) of TCP sockets listening on `port`, any address."""
     return [
@@ -318,7 +287,7 @@ def leftovers(pids: Iterable[int], port: int) -> list[str]:
     for pid in pids:
         try:
             proc = psutil.Process(pid)
-            if _running(proc):
+            if running(proc):
                 problems.append(f"pid {pid} ({proc.name()}) is still running")
         except psutil.NoSuchProcess:
             pass

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 from gauntlet.store import db, read, write
 from gauntlet.store.read import CaseRow, RunRow
 
@@ -46,11 +46,14 @@ class Store:
     # The suite's side: a run, its cases as they end, its end.
 
     def begin_run(
-        self, *, suite: str, suite_text: str | None, options: dict[str, Any], environment: dict[str, Any], planned_cases: int
+        self, *, suite: str, suite_text: str | None, options: dict[str, Any], environment: dict[str, Any], planned_cases: int,
+        command: str = "suite", started_unix_ms: int | None = None,
     ) -> int:
+        """`command`: suite, or the measuring command (run, sweep, capacity, calibrate) whose run this is;
+        `started_unix_ms`: when it started, if not now."""
         return write.begin_run(
-            self._conn, self.path, suite=suite, suite_text=suite_text, options=options, environment=environment,
-            planned_cases=planned_cases,
+            self._conn, self.path, command=command, suite=suite, suite_text=suite_text, options=options,
+            environment=environment, planned_cases=planned_cases, started_unix_ms=started_unix_ms,
         )
 
     def add_case(self, run_id: int, record: CaseRecord) -> int:

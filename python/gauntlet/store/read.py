@@ -17,6 +17,9 @@ from gauntlet.store.write import HISTOGRAM_FIELDS, TIMELINE_COLUMNS
 @dataclass(frozen=True)
 class RunRow:
     run_id: int
+    #: suite, run, sweep, capacity or calibrate.
+    command: str
+    #: The suite's name; for the other commands, the command's.
     suite: str
     suite_text: str | None
     options: dict[str, Any]
@@ -37,7 +40,7 @@ class CaseRow:
     key: str
     repeat: int
     params: dict[str, Any]
-    #: ok, partial or error (see gauntlet.lab.record.CaseRecord.status).
+    #: ok, partial or error (see gauntlet.model.record.CaseRecord.status).
     status: str
     server_version: str | None
     config_text: str | None
@@ -60,6 +63,7 @@ FROM runs
 def _run_row(row: sqlite3.Row) -> RunRow:
     return RunRow(
         run_id=row["run_id"],
+        command=row["command"],
         suite=row["suite"],
         suite_text=row["suite_text"],
         options=json.loads(row["options_json"]),

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gauntlet import __version__
-from gauntlet.lab.record import CaseRecord
+from gauntlet.model.record import CaseRecord
 from gauntlet.store.db import transaction
 from gauntlet.store.figures import FIGURES, figures_of
 
@@ -29,17 +29,20 @@ def begin_run(
     conn: sqlite3.Connection,
     path: Path,
     *,
+    command: str,
     suite: str,
     suite_text: str | None,
     options: dict[str, Any],
     environment: dict[str, Any],
     planned_cases: int,
+    started_unix_ms: int | None = None,
 ) -> int:
     with transaction(conn, path, "start a run"):
         cursor = conn.execute(
-            "INSERT INTO runs (suite, suite_text, options_json, environment_json, planned_cases, gauntlet_version,"
-            " started_unix_ms, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'running')",
-            (suite, suite_text, _json(options), _json(environment), planned_cases, __version__, _now_ms()),
+            "INSERT INTO runs (command, suite, suite_text, options_json, environment_json, planned_cases, gauntlet_version,"
+            " started_unix_ms, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+            (command, suite, suite_text, _json(options), _json(environment), planned_cases, __version__,
+             started_unix_ms or _now_ms()),
         )
     assert cursor.lastrowid is not None
     return cursor.lastrowid

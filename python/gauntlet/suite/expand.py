@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from gauntlet import engine
-from gauntlet.lab import loadfile
-from gauntlet.lab.case import Case, Sessions
+from gauntlet.model import loadfile
+from gauntlet.model.case import Case, Sessions, plan_params, server_params
+from gauntlet.plan import Plan, WeightedPath
 from gauntlet.servers.registry import server_keepalive
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.suite.model import WORKLOADS, Defaults, Group, ServerEntry, Suite
@@ -49,15 +50,6 @@ def server_specs(entry: ServerEntry, group: Group) -> Iterable[tuple[ServerSpec,
         yield spec, keepalive
 
 
-def server_params(spec: ServerSpec, keepalive: bool) -> dict[str, Any]:
-    """The server's part of a case's params, in the store's words; `keepalive` is the case's (the
-    client's), which a server without a switch for it does not show in its spec."""
-    params = {("server" if name == "kind" else name): value for name, value in spec.params().items()}
-    params["protocol"] = "https" if params.pop("tls", False) else "http"
-    params["keepalive"] = keepalive
-    return params
-
-
 def _pages(group: Group) -> list[tuple[str | None, str]]:
     """(workload id or None, path) pairs."""
     if group.workload is not None:
@@ -65,34 +57,25 @@ def _pages(group: Group) -> list[tuple[str | None, str]]:
     return [(None, path) for path in group.path or ["/"]]
 
 
-def _load_plan(group: Group, defaults: Defaults, point: dict[str, Any], keepalive: bool) -> dict[str, Any]:
-    connections = point.get("connections", defaults.connections)
-    requests = group.requests if group.requests is not None or group.duration is not None else defaults.requests
-    duration_us = group.duration if group.requests is not None or group.duration is not None else defaults.duration
-    return {
-        "connections": connections,
-        "threads": min(group.threads or defaults.threads, connections),
-        "requests": requests,
-        "duration_us": duration_us if requests is None else None,
-        "warmup_us": group.warmup if group.warmup is not None else defaults.warmup,
-        "timeout_us": group.timeout if group.timeout is not None else defaults.timeout,
-        "keepalive": keepalive,
-        "http_version": point.get("http_version", "1.1"),
-        "calls_per_connection": point.get("calls_per_connection"),
-        "rate_per_s": point.get("rate_per_s"),
-    }
-
-
-def _load_params(plan: dict[str, Any], model: str) -> dict[str, Any]:
-    params: dict[str, Any] = {"model": model, "connections": plan["connections"]}
-    for name in ("rate_per_s", "calls_per_connection", "requests"):
-        if plan[name] is not None:
-            params[name] = plan[name]
-    if plan["duration_us"] is not None:
-        params["duration_s"] = plan["duration_us"] / 1e6
-    if plan["http_version"] != "1.1":
-        params["http_version"] = plan["http_version"]
-    return params
+def _load_plan(group: Group, defaults: Defaults, point: dict[str, Any], keepalive: bool, workload: str | None) -> Plan:
+    """The case's engine plan, without its URL (the server's is known once it runs)."""
+    bounded_by_group = group.requests is not None or group.duration is not None
+    requests = group.requests if bounded_by_group else defaults.requests
+    duration_us = group.duration if bounded_by_group else defaults.duration
+    return Plan(
+        url="",
+        connections=point.get("connections", defaults.connections),
+        threads=group.threads or defaults.threads,
+        requests=requests,
+        duration_us=duration_us if requests is None else None,
+        warmup_us=group.warmup if group.warmup is not None else defaults.warmup,
+        timeout_us=group.timeout if group.timeout is not None else defaults.timeout,
+        keepalive=keepalive,
+        http_version=point.get("http_version"),
+        calls_per_connection=point.get("calls_per_connection"),
+        rate_per_s=point.get("rate_per_s"),
+        paths=[WeightedPath(**path) for path in engine.tree_mix()] if workload == "tree" else None,
+    )
 
 
 def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir: Path) -> Iterable[Case]:
@@ -110,11 +93,8 @@ def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir:
         for workload, path in _pages(group):
             page = {"path": path} | ({"workload": workload} if workload else {})
             for point in _product(load_axes):
-                plan = _load_plan(group, defaults, point, keepalive)
-                params = base | page | _load_params(plan, group.model)
-                if workload == "tree":
-                    plan["paths"] = engine.tree_mix()
-                yield Case(group.name, spec, path, params, plan)
+                plan = _load_plan(group, defaults, point, keepalive, workload)
+                yield Case(group.name, spec, path, base | page | plan_params(plan, group.model), plan)
 
 
 def _session_cases(group: Group, spec: ServerSpec, base: dict[str, Any], suite_dir: Path) -> Iterable[Case]:

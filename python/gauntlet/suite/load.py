@@ -11,7 +11,7 @@ from gauntlet.errors import GauntletError
 from gauntlet.servers.backends.catalog import BACKENDS
 from gauntlet.servers.registry import KINDS
 from gauntlet.suite.model import Suite
-from gauntlet.yamlfile import Lines, parse_yaml, validate
+from gauntlet.yamlfile import Lines, parse_yaml, read_text, validate
 
 SHIPPED = Path(__file__).parent / "builtin"
 DOC = "docs/suites.md"
@@ -65,11 +65,7 @@ def with_quick(data: dict[str, Any], lines: Lines) -> tuple[dict[str, Any], Line
 
 def load_suite(name_or_file: str, quick: bool = False) -> LoadedSuite:
     path = suite_path(name_or_file)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise GauntletError(f"cannot read the suite file {str(path)!r} ({err.strerror})", "Check the path") from None
-    return parse_suite(text, path, quick)
+    return parse_suite(read_text(path, "suite file"), path, quick)
 
 
 def parse_suite(text: str, path: Path, quick: bool = False) -> LoadedSuite:

@@ -7,13 +7,15 @@ short variant's overrides, group by group.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from gauntlet.errors import GauntletError
+from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
 from gauntlet.units import parse_count
-from gauntlet.yamlfile import Duration, duration_us
+from gauntlet.yamlfile import SIZE_MAX, Count, Duration, PerSecond, Size, duration_us
 
 WORKLOADS = {
     "ST-1": "/webtest.html",
@@ -26,10 +28,13 @@ WORKLOADS = {
     "tree": "/tree/",
 }
 PROTOCOLS = ("http", "https")
+#: The most values one range may stand for, and the most cases one group's grid may.
+RANGE_VALUES_MAX = 10_000
+GRID_CASES_MAX = 100_000
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def _range_or_list(value: Any) -> Any:
@@ -38,16 +43,18 @@ def _range_or_list(value: Any) -> Any:
         if set(value) != {"from", "to", "step"}:
             raise ValueError("a range is {from: A, to: B, step: S}")
         low, high, step = value["from"], value["to"], value["step"]
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high, step)):
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (low, high, step)):
             raise ValueError("a range's from, to and step are numbers")
         if step <= 0 or high < low:
             raise ValueError("a range needs from <= to and a positive step")
         count = int((high - low) / step + 1e-9) + 1
+        if count > RANGE_VALUES_MAX:
+            raise ValueError(f"a range of {count:,} values is too long: give at most {RANGE_VALUES_MAX:,} (a larger step)")
         return [low + i * step for i in range(count)]
     return value if isinstance(value, list) else [value]
 
 
-def _count(value: Any) -> int:
+def _requests(value: Any) -> int:
     """Request counts as numbers or with a suffix: 100000, 100k, 6m."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
@@ -62,22 +69,22 @@ Item = TypeVar("Item")
 Axis = Annotated[list[Item], BeforeValidator(_range_or_list), Field(min_length=1)]
 #: Run for, time out after: zero would measure or wait for nothing.
 PositiveDuration = Annotated[int, BeforeValidator(duration_us), Field(gt=0)]
-Count = Annotated[int, BeforeValidator(_count), Field(gt=0)]
-Positive = Annotated[int, Field(gt=0)]
+Requests = Annotated[Count, BeforeValidator(_requests)]
 
 
 class ServerEntry(_Strict):
     """A server kind in the suite, with settings every case on it shares (unless a group's axis says otherwise)."""
 
     kind: str
-    workers: Positive | None = None
-    threads_per_child: Positive | None = None
-    keepalive_timeout_s: Positive | None = None
-    keepalive_requests: Annotated[int, Field(ge=0)] | None = None
+    workers: Size | None = None
+    threads_per_child: Size | None = None
+    keepalive_timeout_s: Size | None = None
+    #: The servers keep it in a C int.
+    keepalive_requests: Annotated[int, Field(ge=0, le=2**31 - 1)] | None = None
     tls_version: Literal["1.2", "1.3"] | None = None
     cipher: str | None = None
-    backend_workers: Positive | None = None
-    backend_threads: Positive | None = None
+    backend_workers: Size | None = None
+    backend_threads: Size | None = None
 
     @field_validator("kind")
     @classmethod
@@ -93,8 +100,8 @@ def _server_entry(value: Any) -> Any:
 
 
 class Capacity(_Strict):
-    start: Positive = 10
-    max_probes: Positive = 8
+    start: Size = 10
+    max_probes: Size = 8
 
 
 class Group(_Strict):
@@ -105,30 +112,30 @@ class Group(_Strict):
     servers: list[str] | None = None
     model: Literal["closed", "rate", "sessions"] = "closed"
     # Server axes.
-    workers: Axis[Positive] | None = None
+    workers: Axis[Size] | None = None
     keepalive: Axis[bool] = [True]
     protocol: Axis[Literal["http", "https"]] = ["http"]
     backend: Axis[str] | None = None
     backend_socket: Axis[Literal["unix", "tcp"]] | None = None
-    backend_workers: Axis[Positive] | None = None
+    backend_workers: Axis[Size] | None = None
     # Load axes.
     workload: Axis[str] | None = None
     path: Axis[Annotated[str, Field(pattern=r"^/")]] | None = None
-    connections: Axis[Positive] | None = None
-    rate_per_s: Axis[Annotated[float, Field(gt=0)]] | None = None
-    calls_per_connection: Axis[Positive] | None = None
+    connections: Axis[Size] | None = None
+    rate_per_s: Axis[PerSecond] | None = None
+    calls_per_connection: Axis[Count] | None = None
     http_version: Axis[Literal["1.1", "1.0"]] = ["1.1"]
     # One value for every case of the group.
-    requests: Count | None = None
+    requests: Requests | None = None
     duration: PositiveDuration | None = None
     warmup: Duration | None = None
     timeout: PositiveDuration | None = None
-    threads: Positive | None = None
+    threads: Size | None = None
     #: Sessions: a shipped load file's name (support-like) or a path relative to the suite file.
     load: str | None = None
     #: Sessions: fields of the load file replaced for this group (measure: 5s, ...).
     load_overrides: dict[str, Any] = {}
-    users: Axis[Positive] | None = None
+    users: Axis[Size] | None = None
     capacity: Capacity | None = None
 
     @field_validator("workload")
@@ -163,6 +170,20 @@ class Group(_Strict):
                     )
         return self
 
+    @property
+    def grid_cases(self) -> int:
+        """The cases the grid stands for on one server: every list field but `servers` is an axis."""
+        axes = [value for value in self.__dict__.values() if isinstance(value, list) and value is not self.servers]
+        return math.prod(len(axis) for axis in axes)
+
+    @model_validator(mode="after")
+    def a_grid_of_bounded_size(self) -> Group:
+        if self.grid_cases > GRID_CASES_MAX:
+            raise ValueError(
+                f"the grid stands for {self.grid_cases:,} cases: give at most {GRID_CASES_MAX:,} (fewer values per axis)"
+            )
+        return self
+
     @model_validator(mode="after")
     def consistent(self) -> Group:
         if self.model == "sessions":
@@ -187,12 +208,13 @@ class Group(_Strict):
 class Defaults(_Strict):
     """Load settings a group inherits when it does not give its own."""
 
-    connections: Positive = 50
-    threads: Positive = 2
-    requests: Count | None = None
+    connections: Size = DEFAULT_CONNECTIONS
+    threads: Size = DEFAULT_THREADS
+    requests: Requests | None = None
     duration: PositiveDuration | None = None
-    warmup: Duration = 0
-    timeout: PositiveDuration = 15_000_000
+    warmup: Duration | None = None
+    #: None: the engine's default.
+    timeout: PositiveDuration | None = None
 
 
 class Suite(_Strict):
@@ -202,10 +224,21 @@ class Suite(_Strict):
     defaults: Defaults = Defaults()
     groups: list[Group] = Field(min_length=1)
     #: Measurements per case; the server restarts after every `restart_every` of them (0: never).
-    repeats: Positive = 1
-    restart_every: Annotated[int, Field(ge=0)] = 0
+    repeats: Size = 1
+    restart_every: Annotated[int, Field(ge=0, le=SIZE_MAX)] = 0
     #: The --quick variant: per group name, the fields that replace the group's.
     quick: dict[str, dict[str, Any]] = {}
+
+    @model_validator(mode="after")
+    def every_case_measures_something(self) -> Suite:
+        if self.defaults.requests is None and self.defaults.duration is None:
+            for group in self.groups:
+                if group.model != "sessions" and group.requests is None and group.duration is None:
+                    raise ValueError(
+                        f"group {group.name} measures neither a number of requests nor a time: "
+                        "give requests: 100k or duration: 10s, in the group or in defaults"
+                    )
+        return self
 
     @model_validator(mode="after")
     def groups_fit_the_servers(self) -> Suite:

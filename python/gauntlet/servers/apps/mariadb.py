@@ -19,7 +19,7 @@ from pathlib import Path
 from gauntlet.errors import GauntletError
 from gauntlet.servers.base import TEMPLATES, BackendProcess, find_binary
 from gauntlet.servers.premises import Premises
-from gauntlet.servers.process import LOOPBACK, accepts_connections, free_port, log_tail, spawn, stop_tree, wait_until
+from gauntlet.servers.process import LOOPBACK, accepts_connections, free_port, log_tail, spawn, stop_processes, wait_until
 
 #: The instance's database lives in workdir/mariadb.
 HOME = "mariadb"
@@ -160,7 +160,7 @@ def start_mariadb(layout: Layout, premises: Premises, timeout_s: float) -> Backe
             log_path=layout.log_path,
         )
     except BaseException:
-        stop_tree(proc, sig=signal.SIGTERM, grace_s=timeout_s)
+        stop_processes(proc, sig=signal.SIGTERM, grace_s=timeout_s)
         raise
     # SIGTERM: a clean shutdown (InnoDB flushes), so that a data directory can be kept afterwards.
     return BackendProcess("mariadb", proc, signal.SIGTERM, config_text, layout.log_path, layout.port)

@@ -26,7 +26,7 @@ from gauntlet.servers.apps import mariadb
 from gauntlet.servers.apps.mariadb import WORDPRESS_DATABASE, Layout
 from gauntlet.servers.base import TEMPLATES, program_version
 from gauntlet.servers.premises import Premises
-from gauntlet.servers.process import stop_tree
+from gauntlet.servers.process import stop_processes
 
 #: Change it when the seed changes in a way its files do not show.
 SEED_VERSION = 1
@@ -128,7 +128,7 @@ def _build(partial: Path, premises: Premises) -> None:
         render_wp_config(docroot, f"localhost:{layout.socket_path}")
         pages = _run_seed(docroot, images, premises)
     finally:
-        stop_tree(database.proc, sig=database.stop_signal, grace_s=60.0)
+        stop_processes(database.proc, sig=database.stop_signal, grace_s=60.0)
     (docroot / "wp-config.php").unlink()
     shutil.move(layout.data_dir, partial / "data")
     (partial / "seed.json").write_text(pages)

@@ -19,7 +19,7 @@ from gauntlet.servers.apps import mariadb
 from gauntlet.servers.apps.seed import FILES, render_wp_config, seed
 from gauntlet.servers.base import BackendProcess, ServerInstance
 from gauntlet.servers.premises import Premises
-from gauntlet.servers.process import LOOPBACK, http_get, log_tail, stop_tree
+from gauntlet.servers.process import LOOPBACK, http_get, log_tail, stop_processes
 from gauntlet.servers.spec import ServerSpec
 
 INDEX = "index.php"
@@ -87,7 +87,7 @@ def prepare_wordpress(spec: ServerSpec, premises: Premises, docroot: Path, timeo
         if spec.apcu:
             shutil.copyfile(FILES / "object-cache.php", docroot / "wp-content" / "object-cache.php")
     except BaseException:
-        stop_tree(database.proc, sig=database.stop_signal)
+        stop_processes(database.proc, sig=database.stop_signal)
         raise
     return PreparedApp(AppConfig("wordpress"), database, f"{wp_config}\n# ---- mariadb\n{database.config_text}", copy_s)
 

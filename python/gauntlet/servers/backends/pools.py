@@ -30,7 +30,7 @@ from gauntlet.servers.backends.catalog import (
 )
 from gauntlet.servers.base import TEMPLATES, BackendProcess, unprivileged_user, write_docroot
 from gauntlet.servers.premises import Premises
-from gauntlet.servers.process import LOOPBACK, accepts_connections, free_port, spawn, stop_tree, wait_for_tree, wait_until
+from gauntlet.servers.process import LOOPBACK, accepts_connections, free_port, spawn, stop_processes, wait_for_processes, wait_until
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import setting
 
@@ -218,9 +218,9 @@ def _start_pool(
             deadline_s=timeout_s,
             log_path=context.log_path,
         )
-        wait_for_tree(proc, launch.processes, name=pool, timeout_s=timeout_s, log_path=context.log_path)
+        wait_for_processes(proc, launch.processes, name=pool, timeout_s=timeout_s, log_path=context.log_path)
     except BaseException:
-        stop_tree(proc, sig=launch.stop_signal)
+        stop_processes(proc, sig=launch.stop_signal)
         raise
     return PreparedBackend(
         replace(config, socket_path=context.socket_path, port=context.port),

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from gauntlet.cli.run import build_plan, plan_options
-from gauntlet.lab.bottleneck import BANDWIDTH_BOUND, CLIENT_BOUND, ERROR_BOUND, RATE_NOT_HELD, SERVER_CPU_BOUND
+from gauntlet.analysis.bottleneck import BANDWIDTH_BOUND, CLIENT_BOUND, ERROR_BOUND, RATE_NOT_HELD, SERVER_CPU_BOUND
+from gauntlet.cli.load_options import LoadOptions
 from gauntlet.lab.case import measure as measure_case_record
 from gauntlet.lab.measure import Settings, measure_run
 from gauntlet.servers.base import ServerInstance
@@ -34,7 +34,7 @@ def test_a_server_held_to_a_tenth_of_a_core_is_server_cpu_bound(builtin_server: 
             group.add(builtin_server.pids()[0])
             for task in Path(f"/proc/{builtin_server.pids()[0]}/task").iterdir():
                 os.sched_setaffinity(int(task.name), {0})
-            plan = build_plan(f"{builtin_server.url}webtest.html", plan_options(connections=8, threads=1, duration="1500ms"))
+            plan = LoadOptions(connections=8, threads=1, duration="1500ms").plan(f"{builtin_server.url}webtest.html")
             measured = measure_run(plan, builtin_server, Settings())
         finally:
             builtin_server.stop()
@@ -124,7 +124,7 @@ def test_the_label_and_its_figures_reach_the_terminal(builtin_server: ServerInst
 
 def test_a_suite_case_record_carries_its_labels(builtin_server: ServerInstance) -> None:
     """lab.case.measure, which the suite runner calls for every case, hands the labels to the store."""
-    plan = build_plan(f"{builtin_server.url}webtest.html?status=500", plan_options(connections=2, threads=1, requests="200"))
+    plan = LoadOptions(connections=2, threads=1, requests="200").plan(f"{builtin_server.url}webtest.html?status=500")
     record = measure_case_record(plan, builtin_server, {"server": "builtin"}).record
     assert record.labels == record.result["bottleneck"]["labels"] and ERROR_BOUND in record.labels
     assert record.result["server"]["samples"] >= 1 and record.result["bottleneck"]["server"]["threads"] >= 1

@@ -32,7 +32,7 @@ RATE_LAG_P99_US = 1_000
 
 @dataclass(frozen=True)
 class CpuUse:
-    """What one side (the load threads, or the server's process tree) did with the CPU while the
+    """What one side (the load threads, or the server's processes) did with the CPU while the
     load ran."""
 
     cpu_s: float

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gauntlet.lab.bottleneck import (
+from gauntlet.analysis.bottleneck import (
     BANDWIDTH_BOUND,
     CLIENT_BOUND,
     ERROR_BOUND,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gauntlet.lab.capacity import search
-from gauntlet.lab.qos import verdict
+from gauntlet.analysis.capacity import search
+from gauntlet.analysis.qos import verdict
 
 
 def page(good: int, tolerable: int, fail: int) -> dict[str, int]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gauntlet.errors import GauntletError
-from gauntlet.lab.loadfile import load
+from gauntlet.model.loadfile import load
 
 GOOD = """\
 sessions:
@@ -34,7 +34,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_a_good_file_becomes_an_engine_plan(tmp_path: Path) -> None:
-    plan = load(write(tmp_path, GOOD)).plan("http://127.0.0.1:8080/")
+    plan = load(write(tmp_path, GOOD)).to_plan("http://127.0.0.1:8080/").engine_json()
     sessions = plan["sessions"]
     assert (plan["connections"], plan["warmup_us"], plan["duration_us"]) == (20, 2_000_000, 60_000_000)
     assert sessions["types"][0]["think"] == {"kind": "exponential", "mean_us": 5_000_000}
@@ -46,13 +46,13 @@ def test_a_good_file_becomes_an_engine_plan(tmp_path: Path) -> None:
 def test_phases_and_think_forms(tmp_path: Path) -> None:
     text = GOOD.replace("users: 10\n", "phases:\n  - {users_per_s: 100, duration: 30m}\n  - {users_per_s: 450, duration: 10m}\n")
     text = text.replace("measure: 1m\n", "").replace("{exponential: 5s}", "{uniform: [1s, 3s]}")
-    plan = load(write(tmp_path, text)).plan("http://x/")
+    plan = load(write(tmp_path, text)).to_plan("http://x/").engine_json()
     assert plan["sessions"]["phases"] == [
         {"users_per_s": 100, "duration_us": 1_800_000_000},
         {"users_per_s": 450, "duration_us": 600_000_000},
     ]
     assert plan["sessions"]["types"][0]["think"] == {"kind": "uniform", "min_us": 1_000_000, "max_us": 3_000_000}
-    assert plan["duration_us"] is None
+    assert "duration_us" not in plan
 
 
 @pytest.mark.parametrize(

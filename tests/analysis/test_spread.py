@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gauntlet.lab.spread import median_index, spread, spreads
+from gauntlet.analysis.spread import median_index, spread, spreads
 
 
 def result(requests_per_s: float, p99_us: int = 1_000, server: bool = True) -> dict[str, Any]:

@@ -11,11 +11,16 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from gauntlet.errors import GauntletError
-from gauntlet.yamlfile import Duration, duration_us, read_yaml, validate
+from gauntlet.plan import DEFAULT_THREADS, ArrivalPhase, Page, Plan, QosThresholds, SessionsPlan, SessionType, Think
+from gauntlet.yamlfile import SEED_MAX, Count, Duration, PerSecond, Size, duration_us, printable, read_yaml, validate
+
 
 def _think(value: Any) -> dict[str, Any]:
     if isinstance(value, dict) and set(value) == {"uniform"}:
-        low, high = (duration_us(v) for v in value["uniform"])
+        bounds = value["uniform"]
+        if not isinstance(bounds, list) or len(bounds) != 2:
+            raise ValueError("a uniform think time is {uniform: [MIN, MAX]}, two durations")
+        low, high = (duration_us(v) for v in bounds)
         if low > high:
             raise ValueError("uniform think times go from the smaller to the larger: swap them")
         return {"kind": "uniform", "min_us": low, "max_us": high}
@@ -26,11 +31,11 @@ def _think(value: Any) -> dict[str, Any]:
     return {"kind": "fixed", "mean_us": duration_us(value)}
 
 
-Think = Annotated[dict[str, Any], BeforeValidator(_think)]
+ThinkTime = Annotated[dict[str, Any], BeforeValidator(_think)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class PageSpec(_Strict):
@@ -44,21 +49,22 @@ class PageSpec(_Strict):
 
 class SessionSpec(_Strict):
     name: str = Field(min_length=1)
-    weight: float = Field(default=1.0, gt=0)
-    think: Think = {"kind": "fixed", "mean_us": 0}
+    #: A share of the mix; a million to one is past any study's.
+    weight: float = Field(default=1.0, gt=0, le=1e6)
+    think: ThinkTime = {"kind": "fixed", "mean_us": 0}
     pages: list[PageSpec] = Field(min_length=1)
 
 
 class PhaseSpec(_Strict):
-    users_per_s: float = Field(gt=0)
+    users_per_s: PerSecond
     duration: Duration = Field(gt=0)
 
 
 class QosSpec(_Strict):
     good: Duration = 2_000_000
     tolerable: Duration = 4_000_000
-    download_good_bytes_per_s: float = Field(default=99_000, gt=0)
-    download_tolerable_bytes_per_s: float = Field(default=95_000, gt=0)
+    download_good_bytes_per_s: PerSecond = 99_000
+    download_tolerable_bytes_per_s: PerSecond = 95_000
     good_share: float = Field(default=0.95, ge=0, le=1)
     good_or_tolerable_share: float = Field(default=0.99, ge=0, le=1)
 
@@ -66,16 +72,16 @@ class QosSpec(_Strict):
 class LoadFile(_Strict):
     sessions: list[SessionSpec] = Field(min_length=1)
     if_modified_since: float = Field(default=0.0, ge=0, le=1)
-    users: int | None = Field(default=None, gt=0)
+    users: Size | None = None
     phases: list[PhaseSpec] | None = Field(default=None, min_length=1)
-    max_users: int = Field(default=1000, gt=0)
+    max_users: Size = 1000
     ramp_up: Duration = 0
     warm_up: Duration = 0
     measure: Duration | None = None
     ramp_down: Duration = 0
-    iterations: int = Field(default=1, gt=0)
+    iterations: Count = 1
     qos: QosSpec = QosSpec()
-    seed: int = 1
+    seed: int = Field(default=1, ge=0, le=SEED_MAX)
 
     @model_validator(mode="after")
     def one_way_of_having_users(self) -> LoadFile:
@@ -91,36 +97,34 @@ class LoadFile(_Strict):
     def with_users(self, users: int) -> LoadFile:
         return self.model_copy(update={"users": users})
 
-    def plan(self, url: str) -> dict[str, Any]:
+    def to_plan(self, url: str) -> Plan:
         """The engine plan: the sessions, the windows, and room for two connections per user."""
         qos = self.qos
-        users = self.users or self.max_users
-        return {
-            "url": url,
-            "connections": 2 * users,
-            "threads": min(2, users),
-            "warmup_us": self.ramp_up + self.warm_up,
-            "duration_us": self.measure,
-            "sessions": {
-                "types": [
-                    {"name": s.name, "weight": s.weight, "think": s.think, "pages": [p.model_dump(exclude_none=True) for p in s.pages]}
-                    for s in self.sessions
-                ],
-                "if_modified_since_share": self.if_modified_since,
-                "users": self.users,
-                "phases": None
-                if self.phases is None
-                else [{"users_per_s": p.users_per_s, "duration_us": p.duration} for p in self.phases],
-                "rampdown_us": self.ramp_down,
-                "qos": {
-                    "good_us": qos.good,
-                    "tolerable_us": qos.tolerable,
-                    "download_good_bytes_per_s": qos.download_good_bytes_per_s,
-                    "download_tolerable_bytes_per_s": qos.download_tolerable_bytes_per_s,
-                },
-                "seed": self.seed,
-            },
-        }
+        sessions = SessionsPlan(
+            types=[
+                SessionType(name=s.name, weight=s.weight, think=Think(**s.think), pages=[Page(**p.model_dump(exclude_none=True)) for p in s.pages])
+                for s in self.sessions
+            ],
+            if_modified_since_share=self.if_modified_since,
+            users=self.users,
+            phases=None if self.phases is None else [ArrivalPhase(users_per_s=p.users_per_s, duration_us=p.duration) for p in self.phases],
+            rampdown_us=self.ramp_down,
+            qos=QosThresholds(
+                good_us=qos.good,
+                tolerable_us=qos.tolerable,
+                download_good_bytes_per_s=qos.download_good_bytes_per_s,
+                download_tolerable_bytes_per_s=qos.download_tolerable_bytes_per_s,
+            ),
+            seed=self.seed,
+        )
+        return Plan(
+            url=url,
+            connections=2 * (self.users or self.max_users),
+            threads=DEFAULT_THREADS,
+            warmup_us=self.ramp_up + self.warm_up,
+            duration_us=self.measure,
+            sessions=sessions,
+        )
 
 
 LOADS = Path(__file__).parent / "loads"
@@ -139,4 +143,4 @@ def find(name: str, relative_to: Path) -> Path:
         if candidate.is_file():
             return candidate
     shipped = ", ".join(sorted(p.stem for p in LOADS.glob("*.yaml")))
-    raise GauntletError(f"there is no load file '{name}'", f"Name a shipped one ({shipped}) or a file next to the suite")
+    raise GauntletError(printable(f"there is no load file '{name}'"), f"Name a shipped one ({shipped}) or a file next to the suite")

@@ -1,4 +1,4 @@
-"""The server's process tree, with a role for each process: the master (the process Gauntlet
+"""The server's processes, with a role for each process: the master (the process Gauntlet
 started), its workers (children running the same program), backends (other programs: PHP-FPM or
 uWSGI pools, CGI children) and the database (MariaDB), so that a result says which one ran out of
 CPU or memory."""
@@ -35,7 +35,7 @@ DATABASE_PROGRAMS = frozenset({"mariadbd", "mysqld"})
 
 
 def backend_role(sample: ProcSample) -> str:
-    """A process of a backend tree: the database, or the backend (a language's workers)."""
+    """A process under a backend: the database, or the backend (a language's workers)."""
     return "database" if sample.comm in DATABASE_PROGRAMS else "backend"
 
 

@@ -1,0 +1,77 @@
+"""The load options of `run` and `sweep` as the command line gives them, and the engine plan they
+make (gauntlet.plan.Plan). An option left out stays None in the plan: the engine's default applies."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gauntlet.errors import GauntletError
+from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS, Plan, TlsSettings
+from gauntlet.units import parse_count, parse_duration_us
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip():
+        raise GauntletError(f"the header {text!r} has no 'Name: value' form", "Write it as -H 'Name: value'")
+    return name.strip(), value.strip()
+
+
+def read_body(path: Path) -> str:
+    try:
+        return base64.b64encode(path.read_bytes()).decode()
+    except OSError as err:
+        raise GauntletError(f"cannot read the body file {str(path)!r} ({err.strerror})", "Check the path") from None
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    connections: int = DEFAULT_CONNECTIONS
+    threads: int = DEFAULT_THREADS
+    requests: str | None = None
+    duration: str | None = None
+    rate_per_s: float | None = None
+    no_keepalive: bool = False
+    calls_per_connection: int | None = None
+    http10: bool = False
+    tls_version: str | None = None
+    cipher: str | None = None
+    no_tls_resumption: bool = False
+    timeout: str | None = None
+    warmup: str | None = None
+    method: str = "GET"
+    headers: list[str] = field(default_factory=list)
+    body: Path | None = None
+    allow_remote: bool = False
+
+    def tls(self) -> TlsSettings | None:
+        """TLS settings for an https URL; None leaves the engine's defaults (resumption on)."""
+        if self.tls_version is None and self.cipher is None and not self.no_tls_resumption:
+            return None
+        if self.no_tls_resumption:
+            return TlsSettings(version=self.tls_version, cipher=self.cipher, resumption=False)
+        return TlsSettings(version=self.tls_version, cipher=self.cipher)
+
+    def plan(self, url: str) -> Plan:
+        if self.connections < 1 or self.threads < 1:
+            raise GauntletError("connections and threads must be at least 1", "Give -c 1 or more and -t 1 or more")
+        return Plan(
+            url=url,
+            connections=self.connections,
+            threads=self.threads,
+            requests=parse_count(self.requests, "-n") if self.requests else None,
+            duration_us=parse_duration_us(self.duration, "-d") if self.duration else None,
+            rate_per_s=self.rate_per_s,
+            keepalive=False if self.no_keepalive else None,
+            calls_per_connection=self.calls_per_connection,
+            http_version="1.0" if self.http10 else None,
+            tls=self.tls(),
+            timeout_us=parse_duration_us(self.timeout, "--timeout") if self.timeout else None,
+            warmup_us=parse_duration_us(self.warmup, "--warmup") if self.warmup else None,
+            method=self.method.upper(),
+            headers=[parse_header(h) for h in self.headers] or None,
+            body_base64=read_body(self.body) if self.body else None,
+            allow_remote=self.allow_remote or None,
+        )

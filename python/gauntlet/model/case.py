@@ -1,0 +1,58 @@
+"""A grid point of a suite, as the expansion hands it to the runner: the server it needs, the
+request path, and the load (an engine plan without its URL, or sessions from a load file)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gauntlet.plan import Plan
+from gauntlet.servers.spec import ServerSpec
+
+if TYPE_CHECKING:
+    from gauntlet.model.loadfile import LoadFile
+
+
+@dataclass(frozen=True)
+class Sessions:
+    """A sessions case: the load file, and either a number of simultaneous users or a capacity search."""
+
+    load: LoadFile
+    users: int | None = None
+    capacity_start: int = 10
+    capacity_max_probes: int = 8
+
+
+@dataclass(frozen=True)
+class Case:
+    """A grid point: the server it needs, the request path, and the load: an engine plan without its
+    URL, or sessions whose plan the load file builds at the target."""
+
+    group: str
+    server: ServerSpec
+    path: str
+    params: dict[str, Any]
+    plan: Plan | None = None
+    sessions: Sessions | None = None
+
+
+def server_params(spec: ServerSpec, keepalive: bool) -> dict[str, Any]:
+    """The server's part of a case's params, in the store's words; `keepalive` is the case's (the
+    client's), which a server without a switch for it does not show in its spec."""
+    params = {("server" if name == "kind" else name): value for name, value in spec.params().items()}
+    params["protocol"] = "https" if params.pop("tls", False) else "http"
+    params["keepalive"] = keepalive
+    return params
+
+
+def plan_params(plan: Plan, model: str) -> dict[str, Any]:
+    """The load's part of a case's params, in the store's words, under the plan's names."""
+    params: dict[str, Any] = {"model": model, "connections": plan.connections}
+    for name in ("rate_per_s", "calls_per_connection", "requests"):
+        if getattr(plan, name) is not None:
+            params[name] = getattr(plan, name)
+    if plan.duration_us is not None:
+        params["duration_s"] = plan.duration_us / 1e6
+    if plan.http_version not in (None, "1.1"):
+        params["http_version"] = plan.http_version
+    return params

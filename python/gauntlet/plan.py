@@ -1,0 +1,138 @@
+"""The engine's plan as a typed model (engine/src/plan.rs and the types it holds): every command,
+the suite expansion, load files and calibrate build their plans with it, by field name.
+
+The engine owns the defaults and the clamps: a field left None is left out of the plan's JSON,
+so the engine's own default applies (the 15 s timeout, threads lowered to the connections, ...),
+and the engine checks every value. Python repeats none of it; tests/test_plan_schema.py compares
+this model with the schema the engine prints (`gauntlet-engine schema plan`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+#: What a command measures when it is given neither a request count nor a duration.
+DEFAULT_DURATION_US = 10_000_000
+#: The connections and load threads of `gauntlet run`, `sweep` and suites when none are given.
+DEFAULT_CONNECTIONS = 50
+DEFAULT_THREADS = 2
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TlsSettings(_Strict):
+    """What a plan fixes about TLS (engine: TlsPlan); None leaves the engine's choice."""
+
+    version: str | None = None
+    cipher: str | None = None
+    resumption: bool | None = None
+
+
+class WeightedPath(_Strict):
+    path: str
+    weight: float
+    #: A string every response to this path must hold (its content marker); None: no check.
+    expect: str | None = None
+
+
+class Think(_Strict):
+    kind: Literal["fixed", "uniform", "exponential"]
+    mean_us: int | None = None
+    min_us: int | None = None
+    max_us: int | None = None
+
+
+class Page(_Strict):
+    name: str
+    path: str
+    embedded: list[str] | None = None
+    download: bool | None = None
+    #: A string the page's own response must hold (its content marker); None: no check.
+    expect: str | None = None
+
+
+class SessionType(_Strict):
+    name: str
+    weight: float
+    think: Think
+    pages: list[Page]
+
+
+class ArrivalPhase(_Strict):
+    users_per_s: float
+    duration_us: int
+
+
+class QosThresholds(_Strict):
+    good_us: int
+    tolerable_us: int
+    download_good_bytes_per_s: float
+    download_tolerable_bytes_per_s: float
+
+
+class SessionsPlan(_Strict):
+    types: list[SessionType]
+    if_modified_since_share: float | None = None
+    users: int | None = None
+    phases: list[ArrivalPhase] | None = None
+    rampdown_us: int | None = None
+    qos: QosThresholds | None = None
+    seed: int | None = None
+
+
+class Plan(_Strict):
+    """One engine run: where, what, how many connections, for how long (engine: Plan)."""
+
+    url: str
+    connections: int
+    allow_remote: bool | None = None
+    method: str | None = None
+    headers: list[tuple[str, str]] | None = None
+    body_base64: str | None = None
+    http_version: Literal["1.1", "1.0"] | None = None
+    keepalive: bool | None = None
+    tls: TlsSettings | None = None
+    calls_per_connection: int | None = None
+    rate_per_s: float | None = None
+    sessions: SessionsPlan | None = None
+    threads: int | None = None
+    requests: int | None = None
+    duration_us: int | None = None
+    warmup_us: int | None = None
+    timeout_us: int | None = None
+    start_at_unix_us: int | None = None
+    timeline_histograms: bool | None = None
+    paths: list[WeightedPath] | None = None
+    #: A string every response to the URL's own path must hold (its content marker); None: no check.
+    expect: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def bounded(cls, fields: Any) -> Any:
+        """A load bounded by nothing (no request count, no duration, no sessions) lasts DEFAULT_DURATION_US."""
+        if isinstance(fields, dict) and all(fields.get(name) is None for name in ("requests", "duration_us", "sessions")):
+            return {**fields, "duration_us": DEFAULT_DURATION_US}
+        return fields
+
+    def at(self, url: str) -> Plan:
+        """The same load on another URL (a plan built before its server started)."""
+        return self.model_copy(update={"url": url})
+
+    def warm_up(self, requests: int) -> Plan:
+        """`requests` requests of the same load, with no warm-up window of their own."""
+        return self.model_copy(update={"requests": requests, "duration_us": None, "warmup_us": None})
+
+    def engine_json(self) -> dict[str, Any]:
+        """The plan as the engine reads it: a field left None is left out, so the engine's default
+        applies. Inside TLS and sessions, what was not given is left out and what was given as None
+        stays null (those are the engine's optional fields, which it echoes as null)."""
+        found = self.model_dump(mode="json", exclude_none=True)
+        for name, part in (("tls", self.tls), ("sessions", self.sessions)):
+            if part is not None:
+                found[name] = part.model_dump(mode="json", exclude_unset=True)
+        return found
+
