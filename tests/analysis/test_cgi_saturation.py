@@ -13,7 +13,7 @@ from gauntlet.servers.backends.catalog import backend_named
 from tests.conftest import Start, missing_here
 from tests.helpers.cgroups import cpu_quota
 
-QUOTA_CORES = 0.15
+QUOTA_CORES = 0.3
 
 
 def test_php_cgi_behind_nginx_held_to_a_quota_is_server_cpu_bound_by_its_cgroup(server: Start) -> None:
@@ -21,7 +21,7 @@ def test_php_cgi_behind_nginx_held_to_a_quota_is_server_cpu_bound_by_its_cgroup(
     if instance.cgroup is None:
         missing_here("no cgroup for the server on this machine: short-lived processes go uncounted", "CI runs as root")
     page = backend_named("php-cgi").page
-    plan = Plan(url=f"{instance.url}{page.name}", connections=4, threads=1, warmup_us=500_000, duration_us=2_000_000)
+    plan = Plan(url=f"{instance.url}{page.name}", connections=4, threads=1, warmup_us=500_000, duration_us=3_000_000)
     with cpu_quota(QUOTA_CORES) as group:
         if group.path.parent == instance.cgroup.path.parent:
             missing_here("the quota's hierarchy is the server's own: moving it would lose its accounting", "CI: v2 accounting, v1 cpu")
