@@ -19,6 +19,7 @@ import psutil
 import pytest
 
 from gauntlet.engine import run
+from gauntlet.model import loadfile
 from gauntlet.errors import GauntletError
 from gauntlet.monitor.sampler import Sampler
 from gauntlet.servers.apps.mariadb import Layout, run_sql
@@ -241,3 +242,13 @@ def builder_databases(under: Path) -> list[psutil.Process]:
         if process.info["name"] == "mariadbd" and any(str(under) in arg for arg in process.info["cmdline"] or []):
             found.append(process)
     return found
+
+
+def test_the_wordpress_load_file_expects_the_seeds_own_markers(seeded: dict[str, Page]) -> None:
+    """The suite's session (model/loads/thesis-wordpress.yaml) names each page's marker in YAML: they
+    must be the ones the seed writes, or every page of the suite would fail its content check."""
+    load = loadfile.load(loadfile.find("thesis-wordpress", Path(".")))
+    (reader,) = load.sessions
+    assert {page.name: (page.path, page.expect) for page in reader.pages} == {
+        name: (page.path, page.marker) for name, page in seeded.items()
+    }

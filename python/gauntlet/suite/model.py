@@ -85,6 +85,8 @@ class ServerEntry(_Strict):
     cipher: str | None = None
     backend_workers: Size | None = None
     backend_threads: Size | None = None
+    #: An application served by the server and its backend (servers/apps: `wordpress`).
+    app: str | None = None
 
     @field_validator("kind")
     @classmethod
