@@ -133,6 +133,7 @@ def test_data_and_layout_match_the_golden_file(tmp_path: Path) -> None:
     golden = GOLDEN / "phases-view.json"
     if os.environ.get("GAUNTLET_UPDATE_GOLDEN") == "1":
         golden.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
+        pytest.fail(f"{golden.name} written anew: review its diff, then run without GAUNTLET_UPDATE_GOLDEN")
     expected = json.loads(golden.read_text())
     assert {k: skeleton(v["figure"]) for k, v in figures.items()} == {k: skeleton(v["figure"]) for k, v in expected.items()}
     assert json.loads(json.dumps(figures)) == expected
