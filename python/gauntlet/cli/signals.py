@@ -19,7 +19,8 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 def end_like_ctrl_c() -> None:
     """From now on, SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread."""
     for ending in ENDING_SIGNALS:
-        signal.signal(ending, _interrupt)
+        if signal.getsignal(ending) is not signal.SIG_IGN:  # nohup's SIGHUP stays ignored
+            signal.signal(ending, _interrupt)
 
 
 def interrupted_exit_code(ctrl_c_code: int) -> int:

@@ -124,11 +124,15 @@ def with_cgroup_cpu(use: CpuUse | None, totals: ServerTotals | None, window_s: f
 
 
 def client_use(result: dict[str, Any]) -> CpuUse:
-    """The load threads, from the engine's own figures, and the CPUs this process may use."""
+    """The load threads over the measured interval, from the engine's own figures (its `cpu_us`
+    includes the warm-up: the measured share is `cpu_us_per_request` x requests), and the CPUs this
+    process may use."""
     client = result["client"]
+    measured_cpu_us = client["cpu_us_per_request"] * result["requests"]
+    measured_share = measured_cpu_us / client["cpu_us"] if client["cpu_us"] > 0 else 0.0
     return CpuUse(
-        cpu_s=client["cpu_us"] / 1e6,
-        wait_s=client["cpu_wait_us"] / 1e6,
+        cpu_s=measured_cpu_us / 1e6,
+        wait_s=client["cpu_wait_us"] * measured_share / 1e6,
         threads=result["threads"],
         busiest_thread_runnable_share=client["busiest_thread_runnable_share"],
         cpus=allowed_cpus(0),

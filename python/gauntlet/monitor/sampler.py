@@ -197,8 +197,10 @@ class Sampler:
         )
 
     def mark(self) -> None:
-        """Take a reading now, from any thread (at the start of the measured interval)."""
+        """Take a reading now, from any thread (at the start of the measured interval): the
+        system-wide counters start from here too."""
         self._sample()
+        self._system_first = sample_system()
 
     def _sample(self) -> None:
         with self._lock:

@@ -19,7 +19,6 @@ from gauntlet.store import CaseRow
 from gauntlet.units import format_count, format_duration_us
 
 
-
 class Compared(NamedTuple):
     heading: str
     higher_is_better: bool

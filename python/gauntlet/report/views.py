@@ -159,7 +159,7 @@ def php_memory_table(points: list[GridPoint]) -> Table:
     leading, named = case_cells(php)
     rows = []
     for point, cells in zip(php, named, strict=True):
-        roles = {(c.result or {}).get("server", {}).get("php_role") for c in point.measured} - {None}
+        roles = {((c.result or {}).get("server") or {}).get("php_role") for c in point.measured} - {None}
         rows.append([
             *cells, ", ".join(sorted(str(r) for r in roles)),
             _or_dash(point.figure("php_worker_rss_bytes"), format_bytes),

@@ -140,7 +140,6 @@ def install_data_dir(layout: Layout, premises: Premises, timeout_s: float = 120.
 def copy_data_dir(source: Path, layout: Layout) -> None:
     """The per-machine data directory, copied (never linked: the server writes to it)."""
     shutil.copytree(source, layout.data_dir, symlinks=True)
-    _own(layout.home)
 
 
 def start_mariadb(layout: Layout, premises: Premises, timeout_s: float) -> BackendProcess:

@@ -141,7 +141,7 @@ def _build(partial: Path, premises: Premises) -> None:
 
 def _run_seed(docroot: Path, images: Path, premises: Premises) -> str:
     """WordPress's installer and the seed, in the premises' cgroup (a killed build leaves nothing running)."""
-    php = shutil.which("php")
+    php = find_binary("php")  # as PHP_CLI finds it, which gauntlet checked before anything started
     if php is None:
         raise GauntletError("php (the command line) is not installed: the seed runs WordPress's installer with it", "install it: apt-get install php-cli")
     argv = [php, str(FILES / "seed.php"), str(docroot), str(images), str(POSTS), str(COMMENTS_PER_POST)]
