@@ -24,7 +24,7 @@ from gauntlet.engine import workload_files
 from gauntlet.errors import GauntletError
 from gauntlet.servers.apps import mariadb
 from gauntlet.servers.apps.mariadb import WORDPRESS_DATABASE, Layout
-from gauntlet.servers.base import TEMPLATES, program_version
+from gauntlet.servers.base import TEMPLATES, find_binary, program_version
 from gauntlet.servers.premises import Premises
 from gauntlet.servers.process import stop_processes
 
