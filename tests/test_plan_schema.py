@@ -9,7 +9,6 @@ import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
-import pytest
 from pydantic import BaseModel
 
 from gauntlet.plan import Plan
