@@ -11,7 +11,8 @@ import typer
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet import host
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, store_path
+from gauntlet.cli.load_options import http2_fields
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, store_path
 from gauntlet.cli.run import EXIT_INTERRUPTED, announce_stored, target_url, write_json
 from gauntlet.plan import DEFAULT_THREADS
 from gauntlet.report.output import console
@@ -33,6 +34,8 @@ def capacity_command(
     ] = 10,
     max_probes: Annotated[int, typer.Option("--max-probes", min=1, help="At most this many measurements")] = 10,
     json_path: Annotated[Path | None, typer.Option("--json", help="Every probe's result and the answer")] = None,
+    http2: Http2Option = False,
+    streams: StreamsOption = None,
     agents: Agents = None,
     scheduler: Scheduler = None,
     db: DbOption = DEFAULT_DB_PATH,
@@ -47,6 +50,7 @@ def capacity_command(
     from gauntlet.model import loadfile
     from gauntlet.report.sessions import capacity_line, probe_line
 
+    protocol = http2_fields(http2, streams)
     load = loadfile.load(load_path)
     out, err = console(), console(stderr=True)
     probes: list[dict[str, Any]] = []
@@ -58,13 +62,14 @@ def capacity_command(
             }
             write_json(json_path, {"schema": "gauntlet.capacity-result/1", "probes": probes, "capacity": answer})
 
-    options = {"load": str(load_path), "load_file": load.model_dump(mode="json"), "start": start, "max_probes": max_probes}
-    spec = None if url else ServerSpec("builtin", workers=DEFAULT_THREADS)
+    options = {"load": str(load_path), "load_file": load.model_dump(mode="json"), "start": start, "max_probes": max_probes,
+               **protocol}
+    spec = None if url else ServerSpec("builtin", workers=DEFAULT_THREADS, http2=http2)
     stored = StoredRun(store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes)
     with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec) as target:
 
         def probe(level: int) -> bool:
-            plan = load.at_level(level).to_plan(target.url)
+            plan = load.at_level(level).to_plan(target.url).model_copy(update=protocol)
             with ProgressLine(err, None, load.measure) as progress:
                 measured = measure_run(plan, target.server, DEFAULT_SETTINGS, progress.update, run_plan)
             measured.result["qos"] = qos_summary(load, measured.result)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gauntlet.errors import GauntletError
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS, Plan, TlsSettings
@@ -17,6 +18,19 @@ def parse_header(text: str) -> tuple[str, str]:
     if not colon or not name.strip():
         raise GauntletError(f"the header {text!r} has no 'Name: value' form", "Write it as -H 'Name: value'")
     return name.strip(), value.strip()
+
+
+def http2_fields(http2: bool, streams: int | None, http10: bool = False) -> dict[str, Any]:
+    """The plan's HTTP/2 fields for --http2 and --streams (empty for HTTP/1.x)."""
+    if streams is not None and not http2:
+        raise GauntletError("--streams is the number of HTTP/2 streams per connection", "Add --http2, or leave --streams out")
+    if http2 and http10:
+        raise GauntletError("--http2 and --http1.0 ask for two protocols", "Give one of them")
+    if streams is not None and streams < 1:
+        raise GauntletError(f"--streams must be at least 1, got {streams}", "Give --streams 1 or more")
+    if not http2:
+        return {}
+    return {"http_version": "2", "streams_per_connection": streams}
 
 
 def read_body(path: Path) -> str:
@@ -36,6 +50,8 @@ class LoadOptions:
     no_keepalive: bool = False
     calls_per_connection: int | None = None
     http10: bool = False
+    http2: bool = False
+    streams: int | None = None
     tls_version: str | None = None
     cipher: str | None = None
     no_tls_resumption: bool = False
@@ -74,4 +90,4 @@ class LoadOptions:
             headers=[parse_header(h) for h in self.headers] or None,
             body_base64=read_body(self.body) if self.body else None,
             allow_remote=self.allow_remote or None,
-        )
+        ).model_copy(update=http2_fields(self.http2, self.streams, self.http10))

@@ -11,6 +11,10 @@ import typer
 DEFAULT_DB_PATH = Path("results.db")
 DbOption = Annotated[Path, typer.Option("--db", help="The results database (SQLite file)")]
 NoStoreOption = Annotated[bool, typer.Option("--no-store", help="Keep the results out of the results database")]
+Http2Option = Annotated[
+    bool, typer.Option("--http2", help="HTTP/2: h2 through ALPN for https://, h2c with prior knowledge for http://")
+]
+StreamsOption = Annotated[int | None, typer.Option("--streams", help="--http2: concurrent streams per connection (default 1)")]
 
 
 def store_path(db: Path, no_store: bool) -> Path | None:

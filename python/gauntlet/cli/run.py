@@ -21,7 +21,7 @@ from gauntlet.analysis.thresholds import crossings, parse_thresholds
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.load_options import LoadOptions
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, store_path
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, store_path
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
 from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_repeats, measure_run
@@ -141,9 +141,10 @@ def server_spec(
     threads: int,
     opcache: bool = True,
     apcu: bool = False,
+    http2: bool = False,
 ) -> ServerSpec | None:
-    """The server `--server` (`kind`) and its `settings` name (with PHP's `opcache` and `apcu`);
-    None when a URL is given (settings then refused)."""
+    """The server `--server` (`kind`) and its `settings` name (with PHP's `opcache` and `apcu`, and
+    HTTP/2 when the load speaks it); None when a URL is given (settings then refused)."""
     given = [f"--{name.replace('_', '-')}" for name, value in settings.items() if value is not None]
     given += [flag for flag, on in (("--no-opcache", not opcache), ("--apcu", apcu)) if on]
     if url is not None:
@@ -161,7 +162,9 @@ def server_spec(
         defined["workers"] = threads
     from gauntlet.servers.registry import server_keepalive
 
-    return ServerSpec(kind, keepalive=server_keepalive(kind, keepalive), tls=https, opcache=opcache, apcu=apcu, **defined)
+    return ServerSpec(
+        kind, keepalive=server_keepalive(kind, keepalive), tls=https, http2=http2, opcache=opcache, apcu=apcu, **defined
+    )
 
 
 def succeeded(result: dict[str, Any]) -> bool:
@@ -182,6 +185,8 @@ def run_command(
         int | None, typer.Option("--calls-per-connection", min=1, help="K requests per connection, then reconnect")
     ] = None,
     http10: Annotated[bool, typer.Option("--http1.0", help="Send HTTP/1.0 requests")] = False,
+    http2: Http2Option = False,
+    streams: StreamsOption = None,
     tls_version: Annotated[str | None, typer.Option("--tls-version", help="https: 1.2 or 1.3 only")] = None,
     cipher: Annotated[str | None, typer.Option("--cipher", help="https: one cipher suite, e.g. TLS13_AES_128_GCM_SHA256")] = None,
     no_tls_resumption: Annotated[
@@ -233,7 +238,8 @@ def run_command(
     err = console(stderr=True)
     load_options = LoadOptions(
         connections=connections, threads=threads, requests=requests, duration=duration, rate_per_s=rate_per_s,
-        no_keepalive=no_keepalive, calls_per_connection=calls_per_connection, http10=http10, tls_version=tls_version,
+        no_keepalive=no_keepalive, calls_per_connection=calls_per_connection, http10=http10, http2=http2, streams=streams,
+        tls_version=tls_version,
         cipher=cipher, no_tls_resumption=no_tls_resumption, timeout=timeout, warmup=warmup, method=method,
         headers=header or [], body=body, allow_remote=allow_remote,
     )
@@ -242,7 +248,7 @@ def run_command(
     environment = host.snapshot_after_load()
 
     server_settings: dict[str, Any] = {"workers": workers, "backend": backend, "backend_workers": backend_workers, "app": app}
-    spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads, not no_opcache, apcu)
+    spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads, not no_opcache, apcu, http2)
     if spec is not None and spec.app is not None:
         from gauntlet.servers.apps import app_page
         from gauntlet.servers.registry import check_spec

@@ -16,7 +16,7 @@ from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.load_options import LoadOptions
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, store_path
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, store_path
 from gauntlet.cli.run import DEFAULT_PATH, EXIT_INTERRUPTED, announce_stored, target_url, write_json
 from gauntlet.lab.measure import Settings
 from gauntlet.lab.stored import StoredRun, command_params
@@ -44,7 +44,8 @@ def run_steps(
     out, err = console(), console(stderr=True)
     printed = stored_steps = 0
     environment = host.snapshot_after_load()
-    spec = None if url else ServerSpec("builtin", workers=threads)
+    # The built-in server refuses HTTP/2 before anything starts (registry.check_spec).
+    spec = None if url else ServerSpec("builtin", workers=threads, http2=plans[0][1].http_version == "2")
     params = {value: command_params("sweep", url, spec, DEFAULT_PATH, plan) for value, plan in plans}
     options = {"kind": kind, "plans": [plan.engine_json() for _, plan in plans], "settings": asdict(settings)}
 
@@ -91,6 +92,8 @@ def concurrency_command(
     duration: Annotated[str | None, typer.Option("-d", "--duration", help="Time per level (default 10s)")] = None,
     timeout: Annotated[str | None, typer.Option("--timeout", help="Per-request timeout (default 15s)")] = None,
     no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
+    http2: Http2Option = False,
+    streams: StreamsOption = None,
     threads: Threads = DEFAULT_THREADS,
     json_path: JsonPath = None,
     repeat: measuring.Repeat = 1,
@@ -105,7 +108,8 @@ def concurrency_command(
 ) -> int:
     """Throughput, latency and failed/timed-out shares at each concurrency level (ab-style)."""
     plans = [
-        (level, LoadOptions(level, threads, requests, duration, timeout=timeout, no_keepalive=no_keepalive).plan(""))
+        (level, LoadOptions(level, threads, requests, duration, timeout=timeout, no_keepalive=no_keepalive, http2=http2,
+                            streams=streams).plan(""))
         for level in concurrency_levels(levels)
     ]
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
@@ -124,6 +128,8 @@ def rate_command(
     duration: Annotated[str, typer.Option("-d", "--duration", help="Time per rate")] = "10s",
     connections: Annotated[int, typer.Option("-c", "--connections", help="Connections available")] = 100,
     timeout: Annotated[str | None, typer.Option("--timeout", help="Per-request timeout (default 15s)")] = None,
+    http2: Http2Option = False,
+    streams: StreamsOption = None,
     threads: Threads = DEFAULT_THREADS,
     json_path: JsonPath = None,
     repeat: measuring.Repeat = 1,
@@ -139,7 +145,7 @@ def rate_command(
     """Replies/s, latency and errors at each offered rate (httperf/autobench-style)."""
     plans = [
         (rate, LoadOptions(connections, threads, duration=duration, rate_per_s=rate, calls_per_connection=calls_per_connection,
-                           timeout=timeout).plan(""))
+                           timeout=timeout, http2=http2, streams=streams).plan(""))
         for rate in offered_rates(low, high, step)
     ]
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)

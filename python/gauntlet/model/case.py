@@ -47,6 +47,7 @@ def server_params(spec: ServerSpec, keepalive: bool) -> dict[str, Any]:
     client's), which a server without a switch for it does not show in its spec."""
     params = {("server" if name == "kind" else name): value for name, value in spec.params().items()}
     params["protocol"] = "https" if params.pop("tls", False) else "http"
+    params.pop("http2", None)  # the load's http_version says it
     params["keepalive"] = keepalive
     return params
 
@@ -61,4 +62,6 @@ def plan_params(plan: Plan, model: str) -> dict[str, Any]:
         params["duration_s"] = plan.duration_us / 1e6
     if plan.http_version not in (None, "1.1"):
         params["http_version"] = plan.http_version
+    if plan.streams_per_connection is not None:
+        params["streams"] = plan.streams_per_connection
     return params

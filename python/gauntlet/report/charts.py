@@ -111,6 +111,48 @@ def _lines(
     return charts
 
 
+#: A case's side in a comparison of bars: (its place among the sides, its name), None: not compared.
+Side = tuple[int, str] | None
+
+
+def _compared(
+    points: list[GridPoint], side_of: Callable[[dict[str, Any]], Side], ignored: set[str], *, chart_id: str,
+    title: str, note: str,
+) -> list[Chart]:
+    """Requests/s of cases that differ only in the `ignored` parameters, one bar for each side
+    (`side_of` a case's params); the sides after the first carry the change from the first. Only
+    cases measured on the first side and on at least one other are shown."""
+    by_rest: dict[str, dict[tuple[int, str], tuple[GridPoint, Spread]]] = defaultdict(dict)
+    for point in points:
+        rate, side = point.figure("requests_per_s"), side_of(point.params)
+        if side is not None and rate is not None:
+            rest = repr(sorted((k, repr(v)) for k, v in point.params.items() if k not in ignored))
+            by_rest[rest][side] = (point, rate)
+    compared = []
+    for found in by_rest.values():
+        first = min(found)
+        if len(found) >= 2 and first[0] == 0:
+            compared.append((found[first][0], found))
+    charts: list[Chart] = []
+    for facet, firsts in _facet_groups([point for point, _ in compared], ("group",)).items():
+        chosen = [(point, found) for point, found in compared if point in firsts]
+        names = [_text(n) for n in point_names([point for point, _ in chosen], [*ignored, "group"])]
+        traces = []
+        for side in sorted({side for _, found in chosen for side in found}):
+            shown = [(name, found) for name, (_, found) in zip(names, chosen, strict=True) if side in found]
+            rates = [found[side][1] for _, found in shown]
+            trace = {"type": "bar", "name": side[1], "x": [name for name, _ in shown], "y": [s.mean for s in rates],
+                     "error_y": _error_bars(rates)}
+            if side[0] > 0:
+                bases = [found[min(found)][1] for _, found in shown]
+                trace |= {"text": [difference_text(b, r) if b.mean else "" for b, r in zip(bases, rates, strict=True)],
+                          "textposition": "outside"}
+            traces.append(trace)
+        layout = _layout("", "requests/s", barmode="group")
+        charts.append(Chart(f"{chart_id}-{len(charts) + 1}", _titled(title, facet), note, {"data": traces, "layout": layout}))
+    return charts
+
+
 def _pairs(
     points: list[GridPoint], param: str, sides: tuple[Any, Any], side_names: tuple[str, str], *, chart_id: str,
     title: str, note: str, across_groups: bool = False,
@@ -118,29 +160,13 @@ def _pairs(
     """Requests/s of cases that differ only in `param` (sides[0] vs sides[1]), side by side as bars;
     the second bar carries the change from the first. `across_groups`: cases of different groups
     pair too (a suite that puts its HTTPS cases in a group of their own)."""
+
+    def side_of(params: dict[str, Any]) -> Side:
+        value = params.get(param)
+        return (sides.index(value), side_names[sides.index(value)]) if value in sides else None
+
     ignored = {param, "group"} if across_groups else {param}
-    by_rest: dict[str, dict[Any, tuple[GridPoint, Spread]]] = defaultdict(dict)
-    for point in points:
-        rate = point.figure("requests_per_s")
-        if point.params.get(param) in sides and rate is not None:
-            rest = repr(sorted((k, repr(v)) for k, v in point.params.items() if k not in ignored))
-            by_rest[rest][point.params[param]] = (point, rate)
-    pairs = [(both[sides[0]], both[sides[1]]) for both in by_rest.values() if len(both) == 2]
-    charts: list[Chart] = []
-    for facet, firsts in _facet_groups([a for (a, _), _ in pairs], ("group",)).items():
-        chosen = [(a, b) for a, b in pairs if a[0] in firsts]
-        names = [_text(n) for n in point_names([a for (a, _), _ in chosen], [param, "group"])]
-        before = [rate for (_, rate), _ in chosen]
-        after = [rate for _, (_, rate) in chosen]
-        changes = [difference_text(a, b) if a.mean else "" for a, b in zip(before, after, strict=True)]
-        traces = [
-            {"type": "bar", "name": side_names[0], "x": names, "y": [s.mean for s in before], "error_y": _error_bars(before)},
-            {"type": "bar", "name": side_names[1], "x": names, "y": [s.mean for s in after], "error_y": _error_bars(after),
-             "text": changes, "textposition": "outside"},
-        ]
-        layout = _layout("", "requests/s", barmode="group")
-        charts.append(Chart(f"{chart_id}-{len(charts) + 1}", _titled(title, facet), note, {"data": traces, "layout": layout}))
-    return charts
+    return _compared(points, side_of, ignored, chart_id=chart_id, title=title, note=note)
 
 
 def throughput_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
@@ -187,6 +213,29 @@ def keepalive_comparison(points: list[GridPoint]) -> list[Chart]:
             "is the change, 'inside the spread' when it is no larger than the repeats' range (30 % when measured once)."
         ),
     )
+
+
+def connection_handling(params: dict[str, Any]) -> Side:
+    """HTTP/1.1 keep-alive first, then a new connection per request, then HTTP/2 by its streams."""
+    if params.get("http_version") == "2":
+        streams = params.get("streams", 1)
+        return 2 + streams, f"HTTP/2, {streams} stream{'s' if streams != 1 else ''}/conn"
+    if params.get("http_version") not in (None, "1.1"):
+        return None
+    return (0, "HTTP/1.1 keep-alive") if params.get("keepalive", True) else (1, "HTTP/1.1 new connection per request")
+
+
+def http2_comparison(points: list[GridPoint]) -> list[Chart]:
+    """The keep-alive view's HTTP/2 counterpart: shown only where some case spoke HTTP/2."""
+    return _compared(
+        points, connection_handling, {"keepalive", "http_version", "streams", "group"}, chart_id="http2",
+        title="HTTP/1.1 keep-alive vs new connection vs HTTP/2",
+        note=(
+            "Requests/s of the same case over HTTP/1.1 with persistent connections, with one connection per request, "
+            "and over HTTP/2 at each number of streams per connection; the labels are the change from HTTP/1.1 "
+            "keep-alive, 'inside the spread' when no larger than the repeats' range (30 % when measured once)."
+        ),
+    ) if any(p.params.get("http_version") == "2" for p in points) else []
 
 
 def https_penalty(points: list[GridPoint]) -> list[Chart]:
@@ -260,7 +309,7 @@ def timelines(points: list[GridPoint]) -> list[Chart]:
 
 
 VIEWS: tuple[Callable[[list[GridPoint]], list[Chart]], ...] = (
-    throughput_vs_concurrency, keepalive_comparison, worker_scaling, https_penalty, throughput_vs_rate,
+    throughput_vs_concurrency, keepalive_comparison, http2_comparison, worker_scaling, https_penalty, throughput_vs_rate,
     errors_vs_concurrency, latency_percentiles, timelines,
 )
 

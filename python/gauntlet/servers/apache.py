@@ -44,7 +44,8 @@ def start_apache(
     included; worker and event run that many processes of `threads_per_child` threads, default
     25). With `access_log`, each request is one line `CLIENT_PORT KEEPALIVE_COUNT STATUS BYTES
     "REQUEST"`; the readiness probe is not logged. `modules` is where the modules are (a test
-    points it elsewhere to see a missing module fail the start).
+    points it elsewhere to see a missing module fail the start). With `http2` (worker and event;
+    the registry refuses prefork), mod_http2 serves h2 through ALPN over TLS and h2c with prior knowledge in clear.
     """
     mpm = spec.kind.removeprefix("apache-")
     if mpm not in MPMS:

@@ -65,6 +65,7 @@ class ServerInstance:
         backends: Sequence[BackendProcess] = (),
         access_log: Path | None = None,
         flush_access_log: Callable[[ServerInstance], None] | None = None,
+        preface_log_marker: bytes | None = None,
     ) -> None:
         self.kind = kind
         self.host = host
@@ -83,6 +84,9 @@ class ServerInstance:
         #: connections apart (a client port or a connection serial number).
         self.access_log = access_log
         self._flush_access_log = flush_access_log
+        #: What marks an access-log line that is no request: lighttpd logs each HTTP/2 connection's
+        #: preface as `"PRI * HTTP/2.0"` when the connection ends.
+        self.preface_log_marker = preface_log_marker
         self._premises = premises
         self._proc = proc
         self._stop_signal = stop_signal

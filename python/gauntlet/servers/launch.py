@@ -42,7 +42,7 @@ class Launch:
     template: str
     #: The command line, given the rendered config's path.
     argv: Callable[[Path], list[str]]
-    #: Template parameters besides workdir, docroot, host, port, user, tls, tls_pin, access_log,
+    #: Template parameters besides workdir, docroot, host, port, user, tls, http2, tls_pin, access_log,
     #: backend and ready_path (a setting of the same name wins).
     settings: dict[str, Any] = field(default_factory=dict)
     #: The backends the driver supports, and how the server reaches each (catalog.py).
@@ -56,10 +56,14 @@ class Launch:
     shared_error_log: bool = False
     #: Makes a server that buffers its access log write it out (lighttpd).
     flush_access_log: Callable[[ServerInstance], None] | None = None
+    #: Marks access-log lines that are no request (ServerInstance.preface_log_marker).
+    preface_log_marker: bytes | None = None
     #: Environment variables the server needs besides ours, given the work dir (HOME, CATALINA_BASE, ...).
     env: Callable[[Path], dict[str, str]] | None = None
     #: More files rendered with the same parameters: template name -> path inside the work dir.
     extra_templates: dict[str, str] = field(default_factory=dict)
+    #: The port speaks HTTP/2 alone (nginx's h2c): probed with the HTTP/2 preface, not an HTTP/1.1 GET.
+    h2c_only: bool = False
 
 
 @dataclass
@@ -100,6 +104,7 @@ def launch(setup: Launch) -> ServerInstance:
         backends=[*([pool] if pool else []), *([app.database] if app else [])],
         access_log=workdir / ACCESS_LOG if spec.access_log else None,
         flush_access_log=setup.flush_access_log,
+        preface_log_marker=setup.preface_log_marker,
     )
     try:
         log_path = workdir / ERROR_LOG
@@ -112,6 +117,7 @@ def launch(setup: Launch) -> ServerInstance:
             deadline_s=setup.ready_timeout_s,
             log_path=log_path,
             tls=spec.tls,
+            h2c=setup.h2c_only,
         )
         if setup.workers:
             wait_for_processes(spawned.proc, 1 + setup.workers, name=spec.kind, timeout_s=setup.ready_timeout_s, log_path=log_path)
@@ -148,6 +154,7 @@ def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises, pin: TlsP
             "port": port,
             "user": unprivileged_user() if os.geteuid() == 0 else None,
             "tls": spec.tls,
+            "http2": spec.http2,
             "tls_pin": pin,
             "access_log": spec.access_log,
             "backend": backend.config if backend else None,

@@ -21,6 +21,8 @@ MAX_FDS = 8192
 #: lighttpd's max-keep-alive-requests is 16 bits, and its 0 means no keep-alive at all.
 MOST_REQUESTS_PER_CONNECTION = 65535
 BACKENDS = gateways(cgi="cgi")
+#: lighttpd logs an HTTP/2 connection's preface as one more line when the connection ends.
+H2_PREFACE_LOG_MARKER = b'"PRI * HTTP/2.0"'
 
 
 def lighttpd_binary() -> str | None:
@@ -33,7 +35,9 @@ def start_lighttpd(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
     `spec.workers` is server.max-worker (default 1: a single process, no workers). With
     `access_log`, each request is one line `CLIENT_PORT STATUS BYTES "REQUEST"` in
     `workdir/logs/access.log` (the client port tells connections apart); lighttpd buffers the lines,
-    so `instance.access_log_lines()` flushes them first. The readiness probe is not logged.
+    so `instance.access_log_lines()` flushes them first. The readiness probe is not logged. With
+    `http2`, mod_h2 serves h2 through ALPN over TLS and h2c in clear (prior knowledge or Upgrade);
+    each HTTP/2 connection adds a `"PRI * HTTP/2.0"` line, which the request count leaves out.
     """
     workers = setting(spec, "workers", 1)
     if workers > MAX_WORKERS:
@@ -60,6 +64,7 @@ def start_lighttpd(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
             ready_timeout_s=ready_timeout_s,
             shared_error_log=True,
             flush_access_log=flush_access_log,
+            preface_log_marker=H2_PREFACE_LOG_MARKER if spec.http2 else None,
         )
     )
 

@@ -12,7 +12,7 @@ from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import installed, setting
+from gauntlet.servers.support import installed, setting, unsupported
 
 DEFAULT_WORKERS = 2
 WORKER_CONNECTIONS = 4096
@@ -28,8 +28,13 @@ def start_nginx(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
 
     `spec.workers` is worker_processes (default 2). With `access_log`, each request is one line
     `$connection $connection_requests $status $body_bytes_sent "$request"` in
-    `workdir/logs/access.log`; the readiness probe is not logged.
+    `workdir/logs/access.log`; the readiness probe is not logged. With `http2`, the HTTPS port
+    offers h2 through ALPN besides HTTP/1.1, and the plain port speaks h2c alone (prior knowledge):
+    nginx 1.22 tells the two apart only over TLS.
     """
+    h2c_only = spec.http2 and not spec.tls
+    if h2c_only and (spec.backend or spec.app):
+        raise unsupported("nginx", "h2c with a backend", "its h2c port answers no HTTP/1.1, which checks the dynamic page; use --https")
     binary = installed(nginx_binary(), "nginx", "nginx")
     workers = setting(spec, "workers", DEFAULT_WORKERS)
     settings = {
@@ -51,5 +56,6 @@ def start_nginx(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
             port=port,
             ready_timeout_s=ready_timeout_s,
             subdirs=("logs", "temp"),
+            h2c_only=h2c_only,
         )
     )

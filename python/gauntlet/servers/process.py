@@ -151,6 +151,29 @@ def answers_http(host: str, port: int, path: str, tls: bool = False, timeout_s: 
     return http_get(host, port, path, tls, timeout_s) is not None
 
 
+#: What an HTTP/2 client sends first: the connection preface and an empty SETTINGS frame.
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+H2_FRAME_HEADER_BYTES = 9
+H2_SETTINGS = 4
+
+
+def answers_h2c(host: str, port: int, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """True when host:port answers the HTTP/2 preface with a SETTINGS frame (h2c, prior knowledge);
+    no request is sent, so nothing is logged."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as sock:
+            sock.sendall(H2_PREFACE)
+            head = b""
+            while len(head) < H2_FRAME_HEADER_BYTES:
+                chunk = sock.recv(H2_FRAME_HEADER_BYTES - len(head))
+                if not chunk:
+                    return False
+                head += chunk
+    except OSError:
+        return False
+    return head[3] == H2_SETTINGS
+
+
 def accepts_connections(address: str | tuple[str, int], timeout_s: float = PROBE_TIMEOUT_S) -> bool:
     """True when a unix socket path or a (host, port) accepts a connection."""
     family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
@@ -202,11 +225,12 @@ def wait_ready(
     deadline_s: float,
     log_path: Path,
     tls: bool = False,
+    h2c: bool = False,
 ) -> None:
-    """Probe until the server answers HTTP (any status)."""
+    """Probe until the server answers HTTP (any status), or with `h2c` the HTTP/2 preface."""
     wait_until(
         proc,
-        lambda: answers_http(host, port, path, tls),
+        (lambda: answers_h2c(host, port)) if h2c else (lambda: answers_http(host, port, path, tls)),
         name=name,
         what=f"answer HTTP on {host}:{port}",
         deadline_s=deadline_s,

@@ -63,6 +63,8 @@ class Kind:
     #: False for servers that cannot be configured to close connections themselves; they close
     #: when the client asks (Connection: close), which is what a case without keep-alive sends.
     keepalive_switch: bool = True
+    #: Why its driver cannot serve HTTP/2 (None: it serves h2 and h2c when a spec asks).
+    no_http2: str | None = "its driver serves HTTP/1.1 only"
 
     def availability(self) -> Availability:
         binary = self.binary()
@@ -92,16 +94,22 @@ def _start_builtin(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
 KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (
-        Kind("builtin", "gauntlet", lambda: sys.executable, "", _start_builtin, version=lambda: __version__, keepalive_switch=False),
-        Kind("nginx", "nginx", nginx_binary, "-v", start_nginx, backends=nginx.BACKENDS),
-        Kind("apache-prefork", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("prefork")),
-        Kind("apache-worker", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("worker")),
-        Kind("apache-event", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("event")),
-        Kind("lighttpd", "lighttpd", lighttpd_binary, "-v", start_lighttpd, backends=lighttpd.BACKENDS),
-        Kind("h2o", "h2o", h2o_binary, "--version", start_h2o, backends=h2o.BACKENDS, keepalive_switch=False),
-        Kind("caddy", "caddy", caddy_binary, "version", start_caddy, backends=caddy.BACKENDS),
-        Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat),
-        Kind("yaws", "yaws", yaws_binary, "--version", start_yaws, version=yaws_version),
+        Kind(
+            "builtin", "gauntlet", lambda: sys.executable, "", _start_builtin, version=lambda: __version__,
+            keepalive_switch=False, no_http2="it speaks HTTP/1.x only",
+        ),
+        Kind("nginx", "nginx", nginx_binary, "-v", start_nginx, backends=nginx.BACKENDS, no_http2=None),
+        Kind(
+            "apache-prefork", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("prefork"),
+            no_http2="mod_http2 turns itself off under prefork (use apache-event or apache-worker)",
+        ),
+        Kind("apache-worker", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("worker"), no_http2=None),
+        Kind("apache-event", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("event"), no_http2=None),
+        Kind("lighttpd", "lighttpd", lighttpd_binary, "-v", start_lighttpd, backends=lighttpd.BACKENDS, no_http2=None),
+        Kind("h2o", "h2o", h2o_binary, "--version", start_h2o, backends=h2o.BACKENDS, keepalive_switch=False, no_http2=None),
+        Kind("caddy", "caddy", caddy_binary, "version", start_caddy, backends=caddy.BACKENDS, no_http2=None),
+        Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat, no_http2="its driver configures no Http2Protocol"),
+        Kind("yaws", "yaws", yaws_binary, "--version", start_yaws, version=yaws_version, no_http2="yaws 2.1 speaks HTTP/1.1 only"),
     )
 }
 
@@ -203,6 +211,8 @@ def check_spec(spec: ServerSpec) -> tuple[Availability, Combination | None]:
     found = availability(spec.kind)
     if not found.available:
         raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")
+    if spec.http2 and kind.no_http2 is not None:
+        raise GauntletError(f"{spec.kind} cannot serve HTTP/2: {kind.no_http2}", f"leave --http2 out of {spec.kind} cases")
     if spec.app is not None and spec.backend is None:
         raise GauntletError(f"{spec.app} needs a PHP backend", "add --backend php-fpm (or mod_php on apache-prefork)")
     refusal = app_refusal(spec)

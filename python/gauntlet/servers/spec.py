@@ -25,6 +25,8 @@ class ServerSpec:
     keepalive_requests: int | None = None
     access_log: bool = False
     tls: bool = False
+    #: HTTP/2 besides HTTP/1.1: h2 through ALPN with `tls`, h2c with prior knowledge without it.
+    http2: bool = False
     #: "1.2" or "1.3": the only TLS version the server accepts (None: both).
     tls_version: str | None = None
     #: One cipher suite, by its IANA name (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256):

@@ -33,21 +33,25 @@ def _product(axes: dict[str, list[Any] | None]) -> Iterable[dict[str, Any]]:
         yield dict(zip(given, values, strict=True))
 
 
-def server_specs(entry: ServerEntry, group: Group) -> Iterable[tuple[ServerSpec, bool]]:
-    """Each server configuration of the group's grid, with the case's keep-alive (the client's)."""
+def server_specs(entry: ServerEntry, group: Group) -> Iterable[tuple[ServerSpec, bool, str]]:
+    """Each server configuration of the group's grid, with the case's keep-alive (the client's) and
+    HTTP version: a server serves HTTP/2 only in the cases that speak it."""
     axes = {
         "workers": group.workers,
         "keepalive": group.keepalive,
         "protocol": group.protocol,
+        "http_version": group.http_version,
         "backend": group.backend,
         "backend_socket": group.backend_socket,
         "backend_workers": group.backend_workers,
     }
     for point in _product(axes):
-        protocol, keepalive = point.pop("protocol"), point.pop("keepalive")
+        protocol, keepalive, http_version = point.pop("protocol"), point.pop("keepalive"), point.pop("http_version")
         settings = entry.model_dump(exclude_none=True) | point
-        spec = ServerSpec(**settings, keepalive=server_keepalive(entry.kind, keepalive), tls=protocol == "https")
-        yield spec, keepalive
+        spec = ServerSpec(
+            **settings, keepalive=server_keepalive(entry.kind, keepalive), tls=protocol == "https", http2=http_version == "2"
+        )
+        yield spec, keepalive, http_version
 
 
 def _pages(group: Group) -> list[tuple[str | None, str]]:
@@ -71,7 +75,8 @@ def _load_plan(group: Group, defaults: Defaults, point: dict[str, Any], keepaliv
         warmup_us=group.warmup if group.warmup is not None else defaults.warmup,
         timeout_us=group.timeout if group.timeout is not None else defaults.timeout,
         keepalive=keepalive,
-        http_version=point.get("http_version"),
+        http_version=point["http_version"],
+        streams_per_connection=point.get("streams"),
         calls_per_connection=point.get("calls_per_connection"),
         rate_per_s=point.get("rate_per_s"),
         paths=[WeightedPath(**path) for path in engine.tree_mix()] if workload == "tree" else None,
@@ -79,7 +84,7 @@ def _load_plan(group: Group, defaults: Defaults, point: dict[str, Any], keepaliv
 
 
 def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir: Path) -> Iterable[Case]:
-    for spec, keepalive in server_specs(entry, group):
+    for spec, keepalive, http_version in server_specs(entry, group):
         base = {"group": group.name, **server_params(spec, keepalive)}
         if group.model == "sessions":
             yield from _session_cases(group, spec, base, suite_dir)
@@ -88,7 +93,8 @@ def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir:
             "connections": group.connections,
             "rate_per_s": group.rate_per_s,
             "calls_per_connection": group.calls_per_connection,
-            "http_version": group.http_version,
+            "http_version": [http_version],
+            "streams": group.streams if http_version == "2" else None,
         }
         for workload, path in _pages(group):
             page = {"path": path} | ({"workload": workload} if workload else {})

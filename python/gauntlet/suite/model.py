@@ -126,7 +126,10 @@ class Group(_Strict):
     connections: Axis[Size] | None = None
     rate_per_s: Axis[PerSecond] | None = None
     calls_per_connection: Axis[Count] | None = None
-    http_version: Axis[Literal["1.1", "1.0"]] = ["1.1"]
+    #: "2": HTTP/2 (h2 with https, h2c with http); the server then serves HTTP/2 besides HTTP/1.1.
+    http_version: Axis[Literal["1.1", "1.0", "2"]] = ["1.1"]
+    #: HTTP/2 streams per connection; its HTTP/1.x cases run once, with none.
+    streams: Axis[Size] | None = None
     # One value for every case of the group.
     requests: Requests | None = None
     duration: PositiveDuration | None = None
@@ -204,6 +207,8 @@ class Group(_Strict):
             raise ValueError("rate_per_s belongs to a rate group: set model: rate")
         if self.requests is not None and self.duration is not None:
             raise ValueError("give requests or duration per case, not both")
+        if self.streams is not None and "2" not in self.http_version:
+            raise ValueError("streams are HTTP/2's: add \"2\" to http_version, or leave streams out")
         return self
 
 
