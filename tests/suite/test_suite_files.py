@@ -104,6 +104,23 @@ def test_a_zero_warmup_turns_the_warmup_off(tmp_path: Path) -> None:
     assert warmups == {"static": 1_000_000, "scaling": 0, "rates": 1_000_000}
 
 
+def test_the_http2_suite_serves_http2_only_in_its_http2_cases() -> None:
+    loaded = load_suite("http2", quick=True)
+    blocks = expand(loaded.suite, ["nginx"], loaded.path.parent)
+    cases = [case for block in blocks for case in block.cases]
+    http2 = [case for case in cases if case.plan is not None and case.plan.http_version == "2"]
+    http1 = [case for case in cases if case not in http2]
+    # 3 pages: HTTP/1.1 with and without keep-alive, HTTP/2 at 1, 10 and 100 streams per connection.
+    assert (len(http1), len(http2)) == (3 * 2, 3 * 3)
+    assert all(case.server.http2 and case.server.tls for case in http2)
+    assert all(not case.server.http2 and case.server.tls for case in http1)
+    assert sorted({case.plan.streams_per_connection for case in http2 if case.plan}) == [1, 10, 100]
+    assert {case.params["streams"] for case in http2} == {1, 10, 100} and not any("streams" in c.params for c in http1)
+    assert all(case.params["http_version"] == "2" and "http2" not in case.params for case in http2)
+    assert len({case_key(case.params) for case in cases}) == len(cases)
+    assert {block.server.http2 for block in blocks} == {True, False}, "HTTP/1.1 cases run on a server without HTTP/2"
+
+
 def test_servers_not_asked_for_are_left_out(tmp_path: Path) -> None:
     blocks = expand(load_suite(str(write(tmp_path, SUITE))).suite, ["builtin"], tmp_path)
     assert {block.server.kind for block in blocks} == {"builtin"}
@@ -127,6 +144,7 @@ def test_servers_not_asked_for_are_left_out(tmp_path: Path) -> None:
         (("    connections: [1, 10, 100]\n", "    connections: [1, 10, 100]\n    backend: [php-fmp]\n"), 13, "groups.0.backend", "'php-fmp' is not a backend"),
         (("workload: [ST-1, ST-3]", "workload: [ST-1, DT-1]"), 9, "groups.0", "DT-1 (/hello.php) needs a backend that serves it, not None"),
         (("workload: [ST-1, ST-3]\n", "workload: [DT-2]\n    backend: [php-fpm]\n"), 9, "groups.0", "DT-2 (/page.py) needs a backend"),
+        (("    requests: 10k\n", "    requests: 10k\n    streams: [10]\n"), 9, "groups.0", "streams are HTTP/2's"),
     ],
 )
 def test_mistakes_name_the_file_line_and_field(tmp_path: Path, change: tuple[str, str], line: int, field: str, message: str) -> None:

@@ -14,7 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from gauntlet import host
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption
+from gauntlet.cli.load_options import http2_fields
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption
 from gauntlet.cli.run import DEFAULT_PATH, check_json_destination, write_json
 from gauntlet.errors import GauntletError
 from gauntlet.lab import calibrate
@@ -31,24 +32,30 @@ def calibrate_command(
     connections: Annotated[int, typer.Option("-c", "--connections", min=1, help="Connections of every tool")] = 100,
     threads: Annotated[int, typer.Option("-t", "--threads", min=1, help="Threads of every tool")] = 2,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write every run and the ratios here")] = None,
+    http2: Http2Option = False,
+    streams: StreamsOption = None,
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
 ) -> int:
-    """Run the engine and each installed peer (wrk, h2load) alternately; print the engine's ratios."""
+    """Run the engine and each installed peer (wrk, h2load) alternately; print the engine's ratios.
+    With --http2, against h2load, on nginx serving h2 over HTTPS unless a URL is given."""
     if json_path is not None:
         check_json_destination(json_path)
-    peers = calibrate.installed_peers()
+    http2_fields(http2, streams)  # --streams without --http2 is refused here
+    http2_streams = (streams or 1) if http2 else None
+    wanted = calibrate.HTTP2_PEERS if http2 else calibrate.PEERS
+    peers = calibrate.installed_peers(http2)
     if not peers:
         raise GauntletError(
-            f"no peer load generator is installed ({', '.join(calibrate.PEERS)})",
-            f"Install one: apt-get install {' '.join(calibrate.PEER_PACKAGES.values())}",
+            f"no peer load generator{' that speaks HTTP/2' if http2 else ''} is installed ({', '.join(wanted)})",
+            f"Install one: apt-get install {' '.join(calibrate.PEER_PACKAGES[peer] for peer in wanted)}",
         )
     duration_s = max(1, round(parse_duration_us(duration, "--duration") / 1_000_000))
     out, err = console(), console(stderr=True)
     environment = host.snapshot_after_load()
-    with _target(url, threads, err) as (target_url, server_pids):
+    with _target(url, threads, err, http2) as (target_url, server_pids):
         # Every tool gets the same threads, and wrk refuses more threads than connections.
-        load = calibrate.Load(target_url, connections, min(threads, connections), duration_s)
+        load = calibrate.Load(target_url, connections, min(threads, connections), duration_s, http2_streams=http2_streams)
 
         def show(sample: calibrate.Sample) -> None:
             server = sample.server_us_per_request
@@ -80,16 +87,20 @@ def calibrate_command(
 
 
 @contextlib.contextmanager
-def _target(url: str | None, threads: int, console: Console) -> Iterator[tuple[str, Sequence[int] | None]]:
-    """The URL given, or the built-in server in its own process (its pids, to count its CPU)."""
+def _target(url: str | None, threads: int, console: Console, http2: bool) -> Iterator[tuple[str, Sequence[int] | None]]:
+    """The URL given, or a server in its own process (its pids, to count its CPU): the built-in
+    one, or for HTTP/2, which it does not speak, nginx over HTTPS with `threads` workers."""
     if url is not None:
         yield url, None
         return
     from gauntlet.servers.builtin import start_builtin
+    from gauntlet.servers.registry import start_server
+    from gauntlet.servers.spec import ServerSpec
 
-    with start_builtin(threads=threads) as server:
+    started = start_server(ServerSpec("nginx", workers=threads, tls=True, http2=True)) if http2 else start_builtin(threads=threads)
+    with started as server:
         pids = server.pids()
-        console.print(f"[dim]built-in server on {server.url} (pid {pids[0]})[/dim]")
+        console.print(f"[dim]{server.kind} server on {server.url} (pid {pids[0]})[/dim]")
         yield f"{server.url.rstrip('/')}{DEFAULT_PATH}", pids
 
 

@@ -28,6 +28,8 @@ from gauntlet.monitor.procfs import sample_process
 
 ENGINE = "gauntlet"
 PEERS = ("wrk", "h2load")
+#: The peers that speak HTTP/2 (wrk speaks HTTP/1.1 only).
+HTTP2_PEERS = ("h2load",)
 PEER_PACKAGES = {"wrk": "wrk", "h2load": "nghttp2-client"}
 #: Bound on a run beyond its duration (start-up, connection drain).
 EXTRA_TIME_S = 30
@@ -42,6 +44,8 @@ class Load:
     threads: int
     duration_s: int
     keepalive: bool = True
+    #: HTTP/2 with this many streams per connection (h2 over https, h2c over http); None: HTTP/1.1.
+    http2_streams: int | None = None
 
 
 @dataclass(frozen=True)
@@ -64,8 +68,9 @@ class Sample:
         return None if self.server_cpu_s is None else self.server_cpu_s * 1e6 / max(self.requests, 1)
 
 
-def installed_peers() -> list[str]:
-    return [peer for peer in PEERS if shutil.which(peer) is not None]
+def installed_peers(http2: bool = False) -> list[str]:
+    """The peers installed here; with `http2`, only those that speak it."""
+    return [peer for peer in (HTTP2_PEERS if http2 else PEERS) if shutil.which(peer) is not None]
 
 
 def argv(tool: str, load: Load) -> list[str]:
@@ -77,15 +82,19 @@ def argv(tool: str, load: Load) -> list[str]:
 
         plan = Plan(
             url=load.url, connections=load.connections, threads=load.threads, duration_us=load.duration_s * 1_000_000,
-            keepalive=load.keepalive,
+            keepalive=load.keepalive, http_version=None if load.http2_streams is None else "2",
+            streams_per_connection=load.http2_streams,
         )
         return [sys.executable, "-m", "gauntlet.lab.calibrate", json.dumps(plan.engine_json())]
     close = [] if load.keepalive else ["-H", "Connection: close"]
     if tool == "wrk":
+        if load.http2_streams is not None:
+            raise GauntletError("wrk speaks HTTP/1.1 only", "Compare HTTP/2 against h2load")
         return ["wrk", f"-t{load.threads}", f"-c{load.connections}", f"-d{load.duration_s}s", *close, load.url]
     if not load.keepalive:
         raise GauntletError("h2load's duration mode never ends with 'Connection: close'", "Compare without it against wrk")
-    return ["h2load", "--h1", f"-t{load.threads}", f"-c{load.connections}", f"-D{load.duration_s}", load.url]
+    protocol = ["--h1"] if load.http2_streams is None else [f"-m{load.http2_streams}"]
+    return ["h2load", *protocol, f"-t{load.threads}", f"-c{load.connections}", f"-D{load.duration_s}", load.url]
 
 
 def parse(tool: str, stdout: str) -> tuple[int, int, float]:

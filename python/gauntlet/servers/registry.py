@@ -208,11 +208,11 @@ def check_spec(spec: ServerSpec) -> tuple[Availability, Combination | None]:
     """Refuse, in one line with the fix, a spec that cannot run here: a kind, backend or application
     that is not installed, or a combination that cannot work; before anything starts."""
     kind = kind_of(spec.kind)
+    if spec.http2 and kind.no_http2 is not None:
+        raise GauntletError(f"{spec.kind} cannot serve HTTP/2: {kind.no_http2}", f"leave --http2 out of {spec.kind} cases")
     found = availability(spec.kind)
     if not found.available:
         raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")
-    if spec.http2 and kind.no_http2 is not None:
-        raise GauntletError(f"{spec.kind} cannot serve HTTP/2: {kind.no_http2}", f"leave --http2 out of {spec.kind} cases")
     if spec.app is not None and spec.backend is None:
         raise GauntletError(f"{spec.app} needs a PHP backend", "add --backend php-fpm (or mod_php on apache-prefork)")
     refusal = app_refusal(spec)

@@ -1,0 +1,88 @@
+"""HTTP/2 from every driver that serves it: h2 through ALPN over HTTPS and h2c with prior knowledge
+in clear, driven by h2load (nghttp2) with several streams per connection, and the server's own
+access log counting exactly the requests h2load completed, as the lab's log-count invariant reads
+it (lighttpd's preface lines left out). Kinds that cannot serve HTTP/2 are refused before anything
+starts, with the reason."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import ssl
+import subprocess
+import time
+
+import pytest
+
+from gauntlet.errors import GauntletError
+from gauntlet.lab.access_log import LoggedRequests
+from gauntlet.servers.base import ServerInstance
+from gauntlet.servers.nginx import start_nginx
+from gauntlet.servers.process import http_get
+from gauntlet.servers.registry import KINDS, start_server
+from gauntlet.servers.spec import ServerSpec
+from tests.conftest import Start, require_installed
+
+HTTP2_KINDS = [name for name, kind in KINDS.items() if kind.no_http2 is None]
+HTTP1_KINDS = [name for name, kind in KINDS.items() if kind.no_http2 is not None]
+REQUESTS = 400
+#: h2o 2.2 offers h2 through ALPN whatever its config says (it has no switch for it).
+ALWAYS_OFFERS_H2 = {"h2o"}
+
+
+def h2load(url: str, requests: int, connections: int = 4, streams: int = 10) -> tuple[str, int]:
+    """(the protocol h2load negotiated, the requests that succeeded)."""
+    require_installed("h2load", shutil.which("h2load") is not None, "apt-get install nghttp2-client")
+    done = subprocess.run(
+        ["h2load", "-n", str(requests), "-c", str(connections), "-m", str(streams), url],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    protocol = re.search(r"^Application protocol: (\S+)", done.stdout, re.MULTILINE)
+    succeeded = re.search(r"^requests: .* (\d+) succeeded", done.stdout, re.MULTILINE)
+    assert protocol and succeeded, done.stdout + done.stderr
+    return protocol[1], int(succeeded[1])
+
+
+def alpn(server: ServerInstance) -> str | None:
+    """What the server picks when a client offers h2 and HTTP/1.1."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    context.set_alpn_protocols(["h2", "http/1.1"])
+    with socket.create_connection((server.host, server.port), timeout=5) as raw, context.wrap_socket(raw) as tls:
+        return tls.selected_alpn_protocol()
+
+
+@pytest.mark.parametrize("tls", [True, False], ids=["h2", "h2c"])
+@pytest.mark.parametrize("kind", HTTP2_KINDS)
+def test_the_server_serves_http2_and_logs_each_request_once(server: Start, kind: str, tls: bool) -> None:
+    instance = server(kind, http2=True, tls=tls, access_log=True)
+    logged = LoggedRequests(instance)
+    logged.mark(time.monotonic_ns() // 1000)
+    protocol, succeeded = h2load(f"{instance.url}webtest.html", REQUESTS)
+    assert (protocol, succeeded) == ("h2" if tls else "h2c", REQUESTS)
+    count = logged.since_mark({"responses": succeeded})
+    assert count is not None and count.lines == REQUESTS
+    if tls:
+        assert alpn(instance) == "h2"
+    if tls or kind != "nginx":  # nginx 1.22's h2c port speaks HTTP/2 alone
+        answer = http_get(instance.host, instance.port, "/webtest.html", tls=tls)
+        assert answer is not None and answer[0] == 200, "HTTP/1.1 is still served beside HTTP/2"
+
+
+@pytest.mark.parametrize("kind", sorted(set(HTTP2_KINDS) - ALWAYS_OFFERS_H2))
+def test_without_http2_the_server_offers_only_http1(server: Start, kind: str) -> None:
+    assert alpn(server(kind, tls=True)) in (None, "http/1.1")
+
+
+@pytest.mark.parametrize("kind", HTTP1_KINDS)
+def test_a_kind_without_http2_is_refused_before_anything_starts(kind: str) -> None:
+    with pytest.raises(GauntletError) as refused:
+        start_server(ServerSpec(kind, http2=True))
+    assert refused.value.cause == f"{kind} cannot serve HTTP/2: {KINDS[kind].no_http2}"
+    assert "leave --http2 out" in refused.value.fix
+
+
+def test_nginx_refuses_h2c_with_a_backend_it_could_not_check() -> None:
+    with pytest.raises(GauntletError, match="nginx does not support h2c with a backend: .* use --https"):
+        start_nginx(ServerSpec("nginx", http2=True, backend="php-fpm"))
