@@ -33,6 +33,8 @@ def load_label(params: dict[str, Any]) -> str:
         parts.append("close")
     if params.get("calls_per_connection") is not None:
         parts.append(f"{params['calls_per_connection']}/conn")
+    if params.get("http_version") == "2":
+        parts.append(f"h2x{params.get('streams', 1)}")
     return " ".join(part for part in parts if part)
 
 

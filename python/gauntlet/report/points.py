@@ -23,7 +23,7 @@ def _number(value: Any) -> str:
 #: The order in which parameters describe a case, most telling first; others follow by name.
 PARAM_ORDER = (
     "run", "group", "server", "workers", "threads_per_child", "backend", "backend_workers", "protocol", "tls_version",
-    "cipher", "keepalive", "calls_per_connection", "workload", "path", "model", "connections", "rate_per_s", "users",
+    "cipher", "keepalive", "calls_per_connection", "http_version", "streams", "workload", "path", "model", "connections", "rate_per_s", "users",
     "requests", "duration_s",
 )
 PARAM_WORDS: dict[str, Callable[[Any], str]] = {
@@ -34,6 +34,8 @@ PARAM_WORDS: dict[str, Callable[[Any], str]] = {
     "backend_workers": lambda v: _counted(v, "backend worker"),
     "tls_version": lambda v: f"TLS {v}",
     "calls_per_connection": lambda v: f"{v} calls/conn",
+    "http_version": lambda v: f"HTTP/{v}",
+    "streams": lambda v: f"{v} streams/conn",
     "connections": lambda v: _counted(v, "conn"),
     "rate_per_s": lambda v: f"{_number(v)}/s",
     "users": lambda v: _counted(v, "user"),
