@@ -108,7 +108,7 @@ KINDS: dict[str, Kind] = {
         Kind("lighttpd", "lighttpd", lighttpd_binary, "-v", start_lighttpd, backends=lighttpd.BACKENDS, no_http2=None),
         Kind("h2o", "h2o", h2o_binary, "--version", start_h2o, backends=h2o.BACKENDS, keepalive_switch=False, no_http2=None),
         Kind("caddy", "caddy", caddy_binary, "version", start_caddy, backends=caddy.BACKENDS, no_http2=None),
-        Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat, no_http2="its driver configures no Http2Protocol"),
+        Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat, no_http2=None),
         Kind("yaws", "yaws", yaws_binary, "--version", start_yaws, version=yaws_version, no_http2="yaws 2.1 speaks HTTP/1.1 only"),
     )
 }

@@ -45,7 +45,8 @@ def start_tomcat(
     `spec.workers` sets the request threads (maxThreads = minSpareThreads, all started at once);
     keep-alive off is maxKeepAliveRequests 1, `keepalive_requests` 0 is unlimited (-1). With
     `access_log`, each request is one line `CLIENT_PORT STATUS BYTES "REQUEST"` in
-    `workdir/logs/access.log`; the readiness probe is not logged.
+    `workdir/logs/access.log`; the readiness probe is not logged. With `http2`, Http2Protocol
+    serves h2 through ALPN over TLS and h2c in clear.
     """
     max_threads = setting(spec, "workers", DEFAULT_MAX_THREADS)
     min_spare_threads = DEFAULT_MIN_SPARE_THREADS if spec.workers is None else max_threads

@@ -196,6 +196,8 @@ class Group(_Strict):
                 raise ValueError("a sessions group names its load file: load: support-like")
             if self.users is not None and self.capacity is not None:
                 raise ValueError("a sessions group gives users: [..] or capacity: {start, max_probes}, not both")
+            if self.http_version != ["1.1"] or self.streams is not None:
+                raise ValueError("a sessions group speaks HTTP/1.1: http_version and streams belong to closed and rate groups")
         else:
             if self.load is not None or self.users is not None or self.capacity is not None:
                 raise ValueError(f"load, users and capacity belong to sessions groups, not to a {self.model} group")
