@@ -17,6 +17,7 @@ def test_lists_every_kind_and_pair_with_a_version_or_a_reason() -> None:
     listed = json.loads(done.stdout)
     assert [k["kind"] for k in listed["kinds"]] == list(KINDS)
     assert all((k["version"] is None) != (k["reason"] is None) for k in listed["kinds"])
+    assert {k["kind"]: k["no_http2"] for k in listed["kinds"]} == {name: kind.no_http2 for name, kind in KINDS.items()}
     pairs = {(p["kind"], p["backend"]): p for p in listed["combinations"]}
     assert set(pairs) == {(k, b) for k in KINDS for b in BACKENDS}
     for pair in pairs.values():

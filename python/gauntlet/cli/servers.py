@@ -26,11 +26,15 @@ def _how(pair: Combination) -> str:
 
 
 def kinds_table(versions: dict[str, tuple[str | None, str | None]]) -> Table:
+    from gauntlet.servers.registry import KINDS
+
     table = Table(title="Server kinds", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
     table.add_column("kind")
     table.add_column("version, or why not here")
+    table.add_column("HTTP/2 (--http2)")
     for kind, (version, reason) in versions.items():
-        table.add_row(kind, version or f"[yellow]{reason}[/yellow]")
+        no_http2 = KINDS[kind].no_http2
+        table.add_row(kind, version or f"[yellow]{reason}[/yellow]", "h2, h2c" if no_http2 is None else f"[dim]no: {no_http2}[/dim]")
     return table
 
 
@@ -89,8 +93,10 @@ def apps_table(apps: list[AppCombination]) -> Table:
 def as_json(
     versions: dict[str, tuple[str | None, str | None]], pairs: list[Combination], apps: list[AppCombination]
 ) -> dict[str, Any]:
+    from gauntlet.servers.registry import KINDS
+
     return {
-        "kinds": [{"kind": k, "version": v, "reason": r} for k, (v, r) in versions.items()],
+        "kinds": [{"kind": k, "version": v, "reason": r, "no_http2": KINDS[k].no_http2} for k, (v, r) in versions.items()],
         "combinations": [
             {"kind": p.kind, "backend": p.backend, "gateway": p.gateway, "version": p.version, "reason": p.reason}
             for p in pairs
