@@ -15,7 +15,8 @@ import pytest
 from gauntlet.errors import GauntletError
 from gauntlet.lab.calibrate import ENGINE, Load, Sample, argv, installed_peers, median_ratio, parse
 from gauntlet.store import Store
-from tests.conftest import require_installed
+from gauntlet.servers.spec import ServerSpec
+from tests.conftest import require_available, require_installed
 from tests.helpers.cli_process import GAUNTLET, run_cli
 
 WRK_REPORT = """\
@@ -69,6 +70,34 @@ def test_every_tool_gets_the_same_load() -> None:
     assert argv("wrk", closing)[-3:] == ["-H", "Connection: close", load.url]
     with pytest.raises(GauntletError, match="h2load's duration mode"):
         argv("h2load", closing)
+
+
+def test_http2_goes_to_h2load_alone_with_the_same_streams() -> None:
+    load = Load("https://127.0.0.1:8443/webtest.html", connections=100, threads=2, duration_s=5, http2_streams=10)
+    assert argv("h2load", load) == ["h2load", "-m10", "-t2", "-c100", "-D5", load.url]
+    plan = json.loads(argv(ENGINE, load)[3])
+    assert (plan["http_version"], plan["streams_per_connection"]) == ("2", 10)
+    with pytest.raises(GauntletError, match="wrk speaks HTTP/1.1 only"):
+        argv("wrk", load)
+
+
+def test_calibrate_http2_against_h2load_on_nginx_over_https(tmp_path: Path) -> None:
+    require_installed("h2load", installed_peers(http2=True) == ["h2load"], "apt-get install nghttp2-client")
+    require_available(ServerSpec("nginx"))
+    out = tmp_path / "calibration.json"
+    done = run_cli(
+        "calibrate", "--http2", "--streams", "10", "--rounds", "1", "-d", "1s", "-c", "10", "--json", out, "--no-store",
+        timeout_s=120,
+    )
+    assert done.code == 0, done.stderr
+    found = json.loads(out.read_text())
+    assert found["load"]["http2_streams"] == 10 and found["load"]["url"].startswith("https://127.0.0.1:")
+    assert "nginx server on https://127.0.0.1:" in done.stderr
+    assert set(found["ratios"]) == {"h2load"} and len(found["samples"]) == 2
+    for tool in (ENGINE, "h2load"):
+        figures = found["tools"][tool]
+        assert figures["requests_per_s"] > 0 and figures["errors"] == 0 and figures["server_cpu_us_per_request"] > 0
+    assert all(math.isfinite(ratio) and ratio > 0 for ratio in found["ratios"]["h2load"].values())
 
 
 def sample(tool: str, round_: int, requests_per_s: float, client_cpu_s: float) -> Sample:

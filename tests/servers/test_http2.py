@@ -1,7 +1,7 @@
 """HTTP/2 from every driver that serves it: h2 through ALPN over HTTPS and h2c with prior knowledge
-in clear, driven by h2load (nghttp2) with several streams per connection, and the server's own
-access log counting exactly the requests h2load completed, as the lab's log-count invariant reads
-it (lighttpd's preface lines left out). Kinds that cannot serve HTTP/2 are refused before anything
+in clear, driven by h2load (nghttp2) and by the engine with several streams per connection, and the
+server's own access log counting exactly the requests each completed, as the lab's log-count
+invariant reads it (lighttpd's preface lines left out). Kinds that cannot serve HTTP/2 are refused before anything
 starts, with the reason."""
 
 from __future__ import annotations
@@ -15,8 +15,11 @@ import time
 
 import pytest
 
+from gauntlet.analysis.invariants import SERVER_LOG_COUNT
 from gauntlet.errors import GauntletError
 from gauntlet.lab.access_log import LoggedRequests
+from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
+from gauntlet.plan import Plan
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.nginx import start_nginx
 from gauntlet.servers.process import http_get
@@ -57,12 +60,22 @@ def alpn(server: ServerInstance) -> str | None:
 @pytest.mark.parametrize("kind", HTTP2_KINDS)
 def test_the_server_serves_http2_and_logs_each_request_once(server: Start, kind: str, tls: bool) -> None:
     instance = server(kind, http2=True, tls=tls, access_log=True)
+    url = f"{instance.url}webtest.html"
     logged = LoggedRequests(instance)
     logged.mark(time.monotonic_ns() // 1000)
-    protocol, succeeded = h2load(f"{instance.url}webtest.html", REQUESTS)
+    protocol, succeeded = h2load(url, REQUESTS)
     assert (protocol, succeeded) == ("h2" if tls else "h2c", REQUESTS)
     count = logged.since_mark({"responses": succeeded})
     assert count is not None and count.lines == REQUESTS
+    plan = Plan(url=url, connections=4, threads=1, requests=REQUESTS, http_version="2", streams_per_connection=10)
+    logged.mark(time.monotonic_ns() // 1000)  # before the engine's first request: no warm-up, all are measured
+    result = measure_run(plan, instance, DEFAULT_SETTINGS).result
+    assert (result["responses"], result["errors_total"]) == (REQUESTS, 0)
+    assert result["negotiated"]["protocol"] == "h2" and result["negotiated"]["streams_per_connection"] == 10
+    assert (result["negotiated"]["tls_version"] is not None) == tls
+    count = logged.since_mark(result)
+    assert count is not None and count.lines == REQUESTS
+    assert result["invariants"]["checks"][SERVER_LOG_COUNT]["held"] is True
     if tls:
         assert alpn(instance) == "h2"
     if tls or kind != "nginx":  # nginx 1.22's h2c port speaks HTTP/2 alone

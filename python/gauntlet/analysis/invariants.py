@@ -66,14 +66,14 @@ class LoggedCount:
 
 def server_log_count(result: dict[str, Any], logged: LoggedCount | None) -> Check:
     """The lines the server's access log gained over the measured interval against the engine's
-    count. Each connection may have one request in flight at each edge, logged on one side of it
-    and counted on the other; and the log was read `late_s` after the interval began, missing
+    count. Each connection may have one request in flight at each edge (one per stream over
+    HTTP/2), logged on one side of it and counted on the other; and the log was read `late_s` after the interval began, missing
     what the server answered meanwhile (at the run's rate)."""
     if logged is None:
         return Check(SERVER_LOG_COUNT, None, "the server keeps no access log here")
     if result["sessions"] is not None or "agents" in result:
         return Check(SERVER_LOG_COUNT, None, "sessions and agents open connections the plan does not bound")
-    edges = 2 * result["connections"]
+    edges = 2 * result["connections"] * result["negotiated"]["streams_per_connection"]
     missed_late = math.ceil(result["requests_per_s"] * logged.late_s)
     low, high = result["responses"] - edges - missed_late, result["requests"] + edges
     detail = (

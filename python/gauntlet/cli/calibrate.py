@@ -97,7 +97,9 @@ def _target(url: str | None, threads: int, console: Console, http2: bool) -> Ite
     from gauntlet.servers.registry import start_server
     from gauntlet.servers.spec import ServerSpec
 
-    started = start_server(ServerSpec("nginx", workers=threads, tls=True, http2=True)) if http2 else start_builtin(threads=threads)
+    # No limit on a connection's streams: at nginx's 1000 it sends GOAWAY, and h2load does not reconnect.
+    http2_server = ServerSpec("nginx", workers=threads, tls=True, http2=True, keepalive_requests=0)
+    started = start_server(http2_server) if http2 else start_builtin(threads=threads)
     with started as server:
         pids = server.pids()
         console.print(f"[dim]{server.kind} server on {server.url} (pid {pids[0]})[/dim]")

@@ -35,7 +35,7 @@ PARAM_WORDS: dict[str, Callable[[Any], str]] = {
     "tls_version": lambda v: f"TLS {v}",
     "calls_per_connection": lambda v: f"{v} calls/conn",
     "http_version": lambda v: f"HTTP/{v}",
-    "streams": lambda v: f"{v} streams/conn",
+    "streams": lambda v: f"{_counted(v, 'stream')}/conn",
     "connections": lambda v: _counted(v, "conn"),
     "rate_per_s": lambda v: f"{_number(v)}/s",
     "users": lambda v: _counted(v, "user"),

@@ -23,6 +23,16 @@ if TYPE_CHECKING:
 LATENCY_COLUMNS = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9"), ("max", "max"))
 
 
+def negotiated_text(negotiated: dict[str, Any]) -> str:
+    """'h2, 10 streams/conn, TLS 1.3 TLS13_AES_256_GCM_SHA384': what the run spoke."""
+    parts = [negotiated["protocol"]]
+    if negotiated["protocol"] == "h2":
+        parts.append(f"{negotiated['streams_per_connection']} streams/conn")
+    if negotiated["tls_version"] is not None:
+        parts.append(f"TLS {negotiated['tls_version']} {negotiated['tls_cipher']}")
+    return ", ".join(parts)
+
+
 def describe_plan(result: dict[str, Any]) -> str:
     plan = result["plan"]
     mode = "keep-alive"
@@ -31,7 +41,7 @@ def describe_plan(result: dict[str, Any]) -> str:
     elif plan["calls_per_connection"]:
         mode = f"{plan['calls_per_connection']} requests per connection"
     return (
-        f"{plan['method']} {plan['url']}  ({result['address']}, HTTP/{plan['http_version']}, {mode})\n"
+        f"{plan['method']} {plan['url']}  ({result['address']}, {negotiated_text(result['negotiated'])}, {mode})\n"
         f"{result['connections']} connections on {result['threads']} threads, "
         f"{format_duration_us(result['elapsed_us'])} measured, stopped by {result['stop_reason']}"
         + ("  [yellow]PARTIAL[/yellow]" if result["partial"] else "")
