@@ -1,8 +1,15 @@
-"""--http2 and --streams as the engine plan carries them (the refusals are in test_errors.py)."""
+"""--http2 and --streams as the engine plan carries them, and `gauntlet run` over HTTP/2 on a server
+it starts (the refusals are in test_errors.py)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from gauntlet.cli.load_options import LoadOptions
+from gauntlet.servers.spec import ServerSpec
+from tests.conftest import require_available
+from tests.helpers.cli_process import run_cli
 
 URL = "https://127.0.0.1:1/"
 
@@ -14,3 +21,17 @@ def test_http2_and_its_streams_reach_the_plan() -> None:
     assert default["http_version"] == "2" and "streams_per_connection" not in default, "the engine's default: 1"
     http1 = LoadOptions().plan(URL).engine_json()
     assert "http_version" not in http1 and "streams_per_connection" not in http1
+
+
+def test_run_starts_a_server_that_serves_http2_and_says_what_it_spoke(tmp_path: Path) -> None:
+    require_available(ServerSpec("nginx"))
+    out = tmp_path / "result.json"
+    done = run_cli(
+        "run", "--server", "nginx", "--https", "--http2", "--streams", "10", "-n", "2000", "-c", "4", "-t", "1",
+        "--json", out, "--no-store", timeout_s=60,
+    )
+    assert done.code == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert result["negotiated"]["protocol"] == "h2" and result["negotiated"]["streams_per_connection"] == 10
+    assert (result["responses"], result["errors_total"]) == (2000, 0)
+    assert f"h2, 10 streams/conn, TLS {result['negotiated']['tls_version']} " in done.stdout
