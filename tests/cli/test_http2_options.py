@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from gauntlet.cli.load_options import LoadOptions
+from gauntlet.servers.builtin import start_builtin
 from gauntlet.servers.spec import ServerSpec
 from tests.conftest import require_available
+from tests.cli.test_errors import assert_one_line_error
 from tests.helpers.cli_process import run_cli
 
 URL = "https://127.0.0.1:1/"
@@ -35,3 +39,11 @@ def test_run_starts_a_server_that_serves_http2_and_says_what_it_spoke(tmp_path: 
     assert result["negotiated"]["protocol"] == "h2" and result["negotiated"]["streams_per_connection"] == 10
     assert (result["responses"], result["errors_total"]) == (2000, 0)
     assert f"h2, 10 streams/conn, TLS {result['negotiated']['tls_version']} " in done.stdout
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["h2c", "h2"])
+def test_http2_at_a_url_that_cannot_is_refused_before_the_load(tls: bool) -> None:
+    with start_builtin(tls=tls) as server:
+        done = run_cli("run", f"{server.url}webtest.html", "--http2", "-n", "10", "-c", "1", "--no-store", timeout_s=30)
+    why = "its TLS handshake chose no h2 through ALPN" if tls else "it did not answer the HTTP/2 preface with SETTINGS (h2c, prior knowledge)"
+    assert_one_line_error(done, f"does not speak HTTP/2: {why}. Leave --http2 out")

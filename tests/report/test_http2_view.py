@@ -5,7 +5,6 @@ does (it would end an HTTP/2 connection with GOAWAY after 1,000 streams)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -66,7 +66,7 @@ def capacity_command(
                **protocol}
     spec = None if url else ServerSpec("builtin", workers=DEFAULT_THREADS, http2=http2)
     stored = StoredRun(store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes)
-    with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec) as target:
+    with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec, http2=http2) as target:
 
         def probe(level: int) -> bool:
             plan = load.at_level(level).to_plan(target.url).model_copy(update=protocol)

@@ -44,11 +44,16 @@ REPEAT_SCHEMA = "gauntlet.repeat-result/1"
 
 @contextlib.contextmanager
 def target_url(
-    url: str | None, threads: int, console: Console, server: ServerSpec | None = None, path: str = DEFAULT_PATH
+    url: str | None, threads: int, console: Console, server: ServerSpec | None = None, path: str = DEFAULT_PATH,
+    http2: bool = False,
 ) -> Iterator[Target]:
-    """The URL to load: the one given, or `path` on the server Gauntlet starts for this run (`server`,
-    by default the built-in one with `threads` threads)."""
+    """The URL to load: the one given (with `http2`, refused unless it speaks HTTP/2), or `path` on
+    the server Gauntlet starts for this run (`server`, by default the built-in one with `threads` threads)."""
     if url is not None:
+        if http2:
+            from gauntlet.lab.http2_probe import require_http2
+
+            require_http2(url)
         with Target(url) as target:
             yield target
         return
@@ -268,7 +273,7 @@ def run_command(
             if repeat > 1:
                 out.print(repeat_line(len(repeats.measurements) - 1, repeat, repeats.results[-1]), highlight=False)
 
-        with load_runner(agents, scheduler) as run_plan, target_url(url, threads, err, spec, path) as target, ProgressLine(
+        with load_runner(agents, scheduler) as run_plan, target_url(url, threads, err, spec, path, plan.http_version == "2") as target, ProgressLine(
             err, plan.requests, plan.duration_us
         ) as progress:
             repeats = measure_repeats(plan, target, settings, progress.update, measured, run_plan)

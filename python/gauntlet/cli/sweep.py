@@ -44,8 +44,9 @@ def run_steps(
     out, err = console(), console(stderr=True)
     printed = stored_steps = 0
     environment = host.snapshot_after_load()
+    http2 = plans[0][1].http_version == "2"
     # The built-in server refuses HTTP/2 before anything starts (registry.check_spec).
-    spec = None if url else ServerSpec("builtin", workers=threads, http2=plans[0][1].http_version == "2")
+    spec = None if url else ServerSpec("builtin", workers=threads, http2=http2)
     params = {value: command_params("sweep", url, spec, DEFAULT_PATH, plan) for value, plan in plans}
     options = {"kind": kind, "plans": [plan.engine_json() for _, plan in plans], "settings": asdict(settings)}
 
@@ -62,7 +63,7 @@ def run_steps(
                 out.print(sweep_row(kind, step), highlight=False, soft_wrap=True)
             printed = len(sweep.steps)
 
-        with load_runner(agents, scheduler) as runner, target_url(url, threads, err, spec) as target:
+        with load_runner(agents, scheduler) as runner, target_url(url, threads, err, spec, http2=http2) as target:
             out.print(sweep_header(kind), highlight=False)
             with ProgressLine(err, None, None) as progress:
                 sweep = run_sweep(kind, plans, target, settings, show, progress.update, runner)

@@ -162,15 +162,20 @@ def answers_h2c(host: str, port: int, timeout_s: float = PROBE_TIMEOUT_S) -> boo
     no request is sent, so nothing is logged."""
     try:
         with socket.create_connection((host, port), timeout=timeout_s) as sock:
-            sock.sendall(H2_PREFACE)
-            head = b""
-            while len(head) < H2_FRAME_HEADER_BYTES:
-                chunk = sock.recv(H2_FRAME_HEADER_BYTES - len(head))
-                if not chunk:
-                    return False
-                head += chunk
+            return settings_answer_preface(sock)
     except OSError:
         return False
+
+
+def settings_answer_preface(sock: socket.socket) -> bool:
+    """Send the HTTP/2 preface on a connected socket: does a SETTINGS frame come back first?"""
+    sock.sendall(H2_PREFACE)
+    head = b""
+    while len(head) < H2_FRAME_HEADER_BYTES:
+        chunk = sock.recv(H2_FRAME_HEADER_BYTES - len(head))
+        if not chunk:
+            return False
+        head += chunk
     return head[3] == H2_SETTINGS
 
 
