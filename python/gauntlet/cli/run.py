@@ -24,7 +24,7 @@ from gauntlet.cli.load_options import LoadOptions
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, store_path
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
-from gauntlet.limits import server_processes_for
+from gauntlet.lab import local_split
 from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_repeats, measure_run
 from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.report.agents import print_agents
@@ -255,8 +255,9 @@ def run_command(
 
     server_settings: dict[str, Any] = {"workers": workers, "backend": backend, "backend_workers": backend_workers, "app": app}
     spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads, not no_opcache, apcu)
-    if spec is not None and spec.kind == "builtin" and server_processes_for(plan.all_connections()) > 1:
-        spec = spec.with_(processes=server_processes_for(plan.all_connections()))
+    local_split.engine_processes(plan.engine_json())  # past this machine's limits: one line, before any server starts
+    if spec is not None and spec.kind == "builtin" and (processes := local_split.server_processes(plan.all_connections())) > 1:
+        spec = spec.with_(processes=processes)
     if spec is not None and spec.app is not None:
         from gauntlet.servers.apps import app_page
         from gauntlet.servers.registry import check_spec

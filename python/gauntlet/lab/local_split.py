@@ -3,7 +3,7 @@
 A connection is a file, and one process may open only so many (RLIMIT_NOFILE's hard limit); one
 source address reaches one server port through the ephemeral port range only. `run` (a Runner, as
 `engine.run`) gives a plan that needs more ports than one address has the loopback source
-addresses 127.0.0.2, 127.0.0.3, ... (the whole 127/8 is local on Linux), and spreads a plan that
+addresses 127.B.0.1, 127.B.0.2, ... (the whole 127/8 is local on Linux), and spreads a plan that
 needs more files than one process may open over several engine processes here: the agents' split
 and merge (`engine.split_plan`, `engine.merge_agents`), each share in `python -m
 gauntlet.lab.local_split SHARE.json`, all from one agreed start.
@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -25,10 +26,10 @@ from urllib.parse import urlsplit
 
 from gauntlet import engine
 from gauntlet.errors import GauntletError
-from gauntlet.limits import files_per_process, ports_per_source, processes_for, sources_for
+from gauntlet.limits import files_per_process, ports_per_source, processes_for, server_processes_for, sources_for
 
-#: The most loopback source addresses a plan is given (127.0.0.2 to 127.0.0.254).
-MAX_SOURCES = 253
+#: The most loopback source addresses a plan is given (127.B.0.1 to 127.B.0.254).
+MAX_SOURCES = 254
 #: The most engine processes one run is spread over.
 MAX_PROCESSES = 64
 #: How far ahead the shares' agreed start lies: time for each process to start and open its
@@ -59,25 +60,41 @@ def fitted(plan: engine.Plan) -> engine.Plan:
             f"to reach one server port, and only an IPv4 loopback target gets them here ({MAX_SOURCES} at most)",
             "Load 127.0.0.1, give --source-addresses of this machine's interfaces, or use fewer connections",
         )
-    return {**plan, "source_addresses": [f"127.0.0.{2 + i}" for i in range(needed)]}
+    return {**plan, "source_addresses": loopback_sources(needed)}
 
 
-def check_processes(connections: int) -> int:
-    """Processes for `connections`, or one line naming the limit and how to lift it."""
-    processes = processes_for(connections)
+def loopback_sources(count: int) -> list[str]:
+    """`count` addresses 127.B.0.1, 127.B.0.2, ..., with B from this process's id, so that a run
+    does not meet the sockets the previous one left in TIME_WAIT on its addresses."""
+    block = 1 + os.getpid() % 254
+    return [f"127.{block}.0.{1 + i}" for i in range(count)]
+
+
+def check_processes(processes: int, connections: int, whose: str) -> int:
+    """`processes`, or one line naming the limit and how to lift it when there are too many."""
     if processes > MAX_PROCESSES:
         raise GauntletError(
-            f"{connections} connections need {processes} processes of {files_per_process()} open files each "
+            f"{connections} connections need {processes} {whose} processes of {files_per_process()} open files each "
             f"(the hard limit), more than the {MAX_PROCESSES} one run spreads over",
             "Raise the hard limit (nofile in /etc/security/limits.conf, or LimitNOFILE=) or use fewer connections",
         )
     return processes
 
 
+def engine_processes(plan: engine.Plan) -> int:
+    """Engine processes the plan needs; refused in one line past what this machine allows."""
+    return check_processes(processes_for(all_connections(plan)), all_connections(plan), "engine")
+
+
+def server_processes(connections: int) -> int:
+    """Built-in server processes for `connections`; refused in one line past what this machine allows."""
+    return check_processes(server_processes_for(connections), connections, "built-in server")
+
+
 def run(plan: engine.Plan, on_progress: Callable[[engine.Progress], None] | None = None) -> engine.RunOutcome:
     """Run `plan` in this process when it fits, else over as many local processes as it needs."""
     plan = fitted(plan)
-    processes = check_processes(all_connections(plan))
+    processes = engine_processes(plan)
     if processes == 1:
         return engine.run(plan, on_progress)
     return run_split(plan, processes)
