@@ -344,7 +344,9 @@ impl Plan {
                 return fail(format!("'{text}' in source_addresses is not an IP address: write it as 127.0.0.2"));
             };
             if ip.is_ipv4() != target.is_ipv4() {
-                return fail(format!("the source address {ip} is not of the target {target}'s IP version: give addresses of one version"));
+                return fail(format!(
+                    "the source address {ip} is not of the target {target}'s IP version: give addresses of one version"
+                ));
             }
             if !is_loopback(ip) && !self.allow_remote {
                 return fail(format!("the source address {ip} is not on loopback: use 127.0.0.x (or --allow-remote for a local interface's address)"));

@@ -14,11 +14,11 @@ use crate::limits;
 use crate::plan::{Plan, PlanError};
 use crate::request::plan_requests;
 use crate::result::merge;
-use crate::schedule::idle::{IdleHolder, IdleTarget};
 pub use crate::result::RunResult;
+use crate::schedule::idle::{IdleHolder, IdleTarget};
 use crate::split::{split_count, split_even};
-use crate::stats::timeline::{SecondStats, TimelineEntry};
 use crate::stats::memory::{rss_bytes, MemoryResult, PeakRss};
+use crate::stats::timeline::{SecondStats, TimelineEntry};
 use crate::stats::{Live, Recorder, Tick, Totals};
 use crate::worker::{encode_pages, Shared, Worker, WorkerOutcome, WorkerSetup};
 
@@ -111,8 +111,9 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         Some(idle_plan) => {
             let head = format!("GET {} HTTP/1.1\r\nHost: {}\r\n", target.path, target.host_header()).into_bytes();
             let idle_target = IdleTarget { address: target.address, head, sources };
-            let holder = IdleHolder::start(idle_plan, idle_target)
-                .map_err(|e| PlanError(format!("cannot start the idle connections' thread ({e}): use fewer threads")))?;
+            let holder = IdleHolder::start(idle_plan, idle_target).map_err(|e| {
+                PlanError(format!("cannot start the idle connections' thread ({e}): use fewer threads"))
+            })?;
             Some(holder)
         }
     };

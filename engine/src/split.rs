@@ -120,7 +120,8 @@ pub fn split_plan(plan: &Plan, parts: usize) -> Result<Vec<Plan>, PlanError> {
     let requests = plan.requests.map(|n| split_count(n, &connections));
     let rates = plan.rate_per_s.map(|rate| split_rate(rate, &connections));
     let users = plan.sessions.as_ref().and_then(|s| s.users).map(|users| split_even(users, parts));
-    let idle = plan.idle.as_ref().map(|idle| split_count(idle.connections as u64, &connections));
+    // Evenly, as the connections are: each share's files are then within 2 of an even share of all.
+    let idle = plan.idle.as_ref().map(|idle| split_even(idle.connections, parts));
     let arrivals: Vec<Vec<f64>> = plan
         .sessions
         .iter()
@@ -135,7 +136,7 @@ pub fn split_plan(plan: &Plan, parts: usize) -> Result<Vec<Plan>, PlanError> {
         share.rate_per_s = rates.as_ref().map(|shares| shares[index]);
         share.idle = match (&plan.idle, &idle) {
             (Some(whole), Some(shares)) if shares[index] > 0 => {
-                Some(IdlePlan { connections: shares[index] as usize, ..whole.clone() })
+                Some(IdlePlan { connections: shares[index], ..whole.clone() })
             }
             _ => None,
         };

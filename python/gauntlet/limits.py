@@ -34,8 +34,9 @@ def ports_per_source() -> int:
 
 def processes_for(connections: int, file_share: float = 1.0) -> int:
     """Processes needed to hold `connections` open, one file each, using `file_share` of each
-    process's files."""
-    return max(1, math.ceil(connections / ((files_per_process() - RESERVED_FILES) * file_share)))
+    process's files (less 2: a share of the measured and of the idle connections may each be one
+    above an even share of them)."""
+    return max(1, math.ceil(connections / ((files_per_process() - RESERVED_FILES - 2) * file_share)))
 
 
 def server_processes_for(connections: int) -> int:

@@ -69,7 +69,7 @@ pub struct IdleResult {
     pub connect_errors: BTreeMap<String, u64>,
     /// Established connections the server closed or reset before the end.
     pub closed_by_server: u64,
-    /// Connections still open when the run ended.
+    /// Connections still open when the run ended (while it runs: open now).
     pub open_at_end: u64,
     /// The most connections open at once.
     pub most_open: u64,
@@ -195,7 +195,6 @@ fn hold(
     let start_us = now_us();
     // Sends are spread evenly: by time t, t / interval rounds of one byte per open connection.
     let mut sends_done: u64 = 0;
-    let mut open: u64 = 0;
     // Polled once more after `stop`, so that connects completed by then are counted.
     loop {
         let stopping = stop.load(Ordering::Relaxed);
@@ -211,8 +210,8 @@ fn hold(
                     Some(Ok(())) => {
                         conn.state = State::Open;
                         result.opened += 1;
-                        open += 1;
-                        result.most_open = result.most_open.max(open);
+                        result.open_at_end += 1;
+                        result.most_open = result.most_open.max(result.open_at_end);
                     }
                     Some(Err(err)) => {
                         conn.state = State::Gone;
@@ -220,12 +219,9 @@ fn hold(
                     }
                 }
             }
-            if conn.state == State::Open && (event.is_readable() || event.is_read_closed() || event.is_error()) {
-                if server_closed(&mut conn.stream, &mut scratch) {
-                    conn.state = State::Gone;
-                    result.closed_by_server += 1;
-                    open -= 1;
-                }
+            let readable = event.is_readable() || event.is_read_closed() || event.is_error();
+            if conn.state == State::Open && readable && server_closed(&mut conn.stream, &mut scratch) {
+                closed_by_server(conn, &mut result);
             }
         }
         if let Some(interval_us) = plan.send_interval_us {
@@ -234,20 +230,8 @@ fn hold(
                 let count = held.len();
                 let conn = &mut held[sends_done as usize % count];
                 sends_done += 1;
-                if conn.state != State::Open {
-                    continue;
-                }
-                match conn.stream.write(&[head_byte(&target.head, conn.written)]) {
-                    Ok(n) => {
-                        conn.written += n;
-                        result.bytes_out += n as u64;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => {
-                        conn.state = State::Gone;
-                        result.closed_by_server += 1;
-                        open -= 1;
-                    }
+                if conn.state == State::Open {
+                    send_one_byte(conn, &target.head, &mut result);
                 }
             }
         }
@@ -255,8 +239,24 @@ fn hold(
             break;
         }
     }
-    result.open_at_end = open;
     result
+}
+
+fn closed_by_server(conn: &mut Held, result: &mut IdleResult) {
+    conn.state = State::Gone;
+    result.closed_by_server += 1;
+    result.open_at_end -= 1;
+}
+
+fn send_one_byte(conn: &mut Held, head: &[u8], result: &mut IdleResult) {
+    match conn.stream.write(&[head_byte(head, conn.written)]) {
+        Ok(n) => {
+            conn.written += n;
+            result.bytes_out += n as u64;
+        }
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {}
+        Err(_) => closed_by_server(conn, result),
+    }
 }
 
 /// Drain what the server sent (an error page, say); true once it has closed or reset.
