@@ -64,4 +64,8 @@ def plan_params(plan: Plan, model: str) -> dict[str, Any]:
         params["http_version"] = plan.http_version
     if plan.streams_per_connection is not None:
         params["streams"] = plan.streams_per_connection
+    if plan.idle is not None:
+        params["idle"] = plan.idle.connections
+        if plan.idle.send_interval_us is not None:
+            params["idle_send_interval_s"] = plan.idle.send_interval_us / 1e6
     return params
