@@ -1,11 +1,13 @@
-"""Gauntlet against wrk on the same nginx, rounds interleaved: requests/s and CPU per request.
+"""Gauntlet against wrk and the floor on the same nginx, rounds interleaved: requests/s and CPU per request.
 
-    .venv/bin/python bench/peers.py [--rounds 3] [--duration 10]
+    .venv/bin/python bench/peers.py [--rounds 3] [--duration 10] [--modes keep-alive,image]
 
-nginx (2 workers, access log off) serves the standard workload's webtest.html on 127.0.0.1. For each
-mode (keep-alive, a new connection per request, and keep-alive over HTTPS with nginx's TLS 1.2/1.3
-and a self-signed certificate) every round runs wrk and Gauntlet's engine with the same
-connections, threads and duration, alternating which goes first. The measuring is
+nginx (2 workers, access log off) serves the standard workload on 127.0.0.1. For each mode
+(keep-alive on the 168 B webtest.html, a new connection per request, keep-alive over HTTPS with
+nginx's TLS 1.2/1.3 and a self-signed certificate, keep-alive on the 83 KB image_large.jpg) every
+round runs the floor (bench/floor/floor.c, built here with cc: the cheapest HTTP/1.1 client through
+the socket API), wrk and Gauntlet's engine with the same connections, threads and duration,
+rotating which goes first. The measuring is
 `gauntlet.lab.calibrate`'s (the same as `gauntlet calibrate`): requests/s from each tool's report,
 the client's CPU from getrusage(RUSAGE_CHILDREN) around the child process (the engine runs as
 `python -m gauntlet.lab.calibrate`), nginx's CPU from /proc of its master and workers. Ratios are
@@ -19,45 +21,78 @@ import argparse
 import json
 import shutil
 import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from gauntlet.lab.calibrate import ENGINE, Load, Sample, median_ratio, run_rounds
 from gauntlet.servers.nginx import start_nginx
 from gauntlet.servers.spec import ServerSpec
 
-MODES = ("keep-alive", "no-keep-alive", "https")
-TOOLS = ("wrk", ENGINE)
+#: mode -> path served; https and no-keep-alive are told apart by the mode's name.
+MODES = {
+    "keep-alive": "webtest.html",
+    "no-keep-alive": "webtest.html",
+    "https": "webtest.html",
+    "image": "image_large.jpg",
+}
+FLOOR = "floor"
+TOOLS = (FLOOR, "wrk", ENGINE)
 OUT_DIR = Path(__file__).parent / "out"
+FLOOR_SOURCE = Path(__file__).parent / "floor" / "floor.c"
+FLOOR_BINARY = OUT_DIR / "floor"
 
 
-def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
+def build_floor() -> Path:
+    """Compile the floor client (cc, OpenSSL for its TLS mode) unless it is up to date."""
+    OUT_DIR.mkdir(exist_ok=True)
+    if FLOOR_BINARY.exists() and FLOOR_BINARY.stat().st_mtime >= FLOOR_SOURCE.stat().st_mtime:
+        return FLOOR_BINARY
+    command = ["cc", "-O2", "-o", str(FLOOR_BINARY), str(FLOOR_SOURCE), "-lssl", "-lcrypto", "-lpthread"]
+    built = subprocess.run(command, capture_output=True, text=True, check=False)
+    if built.returncode != 0:
+        sys.exit(f"cannot build the floor client: {built.stderr.strip()[-300:]} (apt-get install build-essential libssl-dev)")
+    return FLOOR_BINARY
+
+
+def floor_argv(load: Load) -> list[str]:
+    url = urlsplit(load.url)
+    tls = ["-s"] if url.scheme == "https" else []
+    return [
+        str(FLOOR_BINARY), f"-c{load.connections}", f"-t{load.threads}", f"-d{load.duration_s}",
+        f"-k{int(load.keepalive)}", *tls, url.hostname or "127.0.0.1", str(url.port), url.path,
+    ]
+
+
+def table(samples: dict[str, list[Sample]], tools: Sequence[str], args: argparse.Namespace) -> str:
     lines = [
         (
             f"nginx 2 workers, webtest.html, -c{args.connections} -t{args.threads}, "
             f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
         ),
         "",
-        "| mode | tool | req/s | ratio | client µs/req | ratio | nginx µs/req | errors |",
-        "|---|---|---|---|---|---|---|---|",
+        "| mode | tool | req/s | / wrk | client µs/req | / wrk | / floor | nginx µs/req | errors |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for mode, measured in samples.items():
-        for tool in TOOLS:
+        for tool in tools:
             mine = [s for s in measured if s.tool == tool]
-            if tool == "wrk":
-                rps_ratio = cpu_ratio = "1.00"
-            else:
-                rps_ratio = f"{median_ratio(measured, ENGINE, 'wrk', lambda s: s.requests_per_s):.2f}"
-                cpu_ratio = f"{median_ratio(measured, ENGINE, 'wrk', lambda s: s.client_us_per_request):.2f}"
+
+            def ratio(other: str, value: Callable[[Sample], float], tool: str = tool) -> str:
+                return f"{median_ratio(measured, tool, other, value):.2f}"
+
             rps = statistics.median(s.requests_per_s for s in mine)
             client_us = statistics.median(s.client_us_per_request for s in mine)
             server_us = statistics.median(s.server_us_per_request or 0.0 for s in mine)
             errors = sum(s.errors for s in mine)
             lines.append(
-                f"| {mode} | {tool} | {rps:,.0f} | {rps_ratio} | {client_us:.1f} | "
-                f"{cpu_ratio} | {server_us:.1f} | {errors} |"
+                f"| {mode} | {tool} | {rps:,.0f} | {ratio('wrk', lambda s: s.requests_per_s)} | {client_us:.1f} | "
+                f"{ratio('wrk', lambda s: s.client_us_per_request)} | "
+                f"{ratio(FLOOR, lambda s: s.client_us_per_request)} | {server_us:.1f} | {errors} |"
             )
     return "\n".join(lines)
 
@@ -68,16 +103,22 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10, help="seconds per run")
     parser.add_argument("--connections", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
     args = parser.parse_args()
+    modes = args.modes.split(",")
     if args.rounds < 1 or args.duration < 1:
         parser.error("--rounds and --duration must be at least 1")
+    if unknown := set(modes) - set(MODES):
+        parser.error(f"unknown mode {', '.join(sorted(unknown))}: choose among {', '.join(MODES)}")
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install wrk")
+    build_floor()
+    extra_tools = {FLOOR: floor_argv}
 
     samples: dict[str, list[Sample]] = {}
-    for mode in MODES:
+    for mode in modes:
         with start_nginx(ServerSpec("nginx", workers=2, tls=mode == "https")) as server:
-            load = Load(server.url + "webtest.html", args.connections, args.threads, args.duration, mode != "no-keep-alive")
+            load = Load(server.url + MODES[mode], args.connections, args.threads, args.duration, mode != "no-keep-alive")
 
             def show(sample: Sample, mode: str = mode) -> None:
                 print(
@@ -87,11 +128,11 @@ def main() -> None:
                     file=sys.stderr,
                 )
 
-            samples[mode] = run_rounds(load, TOOLS, args.rounds, server.pids(), show)
+            samples[mode] = run_rounds(load, TOOLS, args.rounds, server.pids(), show, extra_tools)
     OUT_DIR.mkdir(exist_ok=True)
     out_path = OUT_DIR / f"peers-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out_path.write_text(json.dumps({mode: [asdict(s) for s in found] for mode, found in samples.items()}, indent=1))
-    print(table(samples, args))
+    print(table(samples, TOOLS, args))
     print(f"\nraw samples: {out_path}")
 
 

@@ -5,6 +5,7 @@ pub mod backoff;
 pub mod tcp;
 pub mod tls;
 pub mod transport;
+pub mod uring;
 
 use std::io;
 
