@@ -24,12 +24,12 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from gauntlet.lab.calibrate import ENGINE, Load, Sample, median_ratio, run_rounds
+from gauntlet.lab.calibrate import ENGINE, Load, Sample, argv, median_ratio, run_rounds
 from gauntlet.servers.nginx import start_nginx
 from gauntlet.servers.spec import ServerSpec
 
@@ -41,7 +41,8 @@ MODES = {
     "image": "image_large.jpg",
 }
 FLOOR = "floor"
-TOOLS = (FLOOR, "wrk", ENGINE)
+ENGINE_URING = "gauntlet-uring"
+TOOLS = (FLOOR, "wrk", ENGINE, ENGINE_URING)
 OUT_DIR = Path(__file__).parent / "out"
 FLOOR_SOURCE = Path(__file__).parent / "floor" / "floor.c"
 FLOOR_BINARY = OUT_DIR / "floor"
@@ -59,6 +60,17 @@ def build_floor() -> Path:
     return FLOOR_BINARY
 
 
+def engine_uring_argv(load: Load) -> list[str]:
+    """The engine's run of the same plan on io_uring."""
+    *command, plan_json = argv(ENGINE, load)
+    return [*command, json.dumps({**json.loads(plan_json), "io": "uring"})]
+
+
+def tools_for(mode: str) -> tuple[str, ...]:
+    """io_uring carries plain http:// only: over https the engine would fall back to epoll."""
+    return tuple(tool for tool in TOOLS if not (mode == "https" and tool == ENGINE_URING))
+
+
 def floor_argv(load: Load) -> list[str]:
     url = urlsplit(load.url)
     tls = ["-s"] if url.scheme == "https" else []
@@ -68,7 +80,7 @@ def floor_argv(load: Load) -> list[str]:
     ]
 
 
-def table(samples: dict[str, list[Sample]], tools: Sequence[str], args: argparse.Namespace) -> str:
+def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
     lines = [
         (
             f"nginx 2 workers, webtest.html, -c{args.connections} -t{args.threads}, "
@@ -79,7 +91,7 @@ def table(samples: dict[str, list[Sample]], tools: Sequence[str], args: argparse
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for mode, measured in samples.items():
-        for tool in tools:
+        for tool in tools_for(mode):
             mine = [s for s in measured if s.tool == tool]
 
             def ratio(other: str, value: Callable[[Sample], float], tool: str = tool) -> str:
@@ -113,7 +125,7 @@ def main() -> None:
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install wrk")
     build_floor()
-    extra_tools = {FLOOR: floor_argv}
+    extra_tools = {FLOOR: floor_argv, ENGINE_URING: engine_uring_argv}
 
     samples: dict[str, list[Sample]] = {}
     for mode in modes:
@@ -122,17 +134,17 @@ def main() -> None:
 
             def show(sample: Sample, mode: str = mode) -> None:
                 print(
-                    f"{mode:13} round {sample.round + 1} {sample.tool:8} {sample.requests_per_s:10,.0f} req/s"
+                    f"{mode:13} round {sample.round + 1} {sample.tool:14} {sample.requests_per_s:10,.0f} req/s"
                     f"  client {sample.client_us_per_request:5.1f} µs/req"
                     f"  nginx {sample.server_us_per_request or 0.0:5.1f} µs/req",
                     file=sys.stderr,
                 )
 
-            samples[mode] = run_rounds(load, TOOLS, args.rounds, server.pids(), show, extra_tools)
+            samples[mode] = run_rounds(load, tools_for(mode), args.rounds, server.pids(), show, extra_tools)
     OUT_DIR.mkdir(exist_ok=True)
     out_path = OUT_DIR / f"peers-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out_path.write_text(json.dumps({mode: [asdict(s) for s in found] for mode, found in samples.items()}, indent=1))
-    print(table(samples, TOOLS, args))
+    print(table(samples, args))
     print(f"\nraw samples: {out_path}")
 
 

@@ -35,6 +35,7 @@ struct conn {
     SSL *ssl;
     int connected;      /* TCP connect (and TLS handshake) done */
     long body_left;     /* -1: head not complete yet */
+    int closing;        /* the response said Connection: close: no next request on it */
     size_t head_bytes;  /* bytes of a head split across reads, kept in head[] */
     char head[2048];
 };
@@ -68,6 +69,7 @@ static int open_conn(int epfd, struct conn *c) {
     c->connected = 0;
     c->body_left = -1;
     c->head_bytes = 0;
+    c->closing = 0;
     c->ssl = NULL;
     if (opt.tls) {
         c->ssl = SSL_new(opt.ctx);
@@ -120,6 +122,8 @@ static int frame(struct conn *c, const char *data, size_t n) {
         if (!end) return 0;
         size_t head_len = (size_t)(end + 4 - c->head);
         char *length = strcasestr(c->head, "\r\ncontent-length:");
+        char *close_ = strcasestr(c->head, "\r\nconnection: close");
+        c->closing = close_ && close_ < end;
         /* Without a length the body ends at the close (the caller reads to EOF either way). */
         c->body_left = length && length < end ? atol(length + 17) : (1L << 62);
         c->body_left -= (long)(c->head_bytes - head_len) + (long)(n - take);
@@ -165,12 +169,12 @@ static int drive(struct conn *c, char *buf, long *responses, long *errors) {
         }
         if (n == 0) {
             if (c->body_left > (1L << 61)) ++*responses; /* framed by the close */
-            else if (c->body_left != 0) ++*errors;
+            else if (c->body_left > 0 || c->head_bytes > 0) ++*errors; /* cut inside a response */
             return -1;
         }
         if (frame(c, buf, (size_t)n)) {
             ++*responses;
-            if (!opt.keepalive) {
+            if (!opt.keepalive || c->closing) {
                 c->body_left = 0; /* wait for the server's close */
                 continue;
             }

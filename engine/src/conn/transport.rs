@@ -54,6 +54,20 @@ impl Transport {
         }
     }
 
+    /// Read what has arrived and hand it to `take` (not called at the end of the stream); returns
+    /// the bytes read. A socket or TLS reads into `scratch`; the ring hands over the buffer the
+    /// kernel received into, without a copy.
+    pub fn read_with(&mut self, scratch: &mut [u8], take: impl FnOnce(&[u8])) -> io::Result<usize> {
+        let n = match self {
+            Transport::Ring(ring) => return ring.read_with(take),
+            _ => self.read(scratch)?,
+        };
+        if n > 0 {
+            take(&scratch[..n]);
+        }
+        Ok(n)
+    }
+
     /// Write plaintext; under TLS it is taken whole and its records go out as the socket allows;
     /// on the ring it is taken whole and its send queued for the next submission.
     pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
