@@ -24,7 +24,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -80,6 +79,14 @@ def floor_argv(load: Load) -> list[str]:
     ]
 
 
+def requests_per_s(sample: Sample) -> float:
+    return sample.requests_per_s
+
+
+def client_us_per_request(sample: Sample) -> float:
+    return sample.client_us_per_request
+
+
 def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
     lines = [
         (
@@ -94,17 +101,14 @@ def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
         for tool in tools_for(mode):
             mine = [s for s in measured if s.tool == tool]
 
-            def ratio(other: str, value: Callable[[Sample], float], tool: str = tool) -> str:
-                return f"{median_ratio(measured, tool, other, value):.2f}"
-
             rps = statistics.median(s.requests_per_s for s in mine)
             client_us = statistics.median(s.client_us_per_request for s in mine)
             server_us = statistics.median(s.server_us_per_request or 0.0 for s in mine)
             errors = sum(s.errors for s in mine)
             lines.append(
-                f"| {mode} | {tool} | {rps:,.0f} | {ratio('wrk', lambda s: s.requests_per_s)} | {client_us:.1f} | "
-                f"{ratio('wrk', lambda s: s.client_us_per_request)} | "
-                f"{ratio(FLOOR, lambda s: s.client_us_per_request)} | {server_us:.1f} | {errors} |"
+                f"| {mode} | {tool} | {rps:,.0f} | {median_ratio(measured, tool, 'wrk', requests_per_s):.2f} | "
+                f"{client_us:.1f} | {median_ratio(measured, tool, 'wrk', client_us_per_request):.2f} | "
+                f"{median_ratio(measured, tool, FLOOR, client_us_per_request):.2f} | {server_us:.1f} | {errors} |"
             )
     return "\n".join(lines)
 

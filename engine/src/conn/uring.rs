@@ -175,9 +175,8 @@ impl Ring {
 
     fn send(&mut self, slot: u32, generation: u32, from: usize) -> io::Result<()> {
         let out = &self.outboxes[slot as usize][from..];
-        let send = opcode::Send::new(types::Fixed(slot), out.as_ptr(), out.len() as u32)
-            .flags(libc::MSG_NOSIGNAL)
-            .build();
+        let send =
+            opcode::Send::new(types::Fixed(slot), out.as_ptr(), out.len() as u32).flags(libc::MSG_NOSIGNAL).build();
         self.push(send.user_data(user_data(SEND, slot, generation)))
     }
 }

@@ -235,7 +235,17 @@ impl Worker {
         let (cpu_us, wall_us) = (thread_cpu_us() - cpu_start_us, now_us() - start_us);
         let cpu_wait_us = thread_cpu_wait_us().saturating_sub(wait_start_us);
         let sessions = schedule.into_sessions_outcome();
-        WorkerOutcome { recorder: self.recorder, end_us, cpu_us, cpu_wait_us, wall_us, stop_reason, sessions, io, io_fallback }
+        WorkerOutcome {
+            recorder: self.recorder,
+            end_us,
+            cpu_us,
+            cpu_wait_us,
+            wall_us,
+            stop_reason,
+            sessions,
+            io,
+            io_fallback,
+        }
     }
 
     /// Wait for events: epoll's, or on the ring its completions and (polled through it) epoll's.
