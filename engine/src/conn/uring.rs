@@ -128,6 +128,8 @@ pub struct Ring {
     slots: u32,
     /// Bytes being sent on each slot; owned here so that a send in flight never outlives them.
     outboxes: Vec<Vec<u8>>,
+    /// Outboxes grown out of: a cancelled send of a closed connection may still read one.
+    retired: Vec<Vec<u8>>,
     /// A new connection's generation, so that completions for an earlier one on the slot are told apart.
     next_generation: u32,
     epoll_armed: bool,
@@ -154,6 +156,7 @@ impl Ring {
             buffers,
             slots,
             outboxes: vec![Vec::new(); slots as usize],
+            retired: Vec::new(),
             next_generation: 0,
             epoll_armed: false,
             completions: Vec::with_capacity(COMPLETION_ENTRIES as usize),
@@ -301,6 +304,9 @@ impl RingStream {
                 return Err(io::Error::other("a request was sent while the last one was still going out"));
             }
             let out = &mut ring.outboxes[self.slot as usize];
+            if out.capacity() < buf.len() {
+                ring.retired.push(std::mem::replace(out, Vec::with_capacity(buf.len())));
+            }
             out.clear();
             out.extend_from_slice(buf);
             self.sending = buf.len();
