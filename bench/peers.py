@@ -6,12 +6,13 @@ nginx (2 workers, access log off) serves the standard workload on 127.0.0.1. For
 (keep-alive on the 168 B webtest.html, a new connection per request, keep-alive over HTTPS with
 nginx's TLS 1.2/1.3 and a self-signed certificate, keep-alive on the 83 KB image_large.jpg) every
 round runs the floor (bench/floor/floor.c, built here with cc: the cheapest HTTP/1.1 client through
-the socket API), wrk and Gauntlet's engine with the same connections, threads and duration,
-rotating which goes first. The measuring is
+the socket API), wrk, and Gauntlet's engine on epoll and on io_uring (plan io: "uring"; not over
+https) with the same connections, threads and duration, the order reversed every other round. The
+measuring is
 `gauntlet.lab.calibrate`'s (the same as `gauntlet calibrate`): requests/s from each tool's report,
 the client's CPU from getrusage(RUSAGE_CHILDREN) around the child process (the engine runs as
 `python -m gauntlet.lab.calibrate`), nginx's CPU from /proc of its master and workers. Ratios are
-gauntlet / wrk within a round, then the median over rounds. Loopback only; every run is bounded in
+tool / wrk and tool / floor within a round, then the median over rounds. Loopback only; every run is bounded in
 time. Raw samples are written to bench/out/peers-<time>.json.
 """
 
