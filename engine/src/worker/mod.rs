@@ -198,10 +198,13 @@ impl Worker {
             schedule.due(now, &mut self.actions);
             self.perform(&mut schedule, now);
             self.reconnect(&mut schedule, now);
-            self.arm_timer(&schedule, now);
+            let due_us = self.arm_timer(&schedule, now);
             let since_us = now.saturating_sub(self.window.measure_start_us);
             let next_second_us = self.window.measure_start_us + (since_us / 1_000_000 + 1) * 1_000_000;
             let wake_us = next_second_us.min(self.window.run_end_us).min(next_scan_us).min(now + MAX_WAIT_US);
+            // The ring's wait times out to the nanosecond: it wakes itself for the next send, where
+            // the timer would reach it through epoll and a poll on the ring.
+            let wake_us = if uring::installed() { wake_us.min(due_us.unwrap_or(u64::MAX)) } else { wake_us };
             let wait = Duration::from_micros(wake_us.saturating_sub(now));
             self.wait(&mut events, wait);
             let now = now_us();
@@ -388,12 +391,13 @@ impl Worker {
     }
 
     /// Set the timer for the next scheduled event: the scheduler's next due time, or a reconnect.
-    fn arm_timer(&mut self, schedule: &Schedule, now: u64) {
+    /// Returns when that is.
+    fn arm_timer(&mut self, schedule: &Schedule, now: u64) -> Option<u64> {
         let reconnect_us = self.reconnects.peek().map(|Reverse((at_us, _))| *at_us);
         let next_us = schedule.next_due_us().into_iter().chain(reconnect_us).min();
-        if let Some(due_us) = next_us.filter(|&due| due < self.window.run_end_us) {
-            self.timer.arm(due_us, now);
-        }
+        let due_us = next_us.filter(|&due| due < self.window.run_end_us)?;
+        self.timer.arm(due_us, now);
+        Some(due_us)
     }
 
     /// Start a request on its connection, connecting first if needed (after any backoff).
