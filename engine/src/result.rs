@@ -402,11 +402,9 @@ pub fn merge(
         service_histogram: latency::encode(&service_histogram),
         schedule,
         client: client_cost(&outcomes, elapsed_us, responses + errors_total),
-        tls: plan
-            .url
-            .to_ascii_lowercase()
-            .starts_with("https://")
-            .then(|| TlsResult { handshakes: sum(|r| r.tls_handshakes), resumed: sum(|r| r.tls_resumed) }),
+        tls: (plan.url.to_ascii_lowercase().starts_with("https://")
+            || plan.sessions.as_ref().is_some_and(|s| s.https_url.is_some()))
+        .then(|| TlsResult { handshakes: sum(|r| r.tls_handshakes), resumed: sum(|r| r.tls_resumed) }),
         sessions: merge_sessions(&plan, &outcomes.iter().filter_map(|o| o.sessions.as_ref()).collect::<Vec<_>>()),
         timeline,
         agents: None,

@@ -1,9 +1,12 @@
 //! Sessions as a scheduler: users who arrive (all at once, or in phases), fetch pages and think
-//! between them. User slot `u` owns connections `2u` (main requests) and `2u + 1`; a page's
-//! embedded resources go over both, each connection taking the next one when it is free, as a
-//! browser with two connections does. Pure: it is told when connections are free and answers
-//! with the requests to send and the users and pages to count in the timeline; the worker does
-//! the sockets and the counting. Each thread also counts its users and pages per arrival phase.
+//! between them, walking from page to page in order or by the session type's transition table.
+//! User slot `u` owns `k` connections from `k * u` (k = 2, or 4 when some pages are https): a
+//! pair per target, the first of a pair for main requests; a page's embedded resources go over
+//! both of its pair, each connection taking the next one when it is free, as a browser with two
+//! connections does. Each user keeps a cookie jar for its session, shared by its connections.
+//! Pure: it is told when connections are free and answers with the requests to send and the
+//! users and pages to count in the timeline; the worker does the sockets and the counting. Each
+//! thread also counts its users and pages per arrival phase.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -15,6 +18,7 @@ use super::pages::SessionsShared;
 use super::random::Rng;
 use super::session::{Arrivals, Qos};
 use super::{Action, Actions, Ended, Scheduler, Send, SessionEvent, Window};
+use crate::cookies::CookieJar;
 use crate::stats::latency;
 
 struct User {
@@ -27,6 +31,8 @@ struct User {
     next_embedded: usize,
     /// The page began inside the measured interval.
     measured: bool,
+    /// The first of the page's pair of connections.
+    main_conn: usize,
 }
 
 /// One page type's figures on one thread.
@@ -104,6 +110,8 @@ pub struct Users {
     shared: Arc<SessionsShared>,
     window: Window,
     slots: Vec<Option<User>>,
+    /// Per slot, its session's cookies (kept across sessions for the buffer, cleared at each start).
+    jars: Vec<CookieJar>,
     free: Vec<usize>,
     max_slots: usize,
     /// Connections with a request in flight, by index.
@@ -146,12 +154,14 @@ impl Users {
                 pages: PageStats::for_pages(page_count),
             })
             .collect();
+        let per_user = shared.connections_per_user;
         Users {
             shared,
             window,
             slots: Vec::new(),
+            jars: Vec::new(),
             free: Vec::new(),
-            max_slots: setup.connections / 2,
+            max_slots: setup.connections / per_user,
             in_flight: Vec::new(),
             thinking: BinaryHeap::new(),
             arrivals,
@@ -194,7 +204,8 @@ impl Users {
             Some(slot) => slot,
             None if self.slots.len() < self.max_slots => {
                 self.slots.push(None);
-                self.in_flight.extend([false, false]);
+                self.jars.push(CookieJar::default());
+                self.in_flight.resize(self.in_flight.len() + self.shared.connections_per_user, false);
                 self.slots.len() - 1
             }
             None => {
@@ -218,41 +229,47 @@ impl Users {
         }
         let counted = self.window.measures(now_us);
         actions.push_back(Action::Count(SessionEvent::Arrived { counted }));
+        self.jars[slot].clear();
         self.slots[slot] = Some(User {
             session_type,
-            page: 0,
+            page: self.shared.walks[session_type].first(),
             page_started_us: now_us,
             page_bytes: 0,
             page_failed: false,
             main_done: false,
             next_embedded: 0,
             measured: false,
+            main_conn: 0,
         });
         self.start_page(slot, now_us, actions);
     }
 
     fn start_page(&mut self, slot: usize, now_us: u64, actions: &mut Actions) {
         let measured = self.window.measures(now_us);
+        let shared = Arc::clone(&self.shared);
+        let first_conn = self.shared.connections_per_user * slot;
         let user = self.user(slot);
+        let requests = &shared.pages[user.session_type][user.page];
         user.page_started_us = now_us;
         user.page_bytes = 0;
         user.page_failed = false;
         user.main_done = false;
         user.next_embedded = 0;
         user.measured = measured;
-        let (session_type, page) = (user.session_type, user.page);
-        let main = self.shared.pages[session_type][page].main;
-        self.send(2 * slot, main, now_us, actions);
+        user.main_conn = first_conn + if requests.https { 2 } else { 0 };
+        let main_conn = user.main_conn;
+        self.send(main_conn, requests.main, now_us, actions);
     }
 
     /// Send the page's next embedded resource on `conn`, if one is left.
     fn next_embedded(&mut self, conn: usize, now_us: u64, actions: &mut Actions) {
-        let user = self.user(conn / 2);
+        let slot = conn / self.shared.connections_per_user;
+        let user = self.user(slot);
         let (session_type, page, k) = (user.session_type, user.page, user.next_embedded);
         let Some(&(plain, revalidating)) = self.shared.pages[session_type][page].embedded.get(k) else {
             return;
         };
-        self.user(conn / 2).next_embedded += 1;
+        self.user(slot).next_embedded += 1;
         let request = if self.rng.unit() < self.shared.plan.if_modified_since_share { revalidating } else { plain };
         self.send(conn, request, now_us, actions);
     }
@@ -260,7 +277,7 @@ impl Users {
     fn finish_page(&mut self, slot: usize, now_us: u64, actions: &mut Actions) {
         let user = self.slots[slot].as_ref().expect("an active user");
         let session = &self.shared.plan.types[user.session_type];
-        let (last_page, think) = (user.page + 1 == session.pages.len(), session.think);
+        let (think, session_type, page) = (session.think, user.session_type, user.page);
         if user.measured && now_us < self.window.measure_end_us {
             let page_time_us = now_us - user.page_started_us;
             let (bytes, failed, page_started_us) = (user.page_bytes, user.page_failed, user.page_started_us);
@@ -272,7 +289,8 @@ impl Users {
             }
             actions.push_back(Action::Count(SessionEvent::Page { failed }));
         }
-        if !last_page {
+        if let Some(next) = self.shared.walks[session_type].next(page, &mut self.rng) {
+            self.user(slot).page = next;
             let think_us = think.draw_us(&mut self.rng);
             self.thinking.push(Reverse((now_us + think_us, slot)));
             return;
@@ -288,7 +306,9 @@ impl Users {
         }
         self.slots[slot] = None;
         self.free.push(slot);
-        actions.extend([Action::Close(2 * slot), Action::Close(2 * slot + 1)]);
+        actions.extend(
+            (self.shared.connections_per_user * slot..self.shared.connections_per_user * (slot + 1)).map(Action::Close),
+        );
     }
 }
 
@@ -302,7 +322,7 @@ impl Scheduler for Users {
 
     /// A request of user `conn / 2` ended: go on with the page, or finish it.
     fn on_free(&mut self, conn: usize, now_us: u64, ended: Ended, actions: &mut Actions) {
-        let slot = conn / 2;
+        let slot = conn / self.shared.connections_per_user;
         self.in_flight[conn] = false;
         if ended.counted && matches!(ended.outcome, Ok(head) if head.status == 304) {
             self.outcome.not_modified += 1;
@@ -311,14 +331,15 @@ impl Scheduler for Users {
         user.page_bytes += ended.bytes_in;
         // SPECweb2005 fails a page whose response is an error, not only one whose request broke.
         user.page_failed |= ended.outcome.map_or(true, |head| head.status >= 400);
+        let main_conn = user.main_conn;
         if user.main_done {
             self.next_embedded(conn, now_us, actions);
         } else {
             user.main_done = true;
-            self.next_embedded(2 * slot, now_us, actions);
-            self.next_embedded(2 * slot + 1, now_us, actions);
+            self.next_embedded(main_conn, now_us, actions);
+            self.next_embedded(main_conn + 1, now_us, actions);
         }
-        if !self.in_flight[2 * slot] && !self.in_flight[2 * slot + 1] {
+        if !self.in_flight[main_conn] && !self.in_flight[main_conn + 1] {
             self.finish_page(slot, now_us, actions);
         }
     }
@@ -328,7 +349,6 @@ impl Scheduler for Users {
         loop {
             if let Some(&Reverse((_, slot))) = self.thinking.peek().filter(|Reverse((due, _))| *due <= now_us) {
                 self.thinking.pop();
-                self.user(slot).page += 1;
                 self.start_page(slot, now_us, actions);
             } else if self.arrivals.as_ref().and_then(Arrivals::next_due_us).is_some_and(|due| due <= now_us) {
                 self.arrivals.as_mut().map(Arrivals::advance);
@@ -353,6 +373,14 @@ impl Scheduler for Users {
     fn record_unsent(&self, _end_us: u64, _latency: &mut Histogram<u64>) -> u64 {
         0
     }
+
+    fn cookie(&self, conn: usize) -> &[u8] {
+        self.jars[conn / self.shared.connections_per_user].header_value()
+    }
+
+    fn store_cookies(&mut self, conn: usize, set_cookies: &[u8]) {
+        self.jars[conn / self.shared.connections_per_user].take_set_cookies(set_cookies);
+    }
 }
 
 #[cfg(test)]
@@ -371,7 +399,7 @@ mod tests {
         let target = plan.resolve().unwrap();
         let mut requests = Vec::new();
         let sessions: SessionsPlan = plan.sessions.clone().unwrap();
-        let shared = super::super::pages::encode_pages(&plan, &target, sessions, &mut requests).unwrap();
+        let shared = super::super::pages::encode_pages(&plan, &target, None, sessions, &mut requests).unwrap();
         let window = Window { start_us: 0, measure_start_us: 0, measure_end_us: 10_000_000, run_end_us: 10_000_000 };
         let setup = UsersSetup { index: 0, connections, users: fixed, arrival_share: 1.0 };
         Users::new(Arc::new(shared), &setup, window)

@@ -46,6 +46,8 @@ pub struct Shared {
     pub address: SocketAddr,
     /// For https: the client's TLS configuration and the server name it announces.
     pub tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
+    /// The sessions' https target (their pages with `scheme: https`): its address and TLS.
+    pub https_target: Option<(SocketAddr, Arc<rustls::ClientConfig>, ServerName<'static>)>,
     /// Index 0 is the plan's request (a mix has one per path); sessions add one per page resource.
     pub requests: Vec<EncodedRequest>,
     /// The plan's paths mix: which request each send picks.
@@ -350,7 +352,11 @@ impl Worker {
         self.busy += usize::from(!self.conns[i].is_busy());
         let conn = &mut self.conns[i];
         let encoded = &self.shared.requests[send.request];
+        let cookie_buffer = conn.take_cookie_buffer();
         conn.begin(now, send.intended_us, self.shared.timeout_us, send.measured, send.request, encoded);
+        if self.shared.sessions.is_some() {
+            conn.collect_cookies(cookie_buffer);
+        }
         conn.on_schedule = send.on_schedule;
         if conn.stream.is_some() {
             return self.send(schedule, i, now);
@@ -381,9 +387,14 @@ impl Worker {
     }
 
     fn connect(&mut self, i: usize) -> io::Result<()> {
-        let mut socket = tcp::connect(self.shared.address)?;
+        let shared = &self.shared;
+        let (address, tls) = match (&shared.https_target, shared.requests[self.conns[i].request].target) {
+            (Some((address, config, name)), 1) => (*address, Some((config.clone(), name.clone()))),
+            _ => (shared.address, shared.tls.clone()),
+        };
+        let mut socket = tcp::connect(address)?;
         self.poll.registry().register(&mut socket, Token(i), Interest::READABLE | Interest::WRITABLE)?;
-        self.conns[i].stream = Some(match &self.shared.tls {
+        self.conns[i].stream = Some(match &tls {
             None => Transport::Plain(socket),
             Some((config, name)) => {
                 let session = rustls::ClientConnection::new(config.clone(), name.clone())
@@ -406,14 +417,23 @@ impl Worker {
         conn.calls += 1;
         conn.last_call = !self.shared.keepalive || self.shared.calls_per_connection == Some(conn.calls);
         conn.phase = Phase::Writing { written: 0 };
+        let request = &self.shared.requests[conn.request];
+        conn.compose(if conn.last_call { &request.last } else { &request.reuse }, schedule.cookie(i));
         self.write(schedule, i, now);
     }
 
     fn write(&mut self, schedule: &mut Schedule, i: usize, now: u64) {
         let conn = &mut self.conns[i];
         let request = &self.shared.requests[conn.request];
-        let bytes = if conn.last_call { &request.last } else { &request.reuse };
+        // Taken out for the call and put back: the buffer is kept, not reallocated.
+        let composed = std::mem::take(&mut conn.composed);
+        let bytes: &[u8] = match (composed.is_empty(), conn.last_call) {
+            (false, _) => &composed,
+            (true, true) => &request.last,
+            (true, false) => &request.reuse,
+        };
         let (written, step) = conn.transmit(bytes);
+        conn.composed = composed;
         if conn.measured {
             self.recorder.bytes_out += written;
         }
@@ -442,6 +462,9 @@ impl Worker {
     fn end_request(&mut self, schedule: &mut Schedule, i: usize, now: u64, outcome: Outcome, reusable: bool) {
         self.count(i, now, outcome);
         let conn = &mut self.conns[i];
+        if !conn.set_cookies().is_empty() {
+            schedule.store_cookies(i, conn.set_cookies());
+        }
         let keep = reusable && !conn.last_call && outcome.is_ok_and(|head| head.keep_alive);
         if !keep {
             conn.disconnect();
