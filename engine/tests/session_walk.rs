@@ -38,7 +38,7 @@ fn a_session_carries_its_cookie_posts_its_form_and_walks_the_table() {
     for name in ["login", "account", "logout", "gone"] {
         let page = &pages[name];
         assert!(page.count > 20, "{name}: {} pages", page.count);
-        assert_eq!((page.errors, page.fail), (0, 0), "{name} failed its check");
+        assert_eq!((page.errors, page.invalid, page.fail), (0, 0, 0), "{name} failed its check");
     }
     // Each session ends after `gone`; a few are cut off by the end of the run.
     assert!(count("login").abs_diff(count("gone")) <= 4, "{} logins, {} ends", count("login"), count("gone"));
@@ -46,7 +46,8 @@ fn a_session_carries_its_cookie_posts_its_form_and_walks_the_table() {
     assert!((1.5..=2.5).contains(&visits), "{visits} account pages a session, 2 expected");
     let peek = &pages["peek"];
     assert!(peek.count > 5);
-    assert_eq!((peek.errors, peek.fail, peek.good), (peek.count, peek.count, 0), "a failed check fails QoS");
+    let failed = (peek.errors, peek.invalid, peek.fail, peek.good);
+    assert_eq!(failed, (peek.count, peek.count, peek.count, 0), "a failed check fails QoS");
     assert_eq!(result.errors.get("content").copied(), Some(peek.count));
 }
 

@@ -412,6 +412,10 @@ pub struct PageResult {
     pub count: u64,
     /// Pages with a failed request.
     pub errors: u64,
+    /// Of those, pages that failed their check: the page's own response had an error status or
+    /// lacked its content marker (as when a session lost its login); they fail QoS.
+    #[serde(default)]
+    pub invalid: u64,
     /// Bytes read for the page and its embedded resources.
     pub bytes_in: u64,
     /// From the page's first request to its last response.

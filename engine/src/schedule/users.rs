@@ -19,6 +19,7 @@ use super::random::Rng;
 use super::session::{Arrivals, Qos};
 use super::{Action, Actions, Ended, Scheduler, Send, SessionEvent, Window};
 use crate::cookies::CookieJar;
+use crate::stats::error::ErrorKind;
 use crate::stats::latency;
 
 struct User {
@@ -27,6 +28,8 @@ struct User {
     page_started_us: u64,
     page_bytes: u64,
     page_failed: bool,
+    /// The page's own response failed its check (status or content marker).
+    page_invalid: bool,
     main_done: bool,
     next_embedded: usize,
     /// The page began inside the measured interval.
@@ -39,6 +42,7 @@ struct User {
 pub struct PageStats {
     pub count: u64,
     pub errors: u64,
+    pub invalid: u64,
     pub bytes_in: u64,
     pub page_time: Histogram<u64>,
     pub good: u64,
@@ -53,6 +57,7 @@ impl PageStats {
             .map(|_| PageStats {
                 count: 0,
                 errors: 0,
+                invalid: 0,
                 bytes_in: 0,
                 page_time: latency::new_histogram(),
                 good: 0,
@@ -62,9 +67,10 @@ impl PageStats {
             .collect()
     }
 
-    fn record(&mut self, page_time_us: u64, bytes: u64, failed: bool, qos: Qos) {
+    fn record(&mut self, page_time_us: u64, bytes: u64, (failed, invalid): (bool, bool), qos: Qos) {
         self.count += 1;
         self.errors += u64::from(failed);
+        self.invalid += u64::from(invalid);
         self.bytes_in += bytes;
         latency::record(&mut self.page_time, page_time_us);
         match qos {
@@ -236,6 +242,7 @@ impl Users {
             page_started_us: now_us,
             page_bytes: 0,
             page_failed: false,
+            page_invalid: false,
             main_done: false,
             next_embedded: 0,
             measured: false,
@@ -253,6 +260,7 @@ impl Users {
         user.page_started_us = now_us;
         user.page_bytes = 0;
         user.page_failed = false;
+        user.page_invalid = false;
         user.main_done = false;
         user.next_embedded = 0;
         user.measured = measured;
@@ -281,11 +289,12 @@ impl Users {
         if user.measured && now_us < self.window.measure_end_us {
             let page_time_us = now_us - user.page_started_us;
             let (bytes, failed, page_started_us) = (user.page_bytes, user.page_failed, user.page_started_us);
+            let checks = (failed, user.page_invalid);
             let qos = self.shared.plan.qos.classify(page_time_us, bytes, session.pages[user.page].download, failed);
             let index = self.shared.page_offsets[user.session_type] + user.page;
-            self.outcome.pages[index].record(page_time_us, bytes, failed, qos);
+            self.outcome.pages[index].record(page_time_us, bytes, checks, qos);
             if let Some(phase) = self.phase_at(page_started_us) {
-                phase.pages[index].record(page_time_us, bytes, failed, qos);
+                phase.pages[index].record(page_time_us, bytes, checks, qos);
             }
             actions.push_back(Action::Count(SessionEvent::Page { failed }));
         }
@@ -331,6 +340,12 @@ impl Scheduler for Users {
         user.page_bytes += ended.bytes_in;
         // SPECweb2005 fails a page whose response is an error, not only one whose request broke.
         user.page_failed |= ended.outcome.map_or(true, |head| head.status >= 400);
+        if !user.main_done {
+            user.page_invalid = match ended.outcome {
+                Ok(head) => head.status >= 400,
+                Err(kind) => kind == ErrorKind::Content,
+            };
+        }
         let main_conn = user.main_conn;
         if user.main_done {
             self.next_embedded(conn, now_us, actions);
