@@ -195,6 +195,11 @@ impl Users {
         self.outcome
     }
 
+    /// Connections each user holds: a pair per target.
+    fn per_user(&self) -> usize {
+        self.shared.connections_per_user
+    }
+
     fn user(&mut self, slot: usize) -> &mut User {
         self.slots[slot].as_mut().expect("an active user")
     }
@@ -211,7 +216,7 @@ impl Users {
             None if self.slots.len() < self.max_slots => {
                 self.slots.push(None);
                 self.jars.push(CookieJar::default());
-                self.in_flight.resize(self.in_flight.len() + self.shared.connections_per_user, false);
+                self.in_flight.resize(self.in_flight.len() + self.per_user(), false);
                 self.slots.len() - 1
             }
             None => {
@@ -254,7 +259,7 @@ impl Users {
     fn start_page(&mut self, slot: usize, now_us: u64, actions: &mut Actions) {
         let measured = self.window.measures(now_us);
         let shared = Arc::clone(&self.shared);
-        let first_conn = self.shared.connections_per_user * slot;
+        let first_conn = self.per_user() * slot;
         let user = self.user(slot);
         let requests = &shared.pages[user.session_type][user.page];
         user.page_started_us = now_us;
@@ -271,7 +276,7 @@ impl Users {
 
     /// Send the page's next embedded resource on `conn`, if one is left.
     fn next_embedded(&mut self, conn: usize, now_us: u64, actions: &mut Actions) {
-        let slot = conn / self.shared.connections_per_user;
+        let slot = conn / self.per_user();
         let user = self.user(slot);
         let (session_type, page, k) = (user.session_type, user.page, user.next_embedded);
         let Some(&(plain, revalidating)) = self.shared.pages[session_type][page].embedded.get(k) else {
@@ -315,9 +320,7 @@ impl Users {
         }
         self.slots[slot] = None;
         self.free.push(slot);
-        actions.extend(
-            (self.shared.connections_per_user * slot..self.shared.connections_per_user * (slot + 1)).map(Action::Close),
-        );
+        actions.extend((self.per_user() * slot..self.per_user() * (slot + 1)).map(Action::Close));
     }
 }
 
@@ -331,7 +334,7 @@ impl Scheduler for Users {
 
     /// A request of user `conn / 2` ended: go on with the page, or finish it.
     fn on_free(&mut self, conn: usize, now_us: u64, ended: Ended, actions: &mut Actions) {
-        let slot = conn / self.shared.connections_per_user;
+        let slot = conn / self.per_user();
         self.in_flight[conn] = false;
         if ended.counted && matches!(ended.outcome, Ok(head) if head.status == 304) {
             self.outcome.not_modified += 1;
@@ -390,11 +393,12 @@ impl Scheduler for Users {
     }
 
     fn cookie(&self, conn: usize) -> &[u8] {
-        self.jars[conn / self.shared.connections_per_user].header_value()
+        self.jars[conn / self.per_user()].header_value()
     }
 
     fn store_cookies(&mut self, conn: usize, set_cookies: &[u8]) {
-        self.jars[conn / self.shared.connections_per_user].take_set_cookies(set_cookies);
+        let slot = conn / self.per_user();
+        self.jars[slot].take_set_cookies(set_cookies);
     }
 }
 
