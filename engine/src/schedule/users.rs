@@ -415,10 +415,11 @@ mod tests {
             r#"{{"url": "http://127.0.0.1:8080/", "connections": 4, "duration_us": 1000000, "sessions": {json}}}"#
         ))
         .unwrap();
-        let target = plan.resolve().unwrap();
+        let (target, https) = (plan.resolve().unwrap(), plan.resolve_https().unwrap());
         let mut requests = Vec::new();
         let sessions: SessionsPlan = plan.sessions.clone().unwrap();
-        let shared = super::super::pages::encode_pages(&plan, &target, None, sessions, &mut requests).unwrap();
+        let shared =
+            super::super::pages::encode_pages(&plan, &target, https.as_ref(), sessions, &mut requests).unwrap();
         let window = Window { start_us: 0, measure_start_us: 0, measure_end_us: 10_000_000, run_end_us: 10_000_000 };
         let setup = UsersSetup { index: 0, connections, users: fixed, arrival_share: 1.0 };
         Users::new(Arc::new(shared), &setup, window)
@@ -506,5 +507,48 @@ mod tests {
         assert_eq!(counted, expected);
         let pages: Vec<u64> = outcome.phases.iter().map(|p| p.pages[0].count).collect();
         assert_eq!((pages[phase(first_us)], pages.iter().sum::<u64>()), (1, 1));
+    }
+
+    #[test]
+    fn https_pages_take_the_second_pair_and_cookies_last_one_session() {
+        // Requests: 0 = /a, 1/2 = /x; 3 = /b (https), 4/5 = /y, 6/7 = /z.
+        let mut users = users(
+            r#"{"users": 1, "https_url": "https://127.0.0.1:8443/", "types": [{"name": "t", "weight": 1,
+               "think": {"kind": "fixed", "mean_us": 0}, "pages": [{"name": "a", "path": "/a", "embedded": ["/x"]},
+               {"name": "b", "path": "/b", "scheme": "https", "embedded": ["/y", "/z"]}]}]}"#,
+            4,
+            1,
+        );
+        let mut actions = Actions::new();
+        users.start(0, &mut actions);
+        assert_eq!(
+            drain(&mut actions),
+            [Action::Count(SessionEvent::Arrived { counted: true }), send(0, 0, 0, true, false)]
+        );
+        users.store_cookies(0, b"s=1; Path=/");
+        users.on_free(0, 10, OK, &mut actions);
+        assert_eq!(drain(&mut actions), [send(0, 1, 10, true, false)]);
+        users.on_free(0, 20, OK, &mut actions);
+        users.due(20, &mut actions);
+        assert_eq!(
+            drain(&mut actions),
+            [Action::Count(SessionEvent::Page { failed: false }), send(2, 3, 20, true, false)]
+        );
+        assert_eq!((users.cookie(2), users.cookie(1)), (&b"s=1"[..], &b"s=1"[..]), "one jar for the user's four");
+        users.on_free(2, 30, OK, &mut actions);
+        assert_eq!(drain(&mut actions), [send(2, 4, 30, true, false), send(3, 6, 30, true, false)]);
+        users.on_free(2, 40, OK, &mut actions);
+        assert!(actions.is_empty(), "the page waits for its last resource");
+        users.on_free(3, 50, OK, &mut actions);
+        let counts = [
+            SessionEvent::Page { failed: false },
+            SessionEvent::Finished { counted: true },
+            SessionEvent::Arrived { counted: true },
+        ];
+        assert_eq!(
+            drain(&mut actions),
+            [counts.map(Action::Count).as_slice(), &[send(0, 0, 50, true, false)]].concat()
+        );
+        assert!(users.cookie(0).is_empty(), "a new session starts with an empty jar");
     }
 }
