@@ -152,7 +152,9 @@ impl Worker {
         }
         let poll = Poll::new()?;
         let timer = SendTimer::new(poll.registry(), SEND_TIMER)?;
-        let ring = uring::ring_for(shared.io, shared.tls.is_some(), setup.connections);
+        // Sessions with https pages have TLS connections too: they run on epoll.
+        let tls = shared.tls.is_some() || shared.https_target.is_some();
+        let ring = uring::ring_for(shared.io, tls, setup.connections);
         Ok(Worker {
             setup,
             shared,
