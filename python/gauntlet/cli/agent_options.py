@@ -12,7 +12,7 @@ from gauntlet import engine
 
 Agents = Annotated[
     int | None,
-    typer.Option("--agents", min=1, help="Split the load over N local Dask worker processes (extra [distributed])"),
+    typer.Option("--agents", min=1, help="Split the load over N local Dask worker processes (extra \\[distributed])"),
 ]
 Scheduler = Annotated[
     str | None,

@@ -23,9 +23,13 @@ from gauntlet.servers.backends.catalog import BACKENDS, Gateway, backend_named, 
 from gauntlet.servers.base import ServerInstance, program_version
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.servers.caddy import caddy_binary, start_caddy
+from gauntlet.servers.erlang_vm import application_version, otp_version
 from gauntlet.servers.h2o import h2o_binary, start_h2o
+from gauntlet.servers.inets import inets_binary, start_inets
 from gauntlet.servers.lighttpd import lighttpd_binary, start_lighttpd
+from gauntlet.servers.mochiweb import mochiweb_binary, start_mochiweb
 from gauntlet.servers.nginx import nginx_binary, start_nginx
+from gauntlet.servers.node import node_binary, start_node
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import setting, unsupported
 from gauntlet.servers.tomcat import start_tomcat, tomcat_binary
@@ -102,6 +106,10 @@ KINDS: dict[str, Kind] = {
         Kind("caddy", "caddy", caddy_binary, "version", start_caddy, backends=caddy.BACKENDS),
         Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat),
         Kind("yaws", "yaws", yaws_binary, "--version", start_yaws, version=yaws_version),
+        Kind("node", "nodejs", node_binary, "--version", start_node),
+        # inets is part of Erlang/OTP, whose release its Debian package carries.
+        Kind("inets", "erlang-inets", inets_binary, "", start_inets, version=otp_version),
+        Kind("mochiweb", "erlang-mochiweb", mochiweb_binary, "", start_mochiweb, version=lambda: application_version("mochiweb")),
     )
 }
 

@@ -71,7 +71,7 @@ def start_yaws(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: fl
             ready_timeout_s=ready_timeout_s,
             # HOME: Yaws's control file. A crash dump would only be deleted with the work dir.
             env=lambda workdir: {"HOME": str(workdir), "ERL_CRASH_DUMP_SECONDS": "0"},
-            extra_templates={"yaws-sys.config.j2": "sys.config"}
+            extra_templates={"erlang-sys.config.j2": "sys.config"}
             | ({"gauntlet_yaws_log.erl.j2": "src/gauntlet_yaws_log.erl"} if spec.access_log else {}),
         )
     )
