@@ -52,14 +52,23 @@ WORKERS: dict[str, Callable[[ServerInstance], int]] = {
     "h2o": lambda server: psutil.Process(server.main_pid).num_threads() - 1,  # event loops, less the main thread
     "caddy": lambda server: int(psutil.Process(server.main_pid).environ()["GOMAXPROCS"]),
     "tomcat": lambda server: _threads_named(server, lambda name: name.startswith("worker-")),
-    "yaws": lambda server: _threads_named(server, lambda name: name.endswith("_scheduler")),
+    **{
+        kind: lambda server: _threads_named(server, lambda name: name.endswith("_scheduler"))
+        for kind in ("yaws", "inets", "mochiweb")
+    },
 }
 #: The client port in an access-log line (default: its first field).
 CLIENT_PORT: dict[str, Callable[[str], int]] = {
     "caddy": json_log_port,
 }
 #: How the start fails on a taken port, in its log's words (default: the C library's).
-PORT_TAKEN: dict[str, str] = {"caddy": "address already in use", "yaws": "eaddrinuse"}
+PORT_TAKEN: dict[str, str] = {
+    "caddy": "address already in use",
+    "yaws": "eaddrinuse",
+    "node": "EADDRINUSE",
+    "inets": "address already in use",
+    "mochiweb": "address already in use",
+}
 #: What a kind cannot do, refused in one line with these words.
 NO_ACCESS_LOG = {"builtin"}
 NO_KEEPALIVE_OFF = {"builtin", "h2o"}

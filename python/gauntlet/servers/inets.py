@@ -34,7 +34,7 @@ def inets_binary() -> str | None:
 def start_inets(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = 15.0) -> ServerInstance:
     """Start inets httpd on 127.0.0.1 and return once it answers HTTP.
 
-    Keep-alive off is `keep_alive false`; `keepalive_requests` 0 is `infinity`. With `access_log`,
+    Keep-alive off is `keep_alive false`; `keepalive_requests` 0 leaves `max_keep_alive_request` out (no limit). With `access_log`,
     each request is one line `CLIENT_PORT STATUS BYTES "REQUEST"` in `workdir/logs/access.log`;
     the readiness probe is not logged.
     """
@@ -55,8 +55,8 @@ def start_inets(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
                 "max_clients": MAX_CLIENTS,
                 "keepalive": spec.keepalive,
                 "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S),
-                "keepalive_requests": spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=0)
-                or "infinity",
+                # 0: no limit, inets's default when the option is left out.
+                "keepalive_requests": spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=0),
                 "tls_versions": ", ".join(f"'tlsv{version}'" for version in reversed(pin.versions)),
             },
             port=port,
