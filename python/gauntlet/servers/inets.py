@@ -34,13 +34,15 @@ def inets_binary() -> str | None:
 def start_inets(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = 15.0) -> ServerInstance:
     """Start inets httpd on 127.0.0.1 and return once it answers HTTP.
 
-    Keep-alive off is `keep_alive false`; `keepalive_requests` 0 leaves `max_keep_alive_request` out (no limit). With `access_log`,
+    Keep-alive off is `keep_alive false`; `keepalive_requests` N is `max_keep_alive_request` N - 1
+    (inets counts the requests after the first), and 0 leaves it out (no limit). With `access_log`,
     each request is one line `CLIENT_PORT STATUS BYTES "REQUEST"` in `workdir/logs/access.log`;
     the readiness probe is not logged.
     """
     erl = installed(inets_binary(), "inets", "erlang-inets")
     schedulers = setting(spec, "workers", 0)
     pin = tls_pin(spec)
+    requests = spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=0)
 
     def argv(config: Path) -> list[str]:
         script = (config.parent / START_SCRIPT).read_text()
@@ -53,10 +55,11 @@ def start_inets(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
             argv=argv,
             settings={
                 "max_clients": MAX_CLIENTS,
-                "keepalive": spec.keepalive,
+                # One request a connection is no keep-alive at all.
+                "keepalive": spec.keepalive and requests != 1,
                 "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S),
-                # 0: no limit, inets's default when the option is left out.
-                "keepalive_requests": spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=0),
+                # inets counts the requests after a connection's first; 0: no limit, the option left out.
+                "keepalive_requests": max(requests - 1, 0),
                 "tls_versions": ", ".join(f"'tlsv{version}'" for version in reversed(pin.versions)),
             },
             port=port,
