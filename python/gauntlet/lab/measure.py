@@ -134,7 +134,7 @@ def measure_run(
     run_plan: engine.Runner = engine.run,
 ) -> Measurement:
     """One run of `plan`; `server` (when Gauntlet started it) is monitored. Its result gains
-    `server` (then) and `bottleneck` (always)."""
+    `server_setup` and `server` (then) and `bottleneck` (always)."""
     logged = LoggedRequests(server)
     with CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
 
@@ -150,6 +150,8 @@ def measure_run(
         else:
             outcome = run_plan(plan.engine_json(), on_progress)
     result = outcome.result
+    if server is not None:
+        result["server_setup"] = server.setup()
     totals = None if sampler is None else sampler.totals(measured_window_s(result))
     if totals is not None and server is not None:
         result["server"] = per_request(totals, result["requests"])
