@@ -15,7 +15,7 @@ def test_workers_are_cluster_processes_sharing_the_load(node_server: Start) -> N
     assert [p.ppid() for p in workers] == [primary.pid] * 2
     before = [cpu_s(p) for p in workers]
     assert engine_connections(server, first_field_port, requests=2000) == 4
-    used = [cpu_s(p) - was for p, was in zip(workers, before)]
+    used = [cpu_s(p) - was for p, was in zip(workers, before, strict=True)]
     assert all(s > 0 for s in used), f"the primary hands connections to both workers: {used}"
 
 
