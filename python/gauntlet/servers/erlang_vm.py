@@ -5,9 +5,11 @@ behind; `workers` is the number of schedulers (`+S N:N`, threads named `N_schedu
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from gauntlet.servers.base import find_binary
+from gauntlet.servers.tls_pin import TlsPin
 
 ERLANG_LIB = Path("/usr/lib/erlang/lib")
 #: Logging to stderr in one line an event (templates/erlang-sys.config.j2), rendered as `sys.config`.
@@ -42,6 +44,21 @@ def vm_argv(erl: str, schedulers: int, workdir: Path) -> list[str]:
     """`erl -noinput [+S N:N] -config WORKDIR/sys` (0 schedulers: the VM's own choice, one per CPU)."""
     schedulers_flag = ["+S", f"{schedulers}:{schedulers}"] if schedulers else []
     return [erl, "-noinput", *schedulers_flag, "-config", str(workdir / "sys")]
+
+
+def eval_argv(erl: str, schedulers: int, script: str) -> Callable[[Path], list[str]]:
+    """The command line, given the rendered config's path: the VM evaluating the start script
+    rendered beside it as `script` (it starts the server, or ends the VM with one line saying why)."""
+
+    def argv(config: Path) -> list[str]:
+        return [*vm_argv(erl, schedulers, config.parent), "-eval", (config.parent / script).read_text()]
+
+    return argv
+
+
+def ssl_versions(pin: TlsPin) -> str:
+    """Erlang ssl's `versions` list for what `pin` allows, newest first: `'tlsv1.3', 'tlsv1.2'`."""
+    return ", ".join(f"'tlsv{version}'" for version in reversed(pin.versions))
 
 
 def vm_env(workdir: Path) -> dict[str, str]:

@@ -9,10 +9,8 @@ compiled at start) writes one. inets cannot drop privileges: as root it serves a
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from gauntlet.servers.base import ServerInstance
-from gauntlet.servers.erlang_vm import SYS_CONFIG, application_dir, erl_binary, vm_argv, vm_env
+from gauntlet.servers.erlang_vm import SYS_CONFIG, application_dir, erl_binary, eval_argv, ssl_versions, vm_env
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting
@@ -41,18 +39,13 @@ def start_inets(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
     """
     erl = installed(inets_binary(), "inets", "erlang-inets")
     schedulers = setting(spec, "workers", 0)
-    pin = tls_pin(spec)
     requests = spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=0)
-
-    def argv(config: Path) -> list[str]:
-        script = (config.parent / START_SCRIPT).read_text()
-        return [*vm_argv(erl, schedulers, config.parent), "-eval", script]
 
     return launch(
         Launch(
             spec=spec,
             template="inets-httpd.config.j2",
-            argv=argv,
+            argv=eval_argv(erl, schedulers, START_SCRIPT),
             settings={
                 "max_clients": MAX_CLIENTS,
                 # One request a connection is no keep-alive at all.
@@ -60,7 +53,7 @@ def start_inets(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
                 "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S),
                 # inets counts the requests after a connection's first; 0: no limit, the option left out.
                 "keepalive_requests": max(requests - 1, 0),
-                "tls_versions": ", ".join(f"'tlsv{version}'" for version in reversed(pin.versions)),
+                "tls_versions": ssl_versions(tls_pin(spec)),
             },
             port=port,
             ready_timeout_s=ready_timeout_s,

@@ -10,10 +10,8 @@ module limits the requests of a connection itself, and writes the access log (Mo
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from gauntlet.servers.base import ServerInstance
-from gauntlet.servers.erlang_vm import SYS_CONFIG, application_dir, erl_binary, vm_argv, vm_env
+from gauntlet.servers.erlang_vm import SYS_CONFIG, application_dir, erl_binary, eval_argv, ssl_versions, vm_env
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting, unsupported
@@ -42,22 +40,17 @@ def start_mochiweb(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
         raise unsupported("mochiweb", "keepalive_timeout_s", "MochiWeb waits 300 s for the next request, a constant")
     erl = installed(mochiweb_binary(), "mochiweb", "erlang-mochiweb")
     schedulers = setting(spec, "workers", 0)
-    pin = tls_pin(spec)
-
-    def argv(config: Path) -> list[str]:
-        script = (config.parent / START_SCRIPT).read_text()
-        return [*vm_argv(erl, schedulers, config.parent), "-eval", script]
 
     return launch(
         Launch(
             spec=spec,
             template="gauntlet_mochiweb.erl.j2",
-            argv=argv,
+            argv=eval_argv(erl, schedulers, START_SCRIPT),
             settings={
                 "max_connections": MAX_CONNECTIONS,
                 "keepalive": spec.keepalive,
                 "keepalive_requests": spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=0),
-                "tls_versions": ", ".join(f"'tlsv{version}'" for version in reversed(pin.versions)),
+                "tls_versions": ssl_versions(tls_pin(spec)),
             },
             port=port,
             ready_timeout_s=ready_timeout_s,
