@@ -67,6 +67,18 @@ def test_a_url_has_no_server_setup(builtin_server: ServerInstance, tmp_path: Pat
 
 
 @pytest.mark.parametrize("kind", ["node", "inets", "mochiweb"])
+def test_run_counts_are_checked_against_the_servers_access_log(kind: str, tmp_path: Path) -> None:
+    require_available(ServerSpec(kind))
+    out = tmp_path / "result.json"
+    done = run_cli("run", "--server", kind, "--access-log", "-n", "1000", "-c", "4", "--json", out, "--no-store")
+    assert done.code == 0, done.stderr
+    result = json.loads(out.read_text())
+    check = result["invariants"]["checks"]["server-log-count"]
+    assert check["held"] is True and f"the engine counted {result['responses']:,} responses" in check["detail"]
+    assert result["responses"] == 1000 and result["errors_total"] == 0
+
+
+@pytest.mark.parametrize("kind", ["node", "inets", "mochiweb"])
 def test_run_load_starts_the_server_named(kind: str, tmp_path: Path) -> None:
     require_available(ServerSpec(kind))
     load, out, db = tmp_path / "load.yaml", tmp_path / "result.json", tmp_path / "results.db"

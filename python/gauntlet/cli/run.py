@@ -219,6 +219,9 @@ def run_command(
         str | None, typer.Option("--app", help="--server: serve this application (wordpress) through --backend (default php-fpm)")
     ] = None,
     no_opcache: Annotated[bool, typer.Option("--no-opcache", help="--server: PHP without its opcode cache")] = False,
+    access_log: Annotated[
+        bool, typer.Option("--access-log", help="--server: log every request; its count is checked against the engine's")
+    ] = False,
     apcu: Annotated[bool, typer.Option("--apcu", help="--server --app wordpress: WordPress's object cache in APCu")] = False,
     repeat: measuring.Repeat = 1,
     restart_between: measuring.RestartBetween = False,
@@ -236,7 +239,9 @@ def run_command(
     thresholds = parse_thresholds(fail_on)
     if json_path is not None:
         check_json_destination(json_path)
-    server_settings: dict[str, Any] = {"workers": workers, "backend": backend, "backend_workers": backend_workers, "app": app}
+    server_settings: dict[str, Any] = {
+        "workers": workers, "backend": backend, "backend_workers": backend_workers, "app": app, "access_log": access_log or None,
+    }
     spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads, not no_opcache, apcu)
     if load is not None:
         with load_runner(agents, scheduler) as run_plan:
