@@ -21,6 +21,11 @@ def erl_binary() -> str | None:
     return find_binary("erl")
 
 
+def erl_with(application: str) -> str | None:
+    """`erl`, when the Erlang application is installed too (None otherwise)."""
+    return erl_binary() if application_dir(application) else None
+
+
 def application_dir(name: str) -> Path | None:
     """An installed Erlang application's directory (/usr/lib/erlang/lib/inets-8.2.2, .../mochiweb)."""
     found = sorted(path.parent.parent for path in ERLANG_LIB.glob(f"{name}*/ebin/{name}.app"))

@@ -10,7 +10,7 @@ compiled at start) writes one. inets cannot drop privileges: as root it serves a
 from __future__ import annotations
 
 from gauntlet.servers.base import ServerInstance
-from gauntlet.servers.erlang_vm import SYS_CONFIG, application_dir, erl_binary, eval_argv, ssl_versions, vm_env
+from gauntlet.servers.erlang_vm import SYS_CONFIG, erl_with, eval_argv, ssl_versions, vm_env
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting
@@ -26,7 +26,7 @@ START_SCRIPT = "inets-start.erl"
 
 def inets_binary() -> str | None:
     """`erl`, when inets is installed (Debian's erlang-inets)."""
-    return erl_binary() if application_dir("inets") else None
+    return erl_with("inets")
 
 
 def start_inets(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = 15.0) -> ServerInstance:

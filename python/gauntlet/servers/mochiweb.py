@@ -11,7 +11,7 @@ module limits the requests of a connection itself, and writes the access log (Mo
 from __future__ import annotations
 
 from gauntlet.servers.base import ServerInstance
-from gauntlet.servers.erlang_vm import SYS_CONFIG, application_dir, erl_binary, eval_argv, ssl_versions, vm_env
+from gauntlet.servers.erlang_vm import SYS_CONFIG, erl_with, eval_argv, ssl_versions, vm_env
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting, unsupported
@@ -25,7 +25,7 @@ START_SCRIPT = "mochiweb-start.erl"
 
 def mochiweb_binary() -> str | None:
     """`erl`, when MochiWeb is installed (Debian's erlang-mochiweb)."""
-    return erl_binary() if application_dir("mochiweb") else None
+    return erl_with("mochiweb")
 
 
 def start_mochiweb(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = 15.0) -> ServerInstance:
