@@ -19,6 +19,7 @@ from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE, Context, assess
 from gauntlet.analysis.invariants import check_all
 from gauntlet.analysis.spread import median_index, spreads
 from gauntlet.errors import GauntletError
+from gauntlet.lab import local_split
 from gauntlet.lab.access_log import LoggedRequests
 from gauntlet.lab.cpu_window import CpuWindow, client_use, with_cgroup_cpu
 from gauntlet.monitor.per_request import per_request
@@ -147,6 +148,8 @@ def measure_run(
         # The engine in this process says when measuring begins; agents' results say it afterwards.
         if run_plan is engine.run:
             outcome = engine.run(plan.engine_json(), on_progress, on_measuring=measuring_began)
+        elif run_plan is local_split.run:
+            outcome = local_split.run(plan.engine_json(), on_progress, on_measuring=measuring_began)
         else:
             outcome = run_plan(plan.engine_json(), on_progress)
     result = outcome.result
