@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -16,10 +16,11 @@ from rich.table import Table
 from gauntlet import host
 from gauntlet.cli.load_options import http2_fields
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption
-from gauntlet.cli.run import DEFAULT_PATH, check_json_destination, write_json
+from gauntlet.cli.run import DEFAULT_PATH, ServerOption, WorkersOption, check_json_destination, server_spec, write_json
 from gauntlet.errors import GauntletError
 from gauntlet.lab import calibrate
 from gauntlet.report.output import console
+from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import parse_duration_us
 
 CALIBRATION_SCHEMA = "gauntlet.calibration/1"
@@ -31,6 +32,8 @@ def calibrate_command(
     duration: Annotated[str, typer.Option("-d", "--duration", help="Length of each run (whole seconds)")] = "5s",
     connections: Annotated[int, typer.Option("-c", "--connections", min=1, help="Connections of every tool")] = 100,
     threads: Annotated[int, typer.Option("-t", "--threads", min=1, help="Threads of every tool")] = 2,
+    server: ServerOption = None,
+    workers: WorkersOption = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write every run and the ratios here")] = None,
     http2: Http2Option = False,
     streams: StreamsOption = None,
@@ -38,7 +41,7 @@ def calibrate_command(
     no_store: NoStoreOption = False,
 ) -> int:
     """Run the engine and each installed peer (wrk, h2load) alternately; print the engine's ratios.
-    With --http2, against h2load, on nginx serving h2 over HTTPS unless a URL is given."""
+    With --http2, against h2load, on HTTPS; without a URL or --server, on nginx."""
     if json_path is not None:
         check_json_destination(json_path)
     http2_fields(http2, streams)  # --streams without --http2 is refused here
@@ -53,7 +56,13 @@ def calibrate_command(
     duration_s = max(1, round(parse_duration_us(duration, "--duration") / 1_000_000))
     out, err = console(), console(stderr=True)
     environment = host.snapshot_after_load()
-    with _target(url, threads, err, http2) as (target_url, server_pids):
+    settings: dict[str, Any] = {"workers": workers}
+    if http2 and url is None and server is None:
+        # The built-in server speaks HTTP/1.x only. No limit on a connection's streams: at nginx's
+        # 1000 it sends GOAWAY, and h2load does not reconnect.
+        server, settings["keepalive_requests"] = "nginx", 0
+    spec = server_spec(url, server, settings, http2 and url is None, DEFAULT_PATH, True, threads, http2=http2)
+    with _target(url, spec, err) as (target_url, server_pids):
         # Every tool gets the same threads, and wrk refuses more threads than connections.
         load = calibrate.Load(target_url, connections, min(threads, connections), duration_s, http2_streams=http2_streams)
 
@@ -87,22 +96,17 @@ def calibrate_command(
 
 
 @contextlib.contextmanager
-def _target(url: str | None, threads: int, console: Console, http2: bool) -> Iterator[tuple[str, Sequence[int] | None]]:
-    """The URL given, or a server in its own process (its pids, to count its CPU): the built-in
-    one, or for HTTP/2, which it does not speak, nginx over HTTPS with `threads` workers."""
+def _target(url: str | None, spec: ServerSpec | None, console: Console) -> Iterator[tuple[str, Sequence[int] | None]]:
+    """The URL given, or the server `spec` names in its own process (its pids, to count its CPU)."""
     if url is not None:
         yield url, None
         return
-    from gauntlet.servers.builtin import start_builtin
+    assert spec is not None, "server_spec names a server whenever no URL is given"
     from gauntlet.servers.registry import start_server
-    from gauntlet.servers.spec import ServerSpec
 
-    # No limit on a connection's streams: at nginx's 1000 it sends GOAWAY, and h2load does not reconnect.
-    http2_server = ServerSpec("nginx", workers=threads, tls=True, http2=True, keepalive_requests=0)
-    started = start_server(http2_server) if http2 else start_builtin(threads=threads)
-    with started as server:
+    with start_server(spec) as server:
         pids = server.pids()
-        console.print(f"[dim]{server.kind} server on {server.url} (pid {pids[0]})[/dim]")
+        console.print(f"[dim]{spec.kind} server on {server.url} (pid {pids[0]})[/dim]")
         yield f"{server.url.rstrip('/')}{DEFAULT_PATH}", pids
 
 

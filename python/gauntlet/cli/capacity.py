@@ -13,10 +13,9 @@ from gauntlet.cli.progress import ProgressLine
 from gauntlet import host
 from gauntlet.cli.load_options import http2_fields
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, store_path
-from gauntlet.cli.run import EXIT_INTERRUPTED, announce_stored, target_url, write_json
+from gauntlet.cli.run import DEFAULT_PATH, EXIT_INTERRUPTED, ServerOption, WorkersOption, announce_stored, server_spec, target_url, write_json
 from gauntlet.plan import DEFAULT_THREADS
 from gauntlet.report.output import console
-from gauntlet.servers.spec import ServerSpec
 
 if TYPE_CHECKING:
     from gauntlet.analysis.capacity import Capacity
@@ -36,6 +35,8 @@ def capacity_command(
     json_path: Annotated[Path | None, typer.Option("--json", help="Every probe's result and the answer")] = None,
     http2: Http2Option = False,
     streams: StreamsOption = None,
+    server: ServerOption = None,
+    workers: WorkersOption = None,
     agents: Agents = None,
     scheduler: Scheduler = None,
     db: DbOption = DEFAULT_DB_PATH,
@@ -64,7 +65,7 @@ def capacity_command(
 
     options = {"load": str(load_path), "load_file": load.model_dump(mode="json"), "start": start, "max_probes": max_probes,
                **protocol}
-    spec = None if url else ServerSpec("builtin", workers=DEFAULT_THREADS, http2=http2)
+    spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, DEFAULT_THREADS, http2=http2)
     stored = StoredRun(store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes)
     with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec, http2=http2) as target:
 

@@ -24,6 +24,8 @@ PREFORK_MAX_REQUEST_WORKERS = 150
 THREADED_BACKENDS = gateways(cgi="cgi")
 #: mod_php only under prefork: Debian's PHP is not thread-safe, and Apache refuses it otherwise.
 PREFORK_BACKENDS: dict[str, Gateway] = {**THREADED_BACKENDS, "mod_php": "module"}
+#: Why an MPM cannot serve HTTP/2 (the others serve it through mod_http2).
+NO_HTTP2 = {"prefork": "mod_http2 turns itself off under prefork (use apache-event or apache-worker)"}
 
 
 def apache_binary() -> str | None:
