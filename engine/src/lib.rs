@@ -7,6 +7,7 @@ pub mod conn;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod http1;
+pub mod http2;
 pub mod limits;
 pub mod merge;
 pub mod plan;
