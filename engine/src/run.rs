@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::clock::{monotonic_us, now_us, unix_now_us};
 use crate::conn::tls::{client_config, server_name};
 use crate::limits;
-use crate::plan::{Plan, PlanError};
+use crate::plan::{HttpVersion, Plan, PlanError};
 use crate::request::plan_requests;
 use crate::result::merge;
 pub use crate::result::RunResult;
@@ -82,7 +82,8 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         false => None,
         true => {
             let settings = plan.tls.clone().unwrap_or_default();
-            Some((client_config(&settings).map_err(PlanError)?, server_name(&target.host).map_err(PlanError)?))
+            let alpn: &[&[u8]] = if plan.http_version == HttpVersion::Http2 { &[b"h2"] } else { &[] };
+            Some((client_config(&settings, alpn).map_err(PlanError)?, server_name(&target.host).map_err(PlanError)?))
         }
     };
     let shared = Arc::new(Shared {
@@ -91,6 +92,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         requests,
         mix,
         sessions,
+        h2_streams: (plan.http_version == HttpVersion::Http2).then(|| plan.streams()),
         keepalive: plan.keepalive,
         calls_per_connection: plan.calls_per_connection,
         timeout_us: plan.timeout_us,

@@ -9,6 +9,7 @@ pub mod transport;
 use std::io;
 
 use backoff::Backoff;
+use mio::net::TcpStream;
 use transport::Transport;
 
 use crate::http1::{Head, Progress, ResponseParser};
@@ -134,16 +135,7 @@ impl Conn {
 
     /// After a readiness event while connecting: None while still connecting.
     pub fn connected(&mut self) -> Option<Result<(), ErrorKind>> {
-        let stream = self.stream.as_ref()?.socket();
-        match stream.take_error() {
-            Ok(Some(err)) | Err(err) => return Some(Err(ErrorKind::of_connect(&err))),
-            Ok(None) => {}
-        }
-        match stream.peer_addr() {
-            Ok(_) => Some(Ok(())),
-            Err(err) if err.kind() == io::ErrorKind::NotConnected => None,
-            Err(err) => Some(Err(ErrorKind::of_connect(&err))),
-        }
+        connect_result(self.stream.as_ref()?.socket())
     }
 
     /// Write what is left of `request`; returns the bytes written by this call.
@@ -202,6 +194,19 @@ impl Conn {
                 Ok(None) => {}
             }
         }
+    }
+}
+
+/// After a readiness event on a connecting socket: None while still connecting.
+pub fn connect_result(socket: &TcpStream) -> Option<Result<(), ErrorKind>> {
+    match socket.take_error() {
+        Ok(Some(err)) | Err(err) => return Some(Err(ErrorKind::of_connect(&err))),
+        Ok(None) => {}
+    }
+    match socket.peer_addr() {
+        Ok(_) => Some(Ok(())),
+        Err(err) if err.kind() == io::ErrorKind::NotConnected => None,
+        Err(err) => Some(Err(ErrorKind::of_connect(&err))),
     }
 }
 

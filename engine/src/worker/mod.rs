@@ -16,7 +16,10 @@ use rustls::pki_types::ServerName;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod h2;
+
 use crate::clock::now_us;
+use crate::conn::tls::TlsNegotiated;
 use crate::conn::transport::{TlsStream, Transport};
 use crate::conn::{tcp, Conn, Outcome, Phase, Step};
 use crate::request::EncodedRequest;
@@ -51,6 +54,8 @@ pub struct Shared {
     /// The plan's paths mix: which request each send picks.
     pub mix: Option<WeightedChoice>,
     pub sessions: Option<Arc<SessionsShared>>,
+    /// HTTP/2: the streams each connection carries at once; None for HTTP/1.
+    pub h2_streams: Option<usize>,
     pub keepalive: bool,
     pub calls_per_connection: Option<u64>,
     pub timeout_us: u64,
@@ -92,6 +97,8 @@ pub struct WorkerOutcome {
     pub wall_us: u64,
     pub stop_reason: StopReason,
     pub sessions: Option<SessionsOutcome>,
+    /// TLS version and cipher of the first handshake that completed; None over plain HTTP.
+    pub negotiated_tls: Option<TlsNegotiated>,
 }
 
 /// One thread's share of the plan.
@@ -124,19 +131,21 @@ pub struct Worker {
     /// (when, connection): requests waiting out a connect backoff.
     reconnects: BinaryHeap<Reverse<(u64, usize)>>,
     window: Window,
+    /// HTTP/2's connections; `conns` are then its stream slots.
+    h2: Option<h2::Links>,
+    negotiated_tls: Option<TlsNegotiated>,
 }
 
 impl Worker {
     pub fn new(setup: WorkerSetup, shared: Arc<Shared>, recorder: Recorder) -> io::Result<Worker> {
         let mut conns = Vec::new();
         if shared.sessions.is_none() {
-            conns.resize_with(setup.connections, Conn::new);
+            conns.resize_with(setup.connections * shared.h2_streams.unwrap_or(1), Conn::new);
         }
         let poll = Poll::new()?;
         let timer = SendTimer::new(poll.registry(), SEND_TIMER)?;
         Ok(Worker {
             setup,
-            shared,
             poll,
             conns,
             scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
@@ -146,6 +155,9 @@ impl Worker {
             timer,
             reconnects: BinaryHeap::new(),
             window: Window { start_us: 0, measure_start_us: 0, measure_end_us: u64::MAX, run_end_us: u64::MAX },
+            h2: shared.h2_streams.map(h2::Links::new),
+            negotiated_tls: None,
+            shared,
         })
     }
 
@@ -205,12 +217,14 @@ impl Worker {
         };
         self.count_unanswered(&schedule, end_us);
         self.conns.iter_mut().for_each(Conn::disconnect);
+        self.h2.as_mut().map(h2::Links::close_all);
         self.recorder.finish(end_us.max(self.window.measure_start_us));
         self.recorder.publish(&self.shared.live[self.setup.index]);
         let (cpu_us, wall_us) = (thread_cpu_us() - cpu_start_us, now_us() - start_us);
         let cpu_wait_us = thread_cpu_wait_us().saturating_sub(wait_start_us);
         let sessions = schedule.into_sessions_outcome();
-        WorkerOutcome { recorder: self.recorder, end_us, cpu_us, cpu_wait_us, wall_us, stop_reason, sessions }
+        let negotiated_tls = self.negotiated_tls;
+        WorkerOutcome { recorder: self.recorder, end_us, cpu_us, cpu_wait_us, wall_us, stop_reason, sessions, negotiated_tls }
     }
 
     /// Warm-up, measurement, and (for sessions) ramp-down, from the common start.
@@ -232,6 +246,8 @@ impl Worker {
         let setup = &self.setup;
         let mix = || PathMix::new(self.shared.mix.clone(), MIX_SEED ^ setup.index as u64);
         let budget = Budget(setup.budget);
+        // Under HTTP/2 the closed loop's users and the rate's free slots are streams.
+        let slots = setup.connections * self.shared.h2_streams.unwrap_or(1);
         match (&self.shared.sessions, setup.rate_per_s) {
             (Some(sessions), _) => {
                 let users = UsersSetup {
@@ -244,9 +260,9 @@ impl Worker {
             }
             (None, Some(rate_per_s)) => {
                 let pace = RateSchedule::new(self.window.start_us, rate_per_s, setup.index, setup.threads);
-                Schedule::Rate(ConstantRate::new(pace, setup.connections, self.window, budget, mix()))
+                Schedule::Rate(ConstantRate::new(pace, slots, self.window, budget, mix()))
             }
-            (None, None) => Schedule::Closed(ClosedLoop::new(setup.connections, self.window, budget, mix())),
+            (None, None) => Schedule::Closed(ClosedLoop::new(slots, self.window, budget, mix())),
         }
     }
 
@@ -258,6 +274,9 @@ impl Worker {
                 Action::Send(send) => self.begin(schedule, send, now),
                 // A connection never used (a page without resources) has nothing to close.
                 Action::Close(i) => {
+                    if self.h2.is_some() {
+                        self.h2_close(i);
+                    }
                     if let Some(conn) = self.conns.get_mut(i) {
                         conn.disconnect();
                         conn.phase = Phase::Closed;
@@ -269,6 +288,9 @@ impl Worker {
     }
 
     fn on_event(&mut self, schedule: &mut Schedule, i: usize, readiness: Readiness, now: u64) {
+        if self.h2.is_some() {
+            return self.h2_event(schedule, i, readiness, now);
+        }
         let busy_tls = self.conns[i].is_busy() && matches!(self.conns[i].stream, Some(Transport::Tls(_)));
         if readiness.writable && busy_tls {
             if let Err(e) = self.conns[i].stream.as_mut().map_or(Ok(()), Transport::flush) {
@@ -352,7 +374,11 @@ impl Worker {
         let encoded = &self.shared.requests[send.request];
         conn.begin(now, send.intended_us, self.shared.timeout_us, send.measured, send.request, encoded);
         conn.on_schedule = send.on_schedule;
-        if conn.stream.is_some() {
+        let connected = match &self.h2 {
+            Some(links) => links.is_connected(i),
+            None => conn.stream.is_some(),
+        };
+        if connected {
             return self.send(schedule, i, now);
         }
         let retry_at_us = conn.backoff.retry_at_us();
@@ -381,6 +407,9 @@ impl Worker {
     }
 
     fn connect(&mut self, i: usize) -> io::Result<()> {
+        if self.h2.is_some() {
+            return self.h2_connect(i);
+        }
         let mut socket = tcp::connect(self.shared.address)?;
         self.poll.registry().register(&mut socket, Token(i), Interest::READABLE | Interest::WRITABLE)?;
         self.conns[i].stream = Some(match &self.shared.tls {
@@ -402,6 +431,9 @@ impl Worker {
     }
 
     fn send(&mut self, schedule: &mut Schedule, i: usize, now: u64) {
+        if self.h2.is_some() {
+            return self.h2_send(schedule, i, now);
+        }
         let conn = &mut self.conns[i];
         conn.calls += 1;
         conn.last_call = !self.shared.keepalive || self.shared.calls_per_connection == Some(conn.calls);
@@ -431,6 +463,9 @@ impl Worker {
         }
         if let (Ok(_), 1, Some(resumed)) = (outcome, conn.calls, conn.stream.as_ref().and_then(|s| s.resumed())) {
             self.recorder.tls_handshake(resumed);
+            if let (None, Some(Transport::Tls(tls))) = (&self.negotiated_tls, &conn.stream) {
+                self.negotiated_tls = TlsNegotiated::of(&tls.session);
+            }
         }
         match outcome {
             Ok(head) => self.recorder.response(head.status, now - conn.intended_us, now - conn.started_us),
@@ -440,6 +475,9 @@ impl Worker {
 
     /// The request on `i` ended: count it, keep or close the connection, and tell the scheduler.
     fn end_request(&mut self, schedule: &mut Schedule, i: usize, now: u64, outcome: Outcome, reusable: bool) {
+        if let Some(links) = &mut self.h2 {
+            links.release(i);
+        }
         self.count(i, now, outcome);
         let conn = &mut self.conns[i];
         let keep = reusable && !conn.last_call && outcome.is_ok_and(|head| head.keep_alive);
