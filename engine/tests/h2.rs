@@ -137,3 +137,21 @@ fn oversized_header_blocks_and_malformed_frames_end_the_connection_as_h2_protoco
         assert!(peer.connections() >= 10, "each error ended its connection: {}", peer.connections());
     }
 }
+
+#[test]
+fn sessions_fetch_their_pages_over_streams() {
+    let peer = Peer::start(normal);
+    let sessions = r#"{"types": [{"name": "browse", "weight": 1, "think": {"kind": "fixed", "mean_us": 50000},
+        "pages": [{"name": "home", "path": "/a", "embedded": ["/e1", "/e2", "/e3"]}]}], "users": 2}"#;
+    let fields = format!(
+        r#""connections": 4, "streams_per_connection": 2, "duration_us": 500000, "sessions": {sessions}"#
+    );
+    let result = h2_run(&peer, &fields);
+    let sessions = result.sessions.unwrap();
+    assert!(sessions.pages["home"].count >= 10, "{} pages", sessions.pages["home"].count);
+    assert_eq!(sessions.pages["home"].errors, 0);
+    assert_eq!(result.errors_total, 0, "{:?}", result.errors);
+    // The server may have answered the last streams after the measured interval ended.
+    assert!((0..=4).contains(&(peer.requests() - result.responses)), "{} of {}", result.responses, peer.requests());
+    assert_eq!(peer.connections(), 2, "a user's two connections share one HTTP/2 connection");
+}

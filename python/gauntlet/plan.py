@@ -93,7 +93,10 @@ class Plan(_Strict):
     method: str | None = None
     headers: list[tuple[str, str]] | None = None
     body_base64: str | None = None
-    http_version: Literal["1.1", "1.0"] | None = None
+    #: "2" is HTTP/2: h2 through ALPN for https://, h2c with prior knowledge for http://.
+    http_version: Literal["1.1", "1.0", "2"] | None = None
+    #: HTTP/2 only: streams each connection keeps open at once (h2load's -m); None: 1.
+    streams_per_connection: int | None = None
     keepalive: bool | None = None
     tls: TlsSettings | None = None
     calls_per_connection: int | None = None

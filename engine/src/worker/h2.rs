@@ -40,11 +40,14 @@ pub(super) struct Links {
     links: Vec<Link>,
     /// Streams ended by the last bytes fed, reused between reads.
     ended: Vec<Ended>,
+    /// The link whose event is being handled: requests begun meanwhile on it are opened and
+    /// written together at the event's end, in one write.
+    handling: Option<usize>,
 }
 
 impl Links {
     pub(super) fn new(streams: usize) -> Links {
-        Links { streams, links: Vec::new(), ended: Vec::new() }
+        Links { streams, links: Vec::new(), ended: Vec::new(), handling: None }
     }
 
     pub(super) fn is_connected(&self, slot: usize) -> bool {
@@ -105,7 +108,9 @@ impl Worker {
         self.conns[slot].phase = Phase::Reading;
         let l = slot / self.h2_links().streams;
         self.h2_links().links[l].waiting.push_back(slot);
-        self.h2_pump(schedule, l, now);
+        if self.h2_links().handling != Some(l) {
+            self.h2_pump(schedule, l, now);
+        }
     }
 
     /// Open streams for the waiting slots while the server allows, then write what is queued.
@@ -164,15 +169,18 @@ impl Worker {
             }
         }
         if readiness.readable {
-            let draining = self.h2_links().links[l].client.is_draining();
             match self.h2_read(l, readiness.peer_closed, now) {
                 Ok(true) => {}
                 Ok(false) => return self.h2_closed(schedule, l, now),
                 // After a GOAWAY the server may close abruptly (a reset): the GOAWAY explains it.
-                Err(ErrorKind::Reset) if draining => return self.h2_closed(schedule, l, now),
+                Err(ErrorKind::Reset) if self.h2_links().links[l].client.is_draining() => {
+                    return self.h2_closed(schedule, l, now)
+                }
                 Err(kind) => return self.h2_fail(schedule, l, now, kind),
             }
+            self.h2_links().handling = Some(l);
             self.h2_ended(schedule, l, now);
+            self.h2_links().handling = None;
         }
         if self.h2.as_ref().is_some_and(|h2| h2.links[l].transport.is_some()) {
             self.h2_pump(schedule, l, now);
