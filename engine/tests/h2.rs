@@ -64,7 +64,8 @@ fn h2_over_tls_is_negotiated_through_alpn() {
 #[test]
 fn a_constant_rate_sends_on_schedule_over_streams() {
     let peer = Peer::start(normal);
-    let result = h2_run(&peer, r#""connections": 1, "streams_per_connection": 8, "rate_per_s": 400, "duration_us": 1000000"#);
+    let result =
+        h2_run(&peer, r#""connections": 1, "streams_per_connection": 8, "rate_per_s": 400, "duration_us": 1000000"#);
     assert_eq!(result.errors_total, 0, "{:?}", result.errors);
     assert!((380..=420).contains(&result.responses), "{} responses at 400/s for 1 s", result.responses);
     assert_eq!(result.schedule.unwrap().unsent, 0);
@@ -143,9 +144,8 @@ fn sessions_fetch_their_pages_over_streams() {
     let peer = Peer::start(normal);
     let sessions = r#"{"types": [{"name": "browse", "weight": 1, "think": {"kind": "fixed", "mean_us": 50000},
         "pages": [{"name": "home", "path": "/a", "embedded": ["/e1", "/e2", "/e3"]}]}], "users": 2}"#;
-    let fields = format!(
-        r#""connections": 4, "streams_per_connection": 2, "duration_us": 500000, "sessions": {sessions}"#
-    );
+    let fields =
+        format!(r#""connections": 4, "streams_per_connection": 2, "duration_us": 500000, "sessions": {sessions}"#);
     let result = h2_run(&peer, &fields);
     let sessions = result.sessions.unwrap();
     assert!(sessions.pages["home"].count >= 10, "{} pages", sessions.pages["home"].count);

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::frame::*;
-use super::hpack::{Decoder, Encoder};
+use super::hpack::{Decoder, Encoder, Field};
 use crate::conn::Outcome;
 use crate::http1::check::{ContentCheck, Marker};
 use crate::http1::Head;
@@ -22,22 +22,30 @@ pub const MAX_HEADER_BLOCK_BYTES: usize = 64 * 1024;
 /// A request as HTTP/2 sends it: its fields (pseudo-headers first, names lowercase) and body.
 #[derive(Debug, Clone)]
 pub struct H2Request {
-    pub fields: Box<[(Box<[u8]>, Box<[u8]>)]>,
+    pub fields: Box<[Field]>,
     pub body: Arc<[u8]>,
 }
 
 impl H2Request {
     /// `headers` as the plan gives them; Host becomes :authority, connection-specific ones are
     /// dropped (HTTP/2 forbids them).
-    pub fn new(method: &str, scheme: &str, authority: &str, path: &str, headers: &[(String, String)], body: &[u8]) -> H2Request {
+    pub fn new(
+        method: &str,
+        scheme: &str,
+        authority: &str,
+        path: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> H2Request {
         let host = headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("host")).map(|(_, v)| v.as_str());
-        let mut fields: Vec<(Box<[u8]>, Box<[u8]>)> = vec![
+        let mut fields: Vec<Field> = vec![
             (b":method".as_slice().into(), method.as_bytes().into()),
             (b":scheme".as_slice().into(), scheme.as_bytes().into()),
             (b":authority".as_slice().into(), host.unwrap_or(authority).as_bytes().into()),
             (b":path".as_slice().into(), path.as_bytes().into()),
         ];
-        const DROPPED: [&str; 6] = ["host", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"];
+        const DROPPED: [&str; 6] =
+            ["host", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"];
         for (name, value) in headers {
             let name = name.to_ascii_lowercase();
             if !DROPPED.contains(&name.as_str()) {
@@ -316,7 +324,8 @@ impl Client {
             if head.kind == DATA && head.flags & PADDED == 0 && self.block.is_none() {
                 self.check_data(&head)?;
                 at += HEAD_BYTES;
-                self.data = Some(DataLeft { stream: head.stream, left: head.len, end_stream: head.flags & END_STREAM != 0 });
+                self.data =
+                    Some(DataLeft { stream: head.stream, left: head.len, end_stream: head.flags & END_STREAM != 0 });
                 continue;
             }
             let Some(payload) = input.get(at + HEAD_BYTES..at + HEAD_BYTES + head.len) else { return Ok(at) };
@@ -348,7 +357,8 @@ impl Client {
             }
             HEADERS => self.on_headers(head, payload, ended),
             CONTINUATION => {
-                let block = self.block.as_mut().filter(|b| b.stream == head.stream).ok_or(ConnectionError(PROTOCOL_ERROR))?;
+                let block =
+                    self.block.as_mut().filter(|b| b.stream == head.stream).ok_or(ConnectionError(PROTOCOL_ERROR))?;
                 block.bytes.extend_from_slice(payload);
                 if block.bytes.len() > MAX_HEADER_BLOCK_BYTES {
                     return protocol_error();
@@ -378,7 +388,11 @@ impl Client {
                 self.goaway = Some(self.goaway.map_or(last, |seen| seen.min(last)));
                 let (lost, kept): (Vec<Stream>, Vec<Stream>) = self.streams.drain(..).partition(|s| s.id > last);
                 self.streams = kept;
-                ended.extend(lost.into_iter().map(|s| Ended { slot: s.slot, outcome: Err(ErrorKind::Goaway), bytes_in: s.bytes_in }));
+                ended.extend(lost.into_iter().map(|s| Ended {
+                    slot: s.slot,
+                    outcome: Err(ErrorKind::Goaway),
+                    bytes_in: s.bytes_in,
+                }));
                 Ok(())
             }
             WINDOW_UPDATE if payload.len() != 4 => Err(ConnectionError(FRAME_SIZE_ERROR)),
@@ -484,7 +498,9 @@ impl Client {
             match u16::from_be_bytes([setting[0], setting[1]]) {
                 SETTINGS_HEADER_TABLE_SIZE => self.encoder_table(value as usize),
                 SETTINGS_MAX_CONCURRENT_STREAMS => self.peer.max_concurrent = value as usize,
-                SETTINGS_INITIAL_WINDOW_SIZE if i64::from(value) > MAX_WINDOW => return Err(ConnectionError(FLOW_CONTROL_ERROR)),
+                SETTINGS_INITIAL_WINDOW_SIZE if i64::from(value) > MAX_WINDOW => {
+                    return Err(ConnectionError(FLOW_CONTROL_ERROR))
+                }
                 SETTINGS_INITIAL_WINDOW_SIZE => {
                     let delta = i64::from(value) - self.peer.initial_window;
                     self.peer.initial_window = i64::from(value);
@@ -495,7 +511,9 @@ impl Client {
                         }
                     }
                 }
-                SETTINGS_MAX_FRAME_SIZE if !(DEFAULT_MAX_FRAME_BYTES as u32..=MAX_ALLOWED_FRAME_BYTES).contains(&value) => {
+                SETTINGS_MAX_FRAME_SIZE
+                    if !(DEFAULT_MAX_FRAME_BYTES as u32..=MAX_ALLOWED_FRAME_BYTES).contains(&value) =>
+                {
                     return protocol_error()
                 }
                 SETTINGS_MAX_FRAME_SIZE => self.peer.max_frame_bytes = value as usize,

@@ -74,7 +74,10 @@ pub fn write_frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload:
 }
 
 pub fn write_settings(out: &mut Vec<u8>, settings: &[(u16, u32)]) {
-    let payload: Vec<u8> = settings.iter().flat_map(|&(id, value)| [id.to_be_bytes().to_vec(), value.to_be_bytes().to_vec()].concat()).collect();
+    let payload: Vec<u8> = settings
+        .iter()
+        .flat_map(|&(id, value)| [id.to_be_bytes().to_vec(), value.to_be_bytes().to_vec()].concat())
+        .collect();
     write_frame(out, SETTINGS, 0, 0, &payload);
 }
 

@@ -76,6 +76,9 @@ pub const DEFAULT_TABLE_BYTES: usize = 4096;
 /// An entry's size counts its name and value and this overhead (RFC 7541 4.1).
 const ENTRY_OVERHEAD_BYTES: usize = 32;
 
+/// A header field: name and value.
+pub type Field = (Box<[u8]>, Box<[u8]>);
+
 /// A header block that is not valid HPACK: a connection error (COMPRESSION_ERROR).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HpackError;
@@ -152,7 +155,7 @@ pub fn encode_string(value: &[u8], out: &mut Vec<u8>) {
 #[derive(Debug)]
 pub struct Decoder {
     /// Newest first.
-    table: VecDeque<(Box<[u8]>, Box<[u8]>)>,
+    table: VecDeque<Field>,
     table_bytes: usize,
     max_table_bytes: usize,
     name: Vec<u8>,
@@ -250,7 +253,7 @@ impl Decoder {
 #[derive(Debug, Default)]
 pub struct Encoder {
     /// Insertion number of each field indexed, keyed by name and value.
-    indexed: HashMap<(Box<[u8]>, Box<[u8]>), usize>,
+    indexed: HashMap<Field, usize>,
     inserted: usize,
     table_bytes: usize,
     /// What the server's decoder allows (SETTINGS_HEADER_TABLE_SIZE, at most our default).
@@ -351,8 +354,7 @@ mod tests {
     #[test]
     fn the_rfc_response_examples_decode_with_eviction() {
         // RFC 7541 C.6: three Huffman-coded responses with a 256-byte table.
-        let mut decoder = Decoder::default();
-        decoder.max_table_bytes = 256;
+        let mut decoder = Decoder { max_table_bytes: 256, ..Decoder::default() };
         let first = [
             0x48, 0x82, 0x64, 0x02, 0x58, 0x85, 0xae, 0xc3, 0x77, 0x1a, 0x4b, 0x61, 0x96, 0xd0, 0x7a, 0xbe, 0x94, 0x10,
             0x54, 0xd4, 0x44, 0xa8, 0x20, 0x05, 0x95, 0x04, 0x0b, 0x81, 0x66, 0xe0, 0x82, 0xa6, 0x2d, 0x1b, 0xff, 0x6e,

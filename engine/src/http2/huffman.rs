@@ -38,8 +38,13 @@ fn code() -> &'static Code {
     CODE.get_or_init(|| {
         let mut sorted: [u16; 257] = std::array::from_fn(|s| s as u16);
         sorted.sort_by_key(|&s| (CODE_BITS[s as usize], s));
-        let mut code =
-            Code { codes: [0; 257], limit: [0; MAX_BITS + 1], first: [0; MAX_BITS + 1], offset: [0; MAX_BITS + 1], sorted };
+        let mut code = Code {
+            codes: [0; 257],
+            limit: [0; MAX_BITS + 1],
+            first: [0; MAX_BITS + 1],
+            offset: [0; MAX_BITS + 1],
+            sorted,
+        };
         let (mut next, mut bits) = (0u32, MIN_BITS);
         let mut group_bits = 0;
         for (k, &symbol) in sorted.iter().enumerate() {

@@ -224,7 +224,16 @@ impl Worker {
         let cpu_wait_us = thread_cpu_wait_us().saturating_sub(wait_start_us);
         let sessions = schedule.into_sessions_outcome();
         let negotiated_tls = self.negotiated_tls;
-        WorkerOutcome { recorder: self.recorder, end_us, cpu_us, cpu_wait_us, wall_us, stop_reason, sessions, negotiated_tls }
+        WorkerOutcome {
+            recorder: self.recorder,
+            end_us,
+            cpu_us,
+            cpu_wait_us,
+            wall_us,
+            stop_reason,
+            sessions,
+            negotiated_tls,
+        }
     }
 
     /// Warm-up, measurement, and (for sessions) ramp-down, from the common start.
