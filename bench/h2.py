@@ -36,7 +36,7 @@ from gauntlet.servers.base import write_docroot
 
 PEER = "h2load"
 TOOLS = (PEER, ENGINE)
-PAGES = {"168 B page": "webtest.html", "83 KB image": "images/image_3.jpg"}
+PAGES = {"168 B page": "webtest.html", "83 KB image": "image_large.jpg"}
 OUT_DIR = Path(__file__).parent / "out"
 NGINX_CONF = """
 worker_processes 2;
