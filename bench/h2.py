@@ -52,8 +52,7 @@ http {{
     keepalive_requests 1000000;
     client_body_temp_path {work}/temp;
     server {{
-        listen 127.0.0.1:{port} ssl;
-        http2 on;
+        listen 127.0.0.1:{port} ssl http2;
         http2_max_concurrent_streams 128;
         ssl_certificate {work}/cert.pem;
         ssl_certificate_key {work}/key.pem;
@@ -74,6 +73,7 @@ def nginx_h2() -> Iterator[tuple[str, list[int]]]:
     """nginx serving h2 over TLS on a free loopback port: (base URL, pids); stopped at the end."""
     with tempfile.TemporaryDirectory(prefix="gauntlet-h2-bench-") as work_dir:
         work = Path(work_dir)
+        work.chmod(0o755)  # nginx's workers (nobody, when started as root) read the docroot
         write_docroot(work / "docroot", workload_files())
         cert, key = self_signed_certificate()
         (work / "cert.pem").write_text(cert)
