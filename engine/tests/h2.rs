@@ -118,6 +118,8 @@ fn a_window_that_never_opens_ends_in_timeouts_on_time() {
     assert_eq!(result.responses, 0);
     assert!(errors(&result, "timeout") >= 4, "{:?}", result.errors);
     assert_eq!(result.errors_total, errors(&result, "timeout"));
+    let unanswered = &result.unanswered;
+    assert_eq!((unanswered.count, unanswered.awaiting_response.count), (2, 2), "both streams were stuck at the end");
 }
 
 fn oversized(stream: TcpStream, counters: &Counters) {

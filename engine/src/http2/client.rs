@@ -576,3 +576,87 @@ impl Client {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frames in `bytes` (after the preface, if it starts with one): (head, payload).
+    fn frames_of(mut bytes: &[u8]) -> Vec<(FrameHead, Vec<u8>)> {
+        bytes = bytes.strip_prefix(PREFACE).unwrap_or(bytes);
+        let mut found = Vec::new();
+        while bytes.len() >= HEAD_BYTES {
+            let head = FrameHead::parse(bytes[..HEAD_BYTES].try_into().unwrap());
+            found.push((head, bytes[HEAD_BYTES..HEAD_BYTES + head.len].to_vec()));
+            bytes = &bytes[HEAD_BYTES + head.len..];
+        }
+        found
+    }
+
+    fn sent(client: &mut Client) -> Vec<(FrameHead, Vec<u8>)> {
+        frames_of(&std::mem::take(&mut client.out))
+    }
+
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_frame(&mut out, kind, flags, stream, payload);
+        out
+    }
+
+    #[test]
+    fn a_body_waits_for_window_and_goes_when_it_opens() {
+        let mut client = Client::new();
+        let mut ended = Vec::new();
+        let mut settings = Vec::new();
+        write_settings(&mut settings, &[(SETTINGS_INITIAL_WINDOW_SIZE, 10), (SETTINGS_MAX_CONCURRENT_STREAMS, 1)]);
+        client.feed(&settings, &mut ended).unwrap();
+        sent(&mut client);
+        let request = H2Request::new("POST", "http", "h", "/", &[], &[7; 25]);
+        client.open(0, 0, &request, None);
+        assert!(!client.can_open(), "the server allows one stream at a time");
+        let data: Vec<usize> = sent(&mut client).iter().filter(|(h, _)| h.kind == DATA).map(|(h, _)| h.len).collect();
+        assert_eq!(data, [10], "only the stream's window goes");
+        client.feed(&frame(WINDOW_UPDATE, 0, 1, &100u32.to_be_bytes()), &mut ended).unwrap();
+        let data: Vec<(usize, u8)> =
+            sent(&mut client).iter().filter(|(h, _)| h.kind == DATA).map(|(h, _)| (h.len, h.flags)).collect();
+        assert_eq!(data, [(15, END_STREAM)]);
+    }
+
+    #[test]
+    fn consumed_data_is_granted_again_and_responses_end_their_slots() {
+        let mut client = Client::new();
+        let mut ended = Vec::new();
+        let request = H2Request::new("GET", "http", "h", "/", &[], b"");
+        client.open(3, 0, &request, None);
+        sent(&mut client);
+        client.feed(&frame(HEADERS, END_HEADERS, 1, &[0x88]), &mut ended).unwrap();
+        let chunk = vec![0; DEFAULT_MAX_FRAME_BYTES];
+        let frames_for_half = (RECV_WINDOW / 2) as usize / DEFAULT_MAX_FRAME_BYTES;
+        for _ in 0..frames_for_half {
+            client.feed(&frame(DATA, 0, 1, &chunk), &mut ended).unwrap();
+        }
+        let updates: Vec<u32> =
+            sent(&mut client).iter().filter(|(h, _)| h.kind == WINDOW_UPDATE).map(|(h, _)| h.stream).collect();
+        assert_eq!(updates, [0, 1], "the connection's and the stream's windows");
+        client.feed(&frame(DATA, END_STREAM, 1, b"end"), &mut ended).unwrap();
+        let bytes_in = (frames_for_half * DEFAULT_MAX_FRAME_BYTES + 3 + 1) as u64;
+        assert_eq!(ended, [Ended { slot: 3, outcome: Ok(Head { status: 200, keep_alive: true }), bytes_in }]);
+        assert_eq!(client.active(), 0);
+    }
+
+    #[test]
+    fn a_frame_split_anywhere_reads_the_same() {
+        let mut response = frame(HEADERS, END_HEADERS, 1, &[0x88]);
+        response.extend(frame(DATA, 0, 1, b"abc"));
+        response.extend(frame(DATA, END_STREAM | PADDED, 1, &[2, b'd', 0, 0]));
+        for cut in 0..response.len() {
+            let mut client = Client::new();
+            client.open(0, 0, &H2Request::new("GET", "http", "h", "/", &[], b""), None);
+            let mut ended = Vec::new();
+            client.feed(&response[..cut], &mut ended).unwrap();
+            client.feed(&response[cut..], &mut ended).unwrap();
+            assert_eq!(ended.len(), 1, "cut at {cut}");
+            assert_eq!((ended[0].outcome, ended[0].bytes_in), (Ok(Head { status: 200, keep_alive: true }), 5));
+        }
+    }
+}

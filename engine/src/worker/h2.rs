@@ -13,10 +13,11 @@ use mio::{Interest, Token};
 use super::{Readiness, Worker};
 use crate::conn::tls::TlsNegotiated;
 use crate::conn::transport::{TlsStream, Transport};
-use crate::conn::{connect_result, tcp, Phase};
+use crate::conn::{connect_result, tcp, Conn, Phase};
 use crate::http2::{Client, Ended};
 use crate::schedule::Schedule;
 use crate::stats::error::ErrorKind;
+use crate::stats::unanswered::Stage;
 
 /// One HTTP/2 connection.
 #[derive(Default)]
@@ -62,6 +63,17 @@ impl Links {
         link.waiting.retain(|&s| s != slot);
         if !link.connected && link.waiting.is_empty() {
             *link = Link::default();
+        }
+    }
+
+    /// Where slot `slot`'s request is, for the count of unanswered ones; None when idle.
+    pub(super) fn stage(&self, slot: usize, conn: &Conn) -> Option<Stage> {
+        let link = self.links.get(slot / self.streams);
+        match (conn.is_busy(), link.and_then(|l| l.transport.as_ref().filter(|_| l.connected))) {
+            (false, _) => None,
+            (true, None) => Some(Stage::Connecting),
+            (true, Some(transport)) if transport.is_handshaking() => Some(Stage::TlsHandshake),
+            (true, Some(_)) => Some(Stage::AwaitingResponse),
         }
     }
 

@@ -528,7 +528,11 @@ impl Worker {
     /// also counts in the latency at its age.
     fn count_one_unanswered(&mut self, i: usize, end_us: u64) {
         let conn = &self.conns[i];
-        let Some(stage) = conn.stage() else { return };
+        let stage = match &self.h2 {
+            Some(links) => links.stage(i, conn),
+            None => conn.stage(),
+        };
+        let Some(stage) = stage else { return };
         self.recorder.unanswered(stage, end_us.saturating_sub(conn.started_us));
         if conn.on_schedule {
             latency::record(&mut self.recorder.latency, end_us.saturating_sub(conn.intended_us));
