@@ -19,7 +19,6 @@ import argparse
 import json
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,9 +29,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from gauntlet.engine import self_signed_certificate, workload_files
-from gauntlet.lab.calibrate import ENGINE, EXTRA_TIME_S, Sample, children_cpu_s, median_ratio, parse, server_cpu_s
+from gauntlet.lab.calibrate import ENGINE, EXTRA_TIME_S, Sample, children_cpu_s, parse, server_cpu_s
 from gauntlet.plan import Plan
 from gauntlet.servers.base import write_docroot
+from peers import ratio_table
 
 PEER = "h2load"
 TOOLS = (PEER, ENGINE)
@@ -128,26 +128,11 @@ def measure(tool: str, round_: int, url: str, pids: list[int], args: argparse.Na
 
 
 def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
-    lines = [
-        (
-            f"nginx 2 workers, HTTP/2 over TLS, -c{args.connections} -m{args.streams} -t{args.threads}, "
-            f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
-        ),
-        "",
-        "| page | tool | req/s | ratio | client µs/req | ratio | nginx µs/req | errors |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for page, measured in samples.items():
-        for tool in TOOLS:
-            mine = [s for s in measured if s.tool == tool]
-            rps_ratio = median_ratio(measured, tool, PEER, lambda s: s.requests_per_s)
-            cpu_ratio = median_ratio(measured, tool, PEER, lambda s: s.client_us_per_request)
-            lines.append(
-                f"| {page} | {tool} | {statistics.median(s.requests_per_s for s in mine):,.0f} | {rps_ratio:.2f} | "
-                f"{statistics.median(s.client_us_per_request for s in mine):.1f} | {cpu_ratio:.2f} | "
-                f"{statistics.median(s.server_us_per_request or 0.0 for s in mine):.1f} | {sum(s.errors for s in mine)} |"
-            )
-    return "\n".join(lines)
+    title = (
+        f"nginx 2 workers, HTTP/2 over TLS, -c{args.connections} -m{args.streams} -t{args.threads}, "
+        f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
+    )
+    return ratio_table(title, "page", samples, TOOLS, PEER)
 
 
 def main() -> None:

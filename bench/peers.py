@@ -33,33 +33,36 @@ TOOLS = ("wrk", ENGINE)
 OUT_DIR = Path(__file__).parent / "out"
 
 
-def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
+def ratio_table(title: str, column: str, samples: dict[str, list[Sample]], tools: tuple[str, ...], peer: str) -> str:
+    """A markdown table of medians over rounds, one row a (case, tool), ratios against `peer`."""
     lines = [
-        (
-            f"nginx 2 workers, webtest.html, -c{args.connections} -t{args.threads}, "
-            f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
-        ),
+        title,
         "",
-        "| mode | tool | req/s | ratio | client µs/req | ratio | nginx µs/req | errors |",
+        f"| {column} | tool | req/s | ratio | client µs/req | ratio | nginx µs/req | errors |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for mode, measured in samples.items():
-        for tool in TOOLS:
+    for case, measured in samples.items():
+        for tool in tools:
             mine = [s for s in measured if s.tool == tool]
-            if tool == "wrk":
-                rps_ratio = cpu_ratio = "1.00"
-            else:
-                rps_ratio = f"{median_ratio(measured, ENGINE, 'wrk', lambda s: s.requests_per_s):.2f}"
-                cpu_ratio = f"{median_ratio(measured, ENGINE, 'wrk', lambda s: s.client_us_per_request):.2f}"
+            rps_ratio = median_ratio(measured, tool, peer, lambda s: s.requests_per_s)
+            cpu_ratio = median_ratio(measured, tool, peer, lambda s: s.client_us_per_request)
             rps = statistics.median(s.requests_per_s for s in mine)
             client_us = statistics.median(s.client_us_per_request for s in mine)
             server_us = statistics.median(s.server_us_per_request or 0.0 for s in mine)
             errors = sum(s.errors for s in mine)
             lines.append(
-                f"| {mode} | {tool} | {rps:,.0f} | {rps_ratio} | {client_us:.1f} | "
-                f"{cpu_ratio} | {server_us:.1f} | {errors} |"
+                f"| {case} | {tool} | {rps:,.0f} | {rps_ratio:.2f} | {client_us:.1f} | "
+                f"{cpu_ratio:.2f} | {server_us:.1f} | {errors} |"
             )
     return "\n".join(lines)
+
+
+def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
+    title = (
+        f"nginx 2 workers, webtest.html, -c{args.connections} -t{args.threads}, "
+        f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
+    )
+    return ratio_table(title, "mode", samples, TOOLS, "wrk")
 
 
 def main() -> None:
