@@ -25,19 +25,17 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 
 from gauntlet.engine import self_signed_certificate, workload_files
 from gauntlet.lab.calibrate import ENGINE, EXTRA_TIME_S, Sample, children_cpu_s, parse, server_cpu_s
 from gauntlet.plan import Plan
 from gauntlet.servers.base import write_docroot
-from peers import ratio_table
+from peers import ratio_table, report, show
 
 PEER = "h2load"
 TOOLS = (PEER, ENGINE)
 PAGES = {"168 B page": "webtest.html", "83 KB image": "image_large.jpg"}
-OUT_DIR = Path(__file__).parent / "out"
 NGINX_CONF = """
 worker_processes 2;
 pid {work}/nginx.pid;
@@ -155,17 +153,8 @@ def main() -> None:
                 for tool in TOOLS if round_ % 2 == 0 else TOOLS[::-1]:
                     sample = measure(tool, round_, base_url + path, pids, args)
                     samples[page].append(sample)
-                    print(
-                        f"{page:12} round {round_ + 1} {tool:8} {sample.requests_per_s:10,.0f} req/s"
-                        f"  client {sample.client_us_per_request:5.1f} µs/req"
-                        f"  nginx {sample.server_us_per_request or 0.0:5.1f} µs/req  errors {sample.errors}",
-                        file=sys.stderr,
-                    )
-    OUT_DIR.mkdir(exist_ok=True)
-    out_path = OUT_DIR / f"h2-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out_path.write_text(json.dumps({page: [asdict(s) for s in found] for page, found in samples.items()}, indent=1))
-    print(table(samples, args))
-    print(f"\nraw samples: {out_path}")
+                    show(page, sample)
+    report("h2", samples, table(samples, args))
 
 
 if __name__ == "__main__":

@@ -57,6 +57,25 @@ def ratio_table(title: str, column: str, samples: dict[str, list[Sample]], tools
     return "\n".join(lines)
 
 
+def show(case: str, sample: Sample) -> None:
+    """One sample's line on stderr, as the rounds go."""
+    print(
+        f"{case:13} round {sample.round + 1} {sample.tool:8} {sample.requests_per_s:10,.0f} req/s"
+        f"  client {sample.client_us_per_request:5.1f} µs/req"
+        f"  nginx {sample.server_us_per_request or 0.0:5.1f} µs/req  errors {sample.errors}",
+        file=sys.stderr,
+    )
+
+
+def report(name: str, samples: dict[str, list[Sample]], table_text: str) -> None:
+    """The raw samples to bench/out/NAME-<time>.json, the table to stdout."""
+    OUT_DIR.mkdir(exist_ok=True)
+    out_path = OUT_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out_path.write_text(json.dumps({case: [asdict(s) for s in found] for case, found in samples.items()}, indent=1))
+    print(table_text)
+    print(f"\nraw samples: {out_path}")
+
+
 def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
     title = (
         f"nginx 2 workers, webtest.html, -c{args.connections} -t{args.threads}, "
@@ -81,21 +100,8 @@ def main() -> None:
     for mode in MODES:
         with start_nginx(ServerSpec("nginx", workers=2, tls=mode == "https")) as server:
             load = Load(server.url + "webtest.html", args.connections, args.threads, args.duration, mode != "no-keep-alive")
-
-            def show(sample: Sample, mode: str = mode) -> None:
-                print(
-                    f"{mode:13} round {sample.round + 1} {sample.tool:8} {sample.requests_per_s:10,.0f} req/s"
-                    f"  client {sample.client_us_per_request:5.1f} µs/req"
-                    f"  nginx {sample.server_us_per_request or 0.0:5.1f} µs/req",
-                    file=sys.stderr,
-                )
-
-            samples[mode] = run_rounds(load, TOOLS, args.rounds, server.pids(), show)
-    OUT_DIR.mkdir(exist_ok=True)
-    out_path = OUT_DIR / f"peers-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out_path.write_text(json.dumps({mode: [asdict(s) for s in found] for mode, found in samples.items()}, indent=1))
-    print(table(samples, args))
-    print(f"\nraw samples: {out_path}")
+            samples[mode] = run_rounds(load, TOOLS, args.rounds, server.pids(), lambda sample, m=mode: show(m, sample))
+    report("peers", samples, table(samples, args))
 
 
 if __name__ == "__main__":
