@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use common::{plan, Counters, Peer};
 use gauntlet_engine::run::{run, RunResult};
+use gauntlet_engine::server::{serve as serve_builtin, ServeConfig};
 use gauntlet_engine::worker::StopReason;
 use h2_peer::{serve, serve_tls, Behaviour, MARKER};
 
@@ -156,4 +157,13 @@ fn sessions_fetch_their_pages_over_streams() {
     // The server may have answered the last streams after the measured interval ended.
     assert!((0..=4).contains(&(peer.requests() - result.responses)), "{} of {}", result.responses, peer.requests());
     assert_eq!(peer.connections(), 2, "a user's two connections share one HTTP/2 connection");
+}
+
+#[test]
+fn an_http1_server_shows_as_h2_protocol_errors() {
+    let server = serve_builtin(&ServeConfig::default()).unwrap();
+    let url = format!("http://{}/webtest.html", server.local_addr());
+    let result = run(plan(&url, r#""http_version": "2", "connections": 1, "requests": 5"#)).unwrap();
+    server.stop();
+    assert_eq!((result.responses, errors(&result, "h2_protocol")), (0, 5), "{:?}", result.errors);
 }
