@@ -157,6 +157,8 @@ impl Worker {
         let mut written = 0;
         while written < link.client.out.len() {
             match transport.write(&link.client.out[written..]) {
+                // TLS took nothing: its buffer is full until the socket drains (a writable event).
+                Ok(0) => break,
                 Ok(n) => written += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
