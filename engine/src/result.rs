@@ -11,9 +11,11 @@ use crate::agents::AgentFigures;
 use crate::clock::monotonic_us;
 use crate::conn::tls::TlsNegotiated;
 use crate::plan::{HttpVersion, Plan};
+use crate::schedule::idle::IdleResult;
 use crate::schedule::session::{ArrivalPhase, PageResult, SessionsPlan};
 use crate::stats::error::ErrorKind;
 use crate::stats::latency::{self, LatencySummary};
+use crate::stats::memory::MemoryResult;
 use crate::stats::timeline::TimelineEntry;
 use crate::stats::unanswered::UnansweredResult;
 use crate::stats::Recorder;
@@ -102,6 +104,12 @@ pub struct RunResult {
     /// figures (docs/distributed.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agents: Option<Vec<AgentFigures>>,
+    /// The idle connections held beside the measured ones (plan `idle`); None without them.
+    #[serde(default)]
+    pub idle: Option<IdleResult>,
+    /// What the connections cost the engine in memory; None in results from before it was measured.
+    #[serde(default)]
+    pub memory: Option<MemoryResult>,
 }
 
 /// Every error kind by its name, each a count.
@@ -445,6 +453,8 @@ pub fn merge(
         negotiated: Negotiated::of(&plan, outcomes.iter().find_map(|o| o.negotiated_tls.as_ref())),
         timeline,
         agents: None,
+        idle: None,
+        memory: None,
         plan,
     }
 }

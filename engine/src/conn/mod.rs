@@ -199,15 +199,7 @@ impl Conn {
 
 /// After a readiness event on a connecting socket: None while still connecting.
 pub fn connect_result(socket: &TcpStream) -> Option<Result<(), ErrorKind>> {
-    match socket.take_error() {
-        Ok(Some(err)) | Err(err) => return Some(Err(ErrorKind::of_connect(&err))),
-        Ok(None) => {}
-    }
-    match socket.peer_addr() {
-        Ok(_) => Some(Ok(())),
-        Err(err) if err.kind() == io::ErrorKind::NotConnected => None,
-        Err(err) => Some(Err(ErrorKind::of_connect(&err))),
-    }
+    Some(tcp::connect_status(socket)?.map_err(|err| ErrorKind::of_connect(&err)))
 }
 
 impl Default for Conn {

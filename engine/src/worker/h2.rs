@@ -103,7 +103,8 @@ impl Worker {
     }
 
     fn h2_socket(&mut self, l: usize) -> io::Result<Transport> {
-        let mut socket = tcp::connect(self.shared.address)?;
+        let run_index = l * self.setup.threads + self.setup.index;
+        let mut socket = tcp::connect(self.shared.address, tcp::source_for(&self.shared.sources, run_index))?;
         self.poll.registry().register(&mut socket, Token(l), Interest::READABLE | Interest::WRITABLE)?;
         Ok(match &self.shared.tls {
             None => Transport::Plain(socket),
