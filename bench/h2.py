@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import shutil
 import socket
 import subprocess
@@ -25,16 +26,17 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 
 from gauntlet.engine import self_signed_certificate, workload_files
-from gauntlet.lab.calibrate import ENGINE, EXTRA_TIME_S, Sample, children_cpu_s, parse, server_cpu_s
+from gauntlet.lab.calibrate import ENGINE, EXTRA_TIME_S, Sample, children_cpu_s, median_ratio, parse, server_cpu_s
 from gauntlet.plan import Plan
 from gauntlet.servers.base import write_docroot
-from peers import ratio_table, report, show
 
 PEER = "h2load"
 TOOLS = (PEER, ENGINE)
+OUT_DIR = Path(__file__).parent / "out"
 PAGES = {"168 B page": "webtest.html", "83 KB image": "image_large.jpg"}
 NGINX_CONF = """
 worker_processes 2;
@@ -126,11 +128,37 @@ def measure(tool: str, round_: int, url: str, pids: list[int], args: argparse.Na
 
 
 def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
-    title = (
-        f"nginx 2 workers, HTTP/2 over TLS, -c{args.connections} -m{args.streams} -t{args.threads}, "
-        f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
+    lines = [
+        (
+            f"nginx 2 workers, HTTP/2 over TLS, -c{args.connections} -m{args.streams} -t{args.threads}, "
+            f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
+        ),
+        "",
+        "| page | tool | req/s | / h2load | client µs/req | / h2load | nginx µs/req | errors |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for page, measured in samples.items():
+        for tool in TOOLS:
+            mine = [s for s in measured if s.tool == tool]
+            rps = statistics.median(s.requests_per_s for s in mine)
+            client_us = statistics.median(s.client_us_per_request for s in mine)
+            server_us = statistics.median(s.server_us_per_request or 0.0 for s in mine)
+            rps_ratio = median_ratio(measured, tool, PEER, lambda s: s.requests_per_s)
+            cpu_ratio = median_ratio(measured, tool, PEER, lambda s: s.client_us_per_request)
+            lines.append(
+                f"| {page} | {tool} | {rps:,.0f} | {rps_ratio:.2f} | {client_us:.1f} | {cpu_ratio:.2f} | "
+                f"{server_us:.1f} | {sum(s.errors for s in mine)} |"
+            )
+    return "\n".join(lines)
+
+
+def show(page: str, sample: Sample) -> None:
+    print(
+        f"{page:12} round {sample.round + 1} {sample.tool:8} {sample.requests_per_s:10,.0f} req/s"
+        f"  client {sample.client_us_per_request:5.1f} µs/req"
+        f"  nginx {sample.server_us_per_request or 0.0:5.1f} µs/req  errors {sample.errors}",
+        file=sys.stderr,
     )
-    return ratio_table(title, "page", samples, TOOLS, PEER)
 
 
 def main() -> None:
@@ -154,7 +182,11 @@ def main() -> None:
                     sample = measure(tool, round_, base_url + path, pids, args)
                     samples[page].append(sample)
                     show(page, sample)
-    report("h2", samples, table(samples, args))
+    OUT_DIR.mkdir(exist_ok=True)
+    out_path = OUT_DIR / f"h2-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out_path.write_text(json.dumps({page: [asdict(s) for s in found] for page, found in samples.items()}, indent=1))
+    print(table(samples, args))
+    print(f"\nraw samples: {out_path}")
 
 
 if __name__ == "__main__":

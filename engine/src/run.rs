@@ -99,6 +99,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         sessions,
         h2_streams: (plan.http_version == HttpVersion::Http2).then(|| plan.streams()),
         keepalive: plan.keepalive,
+        io: plan.io,
         calls_per_connection: plan.calls_per_connection,
         timeout_us: plan.timeout_us,
         warmup_us: plan.warmup_us,

@@ -106,6 +106,8 @@ class Plan(_Strict):
     #: HTTP/2 only: streams each connection keeps open at once (h2load's -m); None: 1.
     streams_per_connection: int | None = None
     keepalive: bool | None = None
+    #: The load threads' socket I/O: "epoll" (the engine's default) or "uring" (io_uring, plain http://).
+    io: Literal["epoll", "uring"] | None = None
     tls: TlsSettings | None = None
     calls_per_connection: int | None = None
     rate_per_s: float | None = None
