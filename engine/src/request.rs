@@ -20,6 +20,8 @@ pub struct EncodedRequest {
     pub expect: Option<Arc<Marker>>,
     /// Under HTTP/2 the request's fields and body (`reuse` and `last` are then empty).
     pub h2: Option<H2Request>,
+    /// Which target it goes to: 0 the plan's URL, 1 the sessions' https_url.
+    pub target: usize,
 }
 
 /// Sent with revalidations of embedded resources, as a browser with a cached copy would.
@@ -49,19 +51,38 @@ impl EncodedRequest {
         path: &str,
         extra_header: Option<(&str, &str)>,
     ) -> Result<EncodedRequest, PlanError> {
-        let body = plan.body()?;
-        let is_head = plan.method.eq_ignore_ascii_case("HEAD");
+        let line = RequestLine { method: &plan.method, path };
+        Ok(EncodedRequest::with_body(plan, target, line, extra_header, &plan.body()?))
+    }
+
+    /// The plan's headers with this method, path and body (a session's page).
+    pub fn with_body(
+        plan: &Plan,
+        target: &Target,
+        line: RequestLine,
+        extra_header: Option<(&str, &str)>,
+        body: &[u8],
+    ) -> EncodedRequest {
+        let RequestLine { method, path } = line;
+        let is_head = method.eq_ignore_ascii_case("HEAD");
         if plan.http_version == HttpVersion::Http2 {
             let scheme = if target.tls { "https" } else { "http" };
             let mut headers = plan.headers.clone();
             headers.extend(extra_header.map(|(name, value)| (name.to_string(), value.to_string())));
-            let h2 = H2Request::new(&plan.method, scheme, &target.host_header(), path, &headers, &body);
-            return Ok(EncodedRequest { reuse: Box::new([]), last: Box::new([]), is_head, expect: None, h2: Some(h2) });
+            let h2 = H2Request::new(method, scheme, &target.host_header(), path, &headers, body);
+            return EncodedRequest {
+                reuse: Box::new([]),
+                last: Box::new([]),
+                is_head,
+                expect: None,
+                h2: Some(h2),
+                target: 0,
+            };
         }
         let http10 = plan.http_version == HttpVersion::Http10;
         let encode = |connection: Option<&str>| -> Box<[u8]> {
             let version = if http10 { "HTTP/1.0" } else { "HTTP/1.1" };
-            let mut head = format!("{} {path} {version}\r\n", plan.method);
+            let mut head = format!("{method} {path} {version}\r\n");
             if !plan.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
                 head.push_str(&format!("Host: {}\r\n", target.host_header()));
             }
@@ -76,18 +97,25 @@ impl EncodedRequest {
             if let Some(connection) = connection {
                 head.push_str(&format!("Connection: {connection}\r\n"));
             }
-            if !body.is_empty() || plan.method == "POST" || plan.method == "PUT" {
+            if !body.is_empty() || method == "POST" || method == "PUT" {
                 head.push_str(&format!("Content-Length: {}\r\n", body.len()));
             }
             head.push_str("\r\n");
             let mut bytes = head.into_bytes();
-            bytes.extend_from_slice(&body);
+            bytes.extend_from_slice(body);
             bytes.into_boxed_slice()
         };
         let reuse = if http10 { encode(Some("keep-alive")) } else { encode(None) };
         let last = encode(Some("close"));
-        Ok(EncodedRequest { reuse, last, is_head, expect: None, h2: None })
+        EncodedRequest { reuse, last, is_head, expect: None, h2: None, target: 0 }
     }
+}
+
+/// A request's method and path.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestLine<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
 }
 
 /// The plan's requests: its URL's, or one per path of its mix, with the mix's cumulative weights.
