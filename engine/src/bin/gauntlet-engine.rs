@@ -2,6 +2,8 @@
 //! `gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S]
 //! [--tls [--tls-version V] [--cipher C]]`: the built-in server until SIGINT or SIGTERM, with the
 //! flags and the output lines of `gauntlet serve`.
+//! `gauntlet-engine besim [--host H] [--port P] [--threads T] [--service-time-us T]`: the same
+//! server as BeSim, the applications' back-end simulator (server/besim.rs), until SIGINT or SIGTERM.
 //! `gauntlet-engine schema plan|result`: the JSON Schema of a plan or of a result.
 
 use std::process::ExitCode;
@@ -10,7 +12,7 @@ use gauntlet_engine::plan::Plan;
 use gauntlet_engine::server::{serve, ServeConfig, ServeError};
 use gauntlet_engine::{run, schema};
 
-const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S] [--tls [--tls-version 1.2|1.3] [--cipher SUITE]] | gauntlet-engine schema plan|result";
+const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S] [--tls [--tls-version 1.2|1.3] [--cipher SUITE]] | gauntlet-engine besim [--host H] [--port P] [--threads T] [--service-time-us T] | gauntlet-engine schema plan|result";
 
 fn read_input(path: &str) -> std::io::Result<String> {
     if path == "-" {
@@ -29,17 +31,20 @@ fn run_plan(path: &str) -> Result<String, String> {
 
 const VALUE_FLAGS: [&str; 7] =
     ["--host", "--port", "--threads", "--stall-ms", "--stall-every-ms", "--tls-version", "--cipher"];
+const BESIM_FLAGS: [&str; 4] = ["--host", "--port", "--threads", "--service-time-us"];
 
-/// The flags of `gauntlet serve` (python/gauntlet/cli/serve.py), with the same names and meanings.
-fn serve_config(options: &[&str]) -> Result<ServeConfig, String> {
-    let mut config = ServeConfig::default();
+/// The flags of `gauntlet serve` (python/gauntlet/cli/serve.py), with the same names and meanings;
+/// as BeSim (`besim`), the address and threads and its service time.
+fn serve_config(options: &[&str], besim: bool) -> Result<ServeConfig, String> {
+    let mut config = ServeConfig { besim_service_time_us: besim.then_some(0), ..ServeConfig::default() };
+    let flags: &[&str] = if besim { &BESIM_FLAGS } else { &VALUE_FLAGS };
     let mut rest = options.iter();
     while let Some(&name) = rest.next() {
-        if name == "--tls" {
+        if name == "--tls" && !besim {
             config.tls = true;
             continue;
         }
-        if !VALUE_FLAGS.contains(&name) {
+        if !flags.contains(&name) {
             return Err(format!("unknown option {name}: {USAGE}"));
         }
         let Some(&value) = rest.next() else { return Err(format!("{name} needs a value: {USAGE}")) };
@@ -58,6 +63,7 @@ fn serve_config(options: &[&str]) -> Result<ServeConfig, String> {
             "--stall-every-ms" => config.stall_every_ms = number()?,
             "--tls-version" => config.tls_version = Some(value.to_string()),
             "--cipher" => config.cipher = Some(value.to_string()),
+            "--service-time-us" => config.besim_service_time_us = Some(number()?),
             _ => unreachable!("every flag of VALUE_FLAGS is matched"),
         }
     }
@@ -65,8 +71,9 @@ fn serve_config(options: &[&str]) -> Result<ServeConfig, String> {
 }
 
 /// Serve until SIGINT or SIGTERM: both are blocked and waited for.
-fn run_server(options: &[&str]) -> Result<(), String> {
-    let config = serve_config(options)?;
+fn run_server(options: &[&str], besim: bool) -> Result<(), String> {
+    let config = serve_config(options, besim)?;
+    let name = if besim { "besim" } else { "serve" };
     // SAFETY: plain libc signal-mask calls on a local, zero-initialised set.
     let signals = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -83,14 +90,14 @@ fn run_server(options: &[&str]) -> Result<(), String> {
         }
     })?;
     let scheme = if config.tls { "https" } else { "http" };
-    println!("gauntlet serve: listening on {scheme}://{}/", server.local_addr());
+    println!("gauntlet {name}: listening on {scheme}://{}/", server.local_addr());
     let mut signal = 0;
     // SAFETY: waits on the set built above.
     unsafe { libc::sigwait(&signals, &mut signal) };
     let stats = server.stats();
     server.stop();
     eprintln!(
-        "gauntlet serve: stopped after {} requests on {} connections",
+        "gauntlet {name}: stopped after {} requests on {} connections",
         stats.requests, stats.connections_accepted
     );
     Ok(())
@@ -100,7 +107,8 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let outcome = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["run", path] => run_plan(path).map(Some),
-        ["serve", options @ ..] => run_server(options).map(|()| None),
+        ["serve", options @ ..] => run_server(options, false).map(|()| None),
+        ["besim", options @ ..] => run_server(options, true).map(|()| None),
         ["schema", name] => schema::named(name).map(Some).ok_or_else(|| USAGE.to_string()),
         _ => Err(USAGE.to_string()),
     };

@@ -1,0 +1,109 @@
+"""SPECweb2005's Banking, Ecommerce and Support applications through each PHP backend: every page
+type answers with its content marker and its embedded images, BeSim answered exactly the calls the
+pages made, the session cookie is what carries a user from page to page, and a page whose back end
+fails comes back without its marker."""
+
+from __future__ import annotations
+
+import re
+import urllib.error
+import urllib.request
+from collections import Counter
+from http.cookiejar import CookieJar
+
+import pytest
+
+from gauntlet.servers.apps.besim import besim_stats, set_failing
+from gauntlet.servers.apps.specweb import IMAGES, PAGES, Page, page_named
+from gauntlet.servers.base import ServerInstance
+from gauntlet.servers.spec import ServerSpec
+from tests.conftest import Start
+
+#: One server for each way PHP runs: a FastCGI pool, a module inside the server, a program per request.
+PATHS = [
+    ServerSpec("nginx", backend="php-fpm", app="specweb", php_sessions="memory"),
+    ServerSpec("apache-prefork", backend="mod_php", app="specweb"),
+    ServerSpec("apache-event", backend="php-cgi", app="specweb"),
+]
+WORKLOADS = ("bank", "shop", "support")
+
+
+class Browser:
+    """A user: one cookie jar across its requests, as a browser keeps it."""
+
+    def __init__(self, instance: ServerInstance) -> None:
+        self.base = instance.url.rstrip("/")
+        self.cookies = CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
+
+    def fetch(self, path: str, body: str | None = None) -> tuple[int, bytes]:
+        data = body.encode() if body is not None else None
+        try:
+            with self.opener.open(self.base + path, data=data, timeout=30) as answer:
+                return answer.status, answer.read()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read()
+
+    def visit(self, page: Page) -> bytes:
+        status, body = self.fetch(page.path(), page.body)
+        assert status == 200 and page.marker.encode() in body, (page.workload, page.name, status, body[:300])
+        return body
+
+
+def images_of(body: bytes) -> list[str]:
+    return re.findall(r'<img src="/specweb/images/([^"]+)"', body.decode())
+
+
+@pytest.mark.parametrize("spec", PATHS, ids=lambda spec: f"{spec.kind}-{spec.backend}")
+def test_every_page_type_through_each_php_backend(spec: ServerSpec, server: Start) -> None:
+    instance = server(spec)
+    besim = instance.backends[-1]
+    assert besim.name == "besim" and besim.port is not None
+    before = Counter(besim_stats(besim.port)["calls"])  # the start's own check of the Support pages
+    expected: Counter[str] = Counter()
+    for workload in WORKLOADS:
+        user = Browser(instance)
+        for page in (page for page in PAGES if page.workload == workload):
+            body = user.visit(page)
+            expected.update(page.calls)
+            if page.static:
+                continue
+            shown = images_of(body)
+            assert shown, f"{page.name} embeds no image"
+            for image in shown:
+                status, data = user.fetch(f"/specweb/images/{image}")
+                assert status == 200 and len(data) == IMAGES[image], image
+    calls = Counter(besim_stats(besim.port)["calls"])
+    calls.subtract(before)
+    assert +calls == expected
+
+
+def test_the_session_cookie_carries_the_user(server: Start) -> None:
+    instance = server(PATHS[0])
+    user = Browser(instance)
+    user.visit(page_named("bank", "login"))
+    assert [cookie.name for cookie in user.cookies] == ["PHPSESSID"]
+    summary = page_named("bank", "account_summary")
+    assert b"user 17" in user.visit(summary)
+
+    stranger = Browser(instance)
+    status, body = stranger.fetch(summary.path())
+    assert status == 403 and summary.marker.encode() not in body
+    assert list(stranger.cookies), "a new session is offered"
+
+    user.visit(page_named("bank", "logout"))
+    status, body = user.fetch(summary.path())
+    assert status == 403 and summary.marker.encode() not in body
+
+
+def test_a_broken_back_end_gives_pages_without_their_marker(server: Start) -> None:
+    instance = server(PATHS[0])
+    besim = instance.backends[-1]
+    assert besim.port is not None
+    user = Browser(instance)
+    page = page_named("support", "catalog")
+    set_failing(besim.port, True)
+    status, body = user.fetch(page.path())
+    assert status == 502 and page.marker.encode() not in body
+    set_failing(besim.port, False)
+    user.visit(page)
