@@ -1,4 +1,5 @@
-"""SPECweb2005's Banking, Ecommerce and Support applications through each PHP backend: every page
+"""SPECweb2005's Banking, Ecommerce and Support applications through each PHP backend and as JSP on
+Tomcat: every page
 type answers with its content marker and its embedded images, BeSim answered exactly the calls the
 pages made, the session cookie is what carries a user from page to page, and a page whose back end
 fails comes back without its marker."""
@@ -14,7 +15,7 @@ from http.cookiejar import CookieJar
 import pytest
 
 from gauntlet.servers.apps.besim import besim_stats, set_failing
-from gauntlet.servers.apps.specweb import IMAGES, PAGES, Page, page_named
+from gauntlet.servers.apps.specweb import IMAGES, PAGES, Page, language, page_named
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.spec import ServerSpec
 from tests.conftest import Start
@@ -24,6 +25,7 @@ PATHS = [
     ServerSpec("nginx", backend="php-fpm", app="specweb", php_sessions="memory"),
     ServerSpec("apache-prefork", backend="mod_php", app="specweb"),
     ServerSpec("apache-event", backend="php-cgi", app="specweb"),
+    ServerSpec("tomcat", app="specweb"),
 ]
 WORKLOADS = ("bank", "shop", "support")
 
@@ -33,6 +35,7 @@ class Browser:
 
     def __init__(self, instance: ServerInstance) -> None:
         self.base = instance.url.rstrip("/")
+        self.language = language(instance.spec)
         self.cookies = CookieJar()
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
 
@@ -45,7 +48,7 @@ class Browser:
             return err.code, err.read()
 
     def visit(self, page: Page) -> bytes:
-        status, body = self.fetch(page.path(), page.body)
+        status, body = self.fetch(page.path(self.language), page.body)
         assert status == 200 and page.marker.encode() in body, (page.workload, page.name, status, body[:300])
         return body
 
@@ -54,7 +57,7 @@ def images_of(body: bytes) -> list[str]:
     return re.findall(r'<img src="/specweb/images/([^"]+)"', body.decode())
 
 
-@pytest.mark.parametrize("spec", PATHS, ids=lambda spec: f"{spec.kind}-{spec.backend}")
+@pytest.mark.parametrize("spec", PATHS, ids=lambda spec: f"{spec.kind}-{spec.backend or 'jsp'}")
 def test_every_page_type_through_each_php_backend(spec: ServerSpec, server: Start) -> None:
     instance = server(spec)
     besim = instance.backends[-1]

@@ -155,7 +155,7 @@ def server_spec(
         return None
     kind = kind or "builtin"
     defined = {name: value for name, value in settings.items() if value is not None}
-    if "app" in defined and "backend" not in defined:
+    if "app" in defined and "backend" not in defined and kind != "tomcat":
         defined["backend"] = "php-fpm"
     if kind == "builtin" and "workers" not in defined:
         defined["workers"] = threads

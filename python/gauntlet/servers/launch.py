@@ -119,7 +119,7 @@ def launch(setup: Launch) -> ServerInstance:
         if spawned.backend is not None:
             check_page(instance, spawned.backend)
         if app is not None:
-            check_app_pages(instance, ERROR_LOG, startup_checks(app.config.name))
+            check_app_pages(instance, ERROR_LOG, startup_checks(spec))
     except BaseException:
         instance.stop()
         raise

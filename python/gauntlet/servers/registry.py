@@ -203,7 +203,7 @@ def check_spec(spec: ServerSpec) -> tuple[Availability, Combination | None]:
     found = availability(spec.kind)
     if not found.available:
         raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")
-    if spec.app is not None and spec.backend is None:
+    if spec.app is not None and spec.backend is None and spec.kind != "tomcat":
         raise GauntletError(f"{spec.app} needs a PHP backend", "add --backend php-fpm (or mod_php on apache-prefork)")
     refusal = app_refusal(spec)
     if refusal is not None:

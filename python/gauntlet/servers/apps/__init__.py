@@ -37,6 +37,8 @@ class App:
     backends: tuple[str, ...]
     #: What must be installed: (how to find it, its Debian package).
     programs: tuple[Program, ...]
+    #: It also runs as JSP on Tomcat (no backend: Tomcat compiles and runs the pages itself).
+    jsp: bool = False
 
     def missing_packages(self, apcu: bool = False) -> list[str]:
         programs = self.programs + ((APCU,) if apcu else ())
@@ -60,7 +62,7 @@ APPS: dict[str, App] = {
             programs=(MARIADB_SERVER, MARIADB_INSTALL_DB, MARIADB_CLIENT, WORDPRESS, PHP_MYSQL, PHP_CLI),
         ),
         # Its back end is the engine's own server: nothing to install beyond the backend.
-        App("specweb", backends=("php-fpm", "mod_php", "php-cgi"), programs=()),
+        App("specweb", backends=("php-fpm", "mod_php", "php-cgi"), programs=(), jsp=True),
     )
 }
 
@@ -89,6 +91,12 @@ def app_refusal(spec: ServerSpec) -> tuple[str, str] | None:
             return "--apcu is WordPress's object cache and needs an application", "add --app wordpress"
         return None
     app = app_named(spec.app)
+    if spec.php_sessions != "disk" and app.name != "specweb":
+        return "php_sessions is the specweb application's session storage", "leave it out, or use --app specweb"
+    if spec.kind == "tomcat":
+        if not app.jsp:
+            return f"{app.name} runs on PHP, and Tomcat runs JSP", "pick a server with a PHP backend (gauntlet servers)"
+        return None
     if spec.backend not in app.backends:
         return (
             f"{app.name} runs on PHP ({', '.join(app.backends)}), not on backend {spec.backend}",
@@ -100,21 +108,23 @@ def app_refusal(spec: ServerSpec) -> tuple[str, str] | None:
     return None
 
 
-def page_markers(app: str) -> list[tuple[str, str]]:
-    """(path, content marker) of the application's page types, its home page first."""
+def page_markers(app: str, language: str = "php") -> list[tuple[str, str]]:
+    """(path, content marker) of the application's page types (in `language` where it has two),
+    its home page first; for specweb, those that need no session."""
     app_named(app)
     if app == "specweb":
         from gauntlet.servers.apps.specweb import PAGES
 
-        return [(page.path(), page.marker) for page in PAGES if page.workload == "support"]
+        return [(page.path(language), page.marker) for page in PAGES if page.workload == "support"]
     from gauntlet.servers.apps.wordpress import pages  # builds the seed on first use
 
     return [(page.path, page.marker) for page in sorted(pages().values(), key=lambda page: page.name != "home")]
 
 
-def startup_checks(app: str) -> list[tuple[str, str]]:
+def startup_checks(spec: ServerSpec) -> list[tuple[str, str]]:
     """The pages a start fetches once, each of which must hold its marker (no session needed)."""
-    return page_markers(app)
+    assert spec.app is not None
+    return page_markers(spec.app, "jsp" if spec.kind == "tomcat" else "php")
 
 
 def prepare_app(spec: ServerSpec, premises: Premises, docroot: Path, timeout_s: float) -> PreparedApp:

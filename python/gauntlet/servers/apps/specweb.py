@@ -152,6 +152,22 @@ def session_dir(spec: ServerSpec, premises: Premises) -> Path:
     return path
 
 
+def language(spec: ServerSpec) -> str:
+    """The applications' language on this server: JSP on Tomcat, PHP elsewhere."""
+    return "jsp" if spec.kind == "tomcat" else "php"
+
+
+def write_jsp(root: Path, besim_port: int) -> str:
+    """The JSP applications under root, with their config.jspf; Tomcat compiles them on first use."""
+    shutil.copytree(SOURCES / "jsp", root, dirs_exist_ok=True)
+    config = (
+        "<%-- Rendered by gauntlet.servers.apps.specweb for this instance. --%>\n"
+        f'<%! static final String BESIM_URL = "http://{LOOPBACK}:{besim_port}/besim/"; %>\n'
+    )
+    (root / "inc" / "config.jspf").write_text(config)
+    return config
+
+
 def write_php(root: Path, besim_port: int, sessions: Path, cgi: bool) -> str:
     """The PHP applications under root, with their config.php; for CGI every page is a program."""
     shutil.copytree(SOURCES / "php", root, dirs_exist_ok=True)
@@ -175,7 +191,11 @@ def prepare_specweb(spec: ServerSpec, premises: Premises, docroot: Path, timeout
     try:
         root = docroot / PREFIX.lstrip("/")
         write_static(root)
-        config = write_php(root, besim.port or 0, session_dir(spec, premises), cgi=spec.backend == "php-cgi")
+        port = besim.port or 0
+        if language(spec) == "jsp":
+            config = write_jsp(root, port)
+        else:
+            config = write_php(root, port, session_dir(spec, premises), cgi=spec.backend == "php-cgi")
         for directory, _, _ in os.walk(root):
             os.chmod(directory, 0o755)
     except BaseException:
