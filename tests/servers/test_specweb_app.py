@@ -1,8 +1,8 @@
 """SPECweb2005's Banking, Ecommerce and Support applications through each PHP backend and as JSP on
 Tomcat: every page
 type answers with its content marker and its embedded images, BeSim answered exactly the calls the
-pages made, the session cookie is what carries a user from page to page, and a page whose back end
-fails comes back without its marker."""
+pages made, the session cookie is what carries a user from page to page, a page whose back end
+fails comes back without its marker, and the load files walk these pages."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from collections import Counter
 from http.cookiejar import CookieJar
 
 import pytest
+import yaml
 
+from gauntlet.model.loadfile import LOADS
 from gauntlet.servers.apps.besim import besim_stats, set_failing
 from gauntlet.servers.apps.specweb import IMAGES, PAGES, Page, language, page_named
 from gauntlet.servers.base import ServerInstance
@@ -110,3 +112,24 @@ def test_a_broken_back_end_gives_pages_without_their_marker(server: Start) -> No
     assert status == 502 and page.marker.encode() not in body
     set_failing(besim.port, False)
     user.visit(page)
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_the_load_files_walk_the_applications_pages(workload: str) -> None:
+    """Every page of model/loads/specweb-*.yaml is a page type of the application, with its path,
+    form and marker; the chain starts on a page and each page's transitions sum to one."""
+    name = {"bank": "banking", "shop": "ecommerce", "support": "support"}[workload]
+    (session,) = yaml.safe_load((LOADS / f"specweb-{name}.yaml").read_text())["sessions"]
+    pages = {page["name"]: page for page in session["pages"]}
+    assert set(pages) == {page.name for page in PAGES if page.workload == workload}
+    for page in (page for page in PAGES if page.workload == workload):
+        written = pages[page.name]
+        assert written["path"].split("?")[0] == page.path()
+        assert written["expect"] == page.marker
+        assert (written.get("method", "GET"), written.get("body")) == (page.method, page.body)
+        assert all(image.removeprefix("/specweb/images/") in IMAGES for image in written.get("embedded", []))
+    assert session["start"] in pages
+    assert set(session["transitions"]) == set(pages)
+    for leaving, to in session["transitions"].items():
+        assert set(to) <= {*pages, "end"}, leaving
+        assert sum(to.values()) == pytest.approx(1.0), leaving
