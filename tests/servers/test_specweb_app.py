@@ -12,6 +12,7 @@ import urllib.request
 from collections import Counter
 from http.cookiejar import CookieJar
 
+import psutil
 import pytest
 import yaml
 
@@ -105,6 +106,7 @@ def test_a_broken_back_end_gives_pages_without_their_marker(server: Start) -> No
     instance = server(PATHS[0])
     besim = instance.backends[-1]
     assert besim.port is not None
+    assert psutil.Process(besim.proc.pid).name() == "besim", "the monitor's database role goes by this name"
     user = Browser(instance)
     page = page_named("support", "catalog")
     set_failing(besim.port, True)

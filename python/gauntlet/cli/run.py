@@ -206,7 +206,7 @@ def run_command(
     ] = None,
     https: Annotated[bool, typer.Option("--https", help="--server: serve HTTPS (self-signed certificate)")] = False,
     app: Annotated[
-        str | None, typer.Option("--app", help="--server: serve this application (wordpress) through --backend (default php-fpm)")
+        str | None, typer.Option("--app", help="--server: serve this application (wordpress, specweb) through --backend (default php-fpm; JSP on tomcat)")
     ] = None,
     no_opcache: Annotated[bool, typer.Option("--no-opcache", help="--server: PHP without its opcode cache")] = False,
     apcu: Annotated[bool, typer.Option("--apcu", help="--server --app wordpress: WordPress's object cache in APCu")] = False,
