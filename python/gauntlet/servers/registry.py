@@ -182,10 +182,14 @@ class AppCombination:
 
 
 def app_combinations() -> list[AppCombination]:
-    """Every application on every kind through each of its backends (`gauntlet servers`)."""
+    """Every application on every kind through each of its backends, and as JSP on Tomcat
+    (`gauntlet servers`)."""
     found = []
     for app in APPS.values():
         missing = app.missing_packages()
+        if app.jsp:
+            tomcat = availability("tomcat")
+            found.append(AppCombination(app.name, "tomcat", "jsp", None if tomcat.available else tomcat.reason))
         for kind in KINDS.values():
             for backend in app.backends:
                 pair = combination(kind, backend)

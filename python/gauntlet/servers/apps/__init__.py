@@ -93,7 +93,7 @@ def app_refusal(spec: ServerSpec) -> tuple[str, str] | None:
     app = app_named(spec.app)
     if spec.php_sessions != "disk" and app.name != "specweb":
         return "php_sessions is the specweb application's session storage", "leave it out, or use --app specweb"
-    if spec.kind == "tomcat":
+    if spec.kind == "tomcat" and spec.backend is None:
         if not app.jsp:
             return f"{app.name} runs on PHP, and Tomcat runs JSP", "pick a server with a PHP backend (gauntlet servers)"
         return None
