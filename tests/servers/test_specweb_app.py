@@ -16,12 +16,14 @@ import psutil
 import pytest
 import yaml
 
+from gauntlet.errors import GauntletError
 from gauntlet.model.loadfile import LOADS
 from gauntlet.servers.apps.besim import besim_stats, set_failing
 from gauntlet.servers.apps.specweb import IMAGES, PAGES, Page, language, page_named
 from gauntlet.servers.base import ServerInstance
+from gauntlet.servers.registry import check_spec
 from gauntlet.servers.spec import ServerSpec
-from tests.conftest import Start
+from tests.conftest import Start, require_available
 
 #: One server for each way PHP runs: a FastCGI pool, a module inside the server, a program per request.
 PATHS = [
@@ -135,3 +137,18 @@ def test_the_load_files_walk_the_applications_pages(workload: str) -> None:
     for leaving, to in session["transitions"].items():
         assert set(to) <= {*pages, "end"}, leaving
         assert sum(to.values()) == pytest.approx(1.0), leaving
+
+
+@pytest.mark.parametrize(
+    ("spec", "cause"),
+    [
+        (ServerSpec("tomcat", app="wordpress"), "Tomcat runs JSP"),
+        (ServerSpec("nginx", backend="php-fpm", app="wordpress", php_sessions="memory"), "specweb application's session"),
+        (ServerSpec("nginx", backend="uwsgi", app="specweb"), "runs on PHP"),
+    ],
+)
+def test_what_cannot_work_is_refused_before_anything_starts(spec: ServerSpec, cause: str) -> None:
+    require_available(ServerSpec(spec.kind))
+    with pytest.raises(GauntletError, match=cause) as refused:
+        check_spec(spec)
+    assert "\n" not in str(refused.value) and refused.value.fix
