@@ -157,9 +157,19 @@ def language(spec: ServerSpec) -> str:
     return "jsp" if spec.kind == "tomcat" else "php"
 
 
+#: Tomcat's rewrite valve (templates/tomcat-server.xml.j2): a PHP page's URL serves its JSP page, so
+#: that the load files (model/loads/specweb-*.yaml) walk both implementations, as SPECweb's client
+#: asks each for its own file names.
+JSP_REWRITE = "RewriteRule ^/specweb/(.*)\\.php$ /specweb/$1.jsp [L]\n"
+
+
 def write_jsp(root: Path, besim_port: int) -> str:
-    """The JSP applications under root, with their config.jspf; Tomcat compiles them on first use."""
+    """The JSP applications under root, with their config.jspf and the rewrite of the PHP pages'
+    URLs to them; Tomcat compiles them on first use."""
     shutil.copytree(SOURCES / "jsp", root, dirs_exist_ok=True)
+    web_inf = root.parent / "WEB-INF"
+    web_inf.mkdir(exist_ok=True)
+    (web_inf / "rewrite.config").write_text(JSP_REWRITE)
     config = (
         "<%-- Rendered by gauntlet.servers.apps.specweb for this instance. --%>\n"
         f'<%! static final String BESIM_URL = "http://{LOOPBACK}:{besim_port}/besim/"; %>\n'
