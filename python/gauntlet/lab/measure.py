@@ -21,7 +21,7 @@ from gauntlet.analysis.spread import median_index, spreads
 from gauntlet.errors import GauntletError
 from gauntlet.lab.access_log import LoggedRequests
 from gauntlet.lab.cpu_window import CpuWindow, client_use, with_cgroup_cpu
-from gauntlet.monitor.per_request import per_page, per_request
+from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
 from gauntlet.plan import Plan
 from gauntlet.servers.backends.catalog import BACKENDS
@@ -154,9 +154,6 @@ def measure_run(
     if totals is not None and server is not None:
         result["server"] = per_request(totals, result["requests"])
         result["server"]["php_role"] = php_role(server.spec.backend)
-        pages = sum(page["count"] for page in (result.get("sessions") or {}).get("pages", {}).values())
-        if pages:
-            result["server"]["per_page"] = per_page(totals, pages)
     context = Context(
         window_s=window.window_s,
         idle_s_by_cpu=window.idle_s_by_cpu,

@@ -1,5 +1,4 @@
-"""Server figures per completed request, and per page of a sessions run, as the SPECweb2005 white
-paper tabulates them."""
+"""Server figures per completed request, as the SPECweb2005 white paper tabulates them."""
 
 from __future__ import annotations
 
@@ -38,15 +37,4 @@ def per_request(totals: ServerTotals, requests: int) -> dict[str, Any]:
         "samples": totals.samples,
         "monitor_cpu_s": totals.monitor_cpu_s,
         "elapsed_s": totals.elapsed_s,
-    }
-
-
-def per_page(totals: ServerTotals, pages: int) -> dict[str, Any]:
-    """The white paper's per-page rows: CPU ms, context switches and page faults per page (a page
-    with its embedded images and revalidations) of the `pages` measured (at least one)."""
-    return {
-        "pages": pages,
-        "cpu_ms": totals.cpu_s * 1e3 / pages,
-        "context_switches": (totals.voluntary_switches + totals.involuntary_switches) / pages,
-        "page_faults": (totals.minor_faults + totals.major_faults) / pages,
     }
