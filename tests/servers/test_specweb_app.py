@@ -2,7 +2,8 @@
 Tomcat: every page
 type answers with its content marker and its embedded images, BeSim answered exactly the calls the
 pages made, the session cookie is what carries a user from page to page, a page whose back end
-fails comes back without its marker, and the load files walk these pages."""
+fails comes back without its marker, and the load files walk these pages: through the engine,
+valid, and with a broken back end, failing QoS."""
 
 from __future__ import annotations
 
@@ -11,12 +12,17 @@ import urllib.error
 import urllib.request
 from collections import Counter
 from http.cookiejar import CookieJar
+from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 import yaml
 
 from gauntlet.errors import GauntletError
+from gauntlet.analysis.qos import verdict
+from gauntlet.engine import run
+from gauntlet.model import loadfile
 from gauntlet.model.loadfile import LOADS
 from gauntlet.servers.apps.besim import besim_stats, set_failing
 from gauntlet.servers.apps.specweb import IMAGES, PAGES, Page, language, page_named
@@ -158,3 +164,30 @@ def test_what_cannot_work_is_refused_before_anything_starts(spec: ServerSpec, ca
         check_spec(spec)
     assert "\n" not in str(refused.value) and refused.value.fix
 
+
+def test_banking_sessions_through_the_engine_and_a_broken_back_end_fails_qos(server: Start, tmp_path: Path) -> None:
+    """The Banking load file walked by the engine's sessions (the Markov chain, the cookie jar, the
+    POST forms): every page type valid; with BeSim failing, every page fails its check and QoS."""
+    instance = server(PATHS[0])
+    besim = instance.backends[-1]
+    assert besim.port is not None
+    # The file as shipped but for its think time, so that a short run visits every page type.
+    text = (LOADS / "specweb-banking.yaml").read_text().replace("think: {exponential: 2s}", "think: 20ms")
+    path = tmp_path / "banking.yaml"
+    path.write_text(text)
+    short = {"users": 4, "ramp_up": "0s", "warm_up": "200ms", "measure": "2s", "ramp_down": "0s"}
+
+    def walk() -> dict[str, Any]:
+        sessions: dict[str, Any] = run(loadfile.load(path, short).to_plan(instance.url).engine_json()).result["sessions"]
+        return sessions
+
+    working = walk()
+    judged = verdict(working)
+    assert judged.valid, [(p.name, p.count, p.invalid, p.good_share) for p in judged.pages]
+    assert {p.name for p in judged.pages} == {page.name for page in PAGES if page.workload == "bank"}
+    set_failing(besim.port, True)
+    broken = walk()
+    assert not verdict(broken).valid
+    for name, page in broken["pages"].items():
+        assert page["count"] == 0 or page["invalid"] == page["fail"] == page["count"], (name, page)
+    assert sum(page["count"] for page in broken["pages"].values()) > 0
