@@ -7,6 +7,7 @@ pub mod besim;
 mod conn;
 pub mod faults;
 pub mod routes;
+pub mod session_route;
 pub mod siblings;
 
 use std::cmp::Reverse;

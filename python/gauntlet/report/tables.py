@@ -117,8 +117,30 @@ def unanswered_stages(result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
             if unanswered[stage]["count"]]
 
 
+def setup_line(result: dict[str, Any]) -> str | None:
+    """What ran, when Gauntlet started the server: `nginx 1.22.1, 2 processes, php-fpm 8.2.28, HTTPS
+    TLSv1.3 TLS13_AES_256_GCM_SHA384, config sha256 1a2b3c4d5e6f (1,234 bytes)`."""
+    setup = result.get("server_setup")
+    if setup is None:
+        return None
+    parts = [f"{setup['kind']} {setup['version'] or '(version unknown)'}"]
+    if setup["workers"] is not None:
+        parts.append(f"{setup['workers']} {setup['worker_unit']}")
+    if setup["backend"] is not None:
+        parts.append(f"{setup['backend']} {setup['backend_version'] or ''}".rstrip())
+    if setup["tls"]:
+        negotiated = result.get("negotiated") or {}
+        agreed = " ".join(v for v in (negotiated.get("tls_version"), negotiated.get("tls_cipher")) if v)
+        parts.append(f"HTTPS {agreed}".rstrip())
+    parts.append(f"config sha256 {setup['config_sha256'][:12]} ({setup['config_bytes']:,} bytes)")
+    return "ran: " + ", ".join(parts)
+
+
 def print_run(console: Console, result: dict[str, Any]) -> None:
     console.print(describe_plan(result))
+    line = setup_line(result)
+    if line is not None:
+        console.print(line, highlight=False, soft_wrap=True)
     console.print(throughput_table(result))
     if result["tls"] is not None:
         tls = result["tls"]
@@ -304,6 +326,7 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     """Stored runs as the HTML report's headline shows them (`gauntlet suite run` prints it at the end)."""
     # Imported here: `gauntlet run` prints the tables above without the store or the report's views.
     from gauntlet.report.points import grid_points
+    from gauntlet.report.specweb import specweb_table
     from gauntlet.report.views import SUMMARY_TABLES, run_line, tables
 
     for run_id in run_ids:
@@ -312,5 +335,5 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     if not points:
         console.print("no case stored yet")
         return
-    for table in tables(points, SUMMARY_TABLES):
+    for table in tables(points, (*SUMMARY_TABLES, specweb_table)):
         console.print(rich_table(table))
