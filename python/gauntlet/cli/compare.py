@@ -11,18 +11,21 @@ from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
 from gauntlet.report.output import console
 
 EXIT_REGRESSION = 1
+#: Changed lines of the suite files named in the warning; the rest are counted.
+SUITE_LINES_SHOWN = 6
 
 
 def compare_command(
     run_a: Annotated[int, typer.Argument(help="The baseline run")],
     run_b: Annotated[int, typer.Argument(help="The run compared with it")],
     threshold: Annotated[
-        float, typer.Option("--threshold", min=0, help="Exit 1 only for a regression larger than PCT percent")
+        float, typer.Option("--threshold", min=0, help="Exit 1 only for a regression larger than PCT percent (points for shares)")
     ] = 0.0,
     db: DbOption = DEFAULT_DB_PATH,
 ) -> int:
-    """Compare requests/s, p99 and CPU per request; regressions count only beyond the runs' own spread."""
-    from gauntlet.report.compare import compare, comparison_table, failing
+    """Compare requests/s, p99, CPU per request, the failed share and each error kind; regressions count
+    only beyond the runs' own spread."""
+    from gauntlet.report.compare import compare, comparison_table, failing, suite_differences
     from gauntlet.report.tables import rich_table
     from gauntlet.store import Store
 
@@ -30,6 +33,17 @@ def compare_command(
     with Store.open(db, create=False) as store:
         before, after = store.run(run_a), store.run(run_b)
         comparison = compare(store.cases([run_a]), store.cases([run_b]), before.environment, after.environment)
+    if comparison.setting_differences:
+        err.print(Text(
+            f"warning: the runs differ in a setting of every case ({'; '.join(comparison.setting_differences)}); "
+            "cases are paired across it, and their changes may come from it",
+            style="yellow",
+        ), soft_wrap=True)
+    changed_lines = suite_differences(before.suite_text, after.suite_text)
+    if changed_lines:
+        shown = " | ".join(line.strip() for line in changed_lines[:SUITE_LINES_SHOWN])
+        more = f" and {len(changed_lines) - SUITE_LINES_SHOWN} more" if len(changed_lines) > SUITE_LINES_SHOWN else ""
+        err.print(Text(f"warning: the runs' suite files differ ({shown}{more})", style="yellow"), soft_wrap=True)
     if comparison.environment_differences:
         err.print(Text(
             f"warning: the runs' environments differ ({'; '.join(comparison.environment_differences)}); "

@@ -24,7 +24,7 @@ def _number(value: Any) -> str:
 PARAM_ORDER = (
     "run", "group", "server", "workers", "threads_per_child", "backend", "backend_workers", "protocol", "tls_version",
     "cipher", "keepalive", "calls_per_connection", "workload", "path", "model", "connections", "rate_per_s", "users",
-    "requests", "duration_s",
+    "requests", "duration_s", "timeout_s", "warmup_s",
 )
 PARAM_WORDS: dict[str, Callable[[Any], str]] = {
     "run": lambda v: f"run {v}",
@@ -39,6 +39,8 @@ PARAM_WORDS: dict[str, Callable[[Any], str]] = {
     "users": lambda v: _counted(v, "user"),
     "requests": lambda v: _counted(v, "request"),
     "duration_s": lambda v: f"{_number(v)} s",
+    "timeout_s": lambda v: f"{_number(v)} s timeout",
+    "warmup_s": lambda v: f"{_number(v)} s warm-up",
 }
 #: Parameters whose value says itself (nginx, https, /webtest.html, ST-1, rate, static).
 PLAIN_PARAMS = ("group", "server", "backend", "protocol", "cipher", "workload", "path", "model")
