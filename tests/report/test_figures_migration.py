@@ -1,4 +1,4 @@
-"""Migration 0006 fills the new figure columns of cases stored before it from their result JSON:
+"""Migration 0006 (the study's stored cases, figures nulled) fills the new figure columns of cases stored before it from their result JSON:
 the SQL gives what gauntlet.store.figures gives for a new case."""
 
 from __future__ import annotations
