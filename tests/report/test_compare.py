@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,35 +12,46 @@ from gauntlet.servers.builtin import start_builtin
 from gauntlet.store import Store
 from tests.conftest import Started
 from tests.helpers.cli_process import run_cli
-from tests.helpers.measured import load_case
+from tests.helpers.measured import MEASURE_S, load_case
 
 DELAY = "?delay_ms=20"
 BASE_ENVIRONMENT = {"cpu": {"cores": 2}, "kernel": "6.1.0", "load_average": [0.1, 0.1, 0.1], "taken_unix_ms": 1}
+
+
+#: A run to store: its suite text, environment, and cases as (params, repeat, query).
+RunCases = tuple[str | None, dict[str, Any], list[tuple[dict[str, Any], int, str]]]
+
+
+def stored_runs(path: Path, runs: list[RunCases], measure_s: float = MEASURE_S) -> list[int]:
+    """Each run measured on one built-in server and stored; their ids."""
+    started = Started()
+    try:
+        server = started.add(start_builtin(threads=2))
+        with Store.open(path) as store:
+            run_ids = []
+            for suite_text, environment, cases in runs:
+                run_id = store.begin_run(
+                    suite="compared", suite_text=suite_text, options={}, environment=environment, planned_cases=len(cases)
+                )
+                for params, repeat, query in cases:
+                    store.add_case(run_id, load_case(server, params, repeat=repeat, query=query, measure_s=measure_s))
+                store.end_run(run_id, "complete")
+                run_ids.append(run_id)
+    finally:
+        started.stop_all_and_check()
+    return run_ids
 
 
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
     """(database, baseline run, slowed run): connections 2 and 4 in both; 8 in the baseline only."""
     path = tmp_path_factory.mktemp("compare") / "results.db"
-    started = Started()
-    try:
-        server = started.add(start_builtin(threads=2))
-        with Store.open(path) as store:
-            run_ids = []
-            for query, levels, environment in (
-                ("", (2, 4, 8), BASE_ENVIRONMENT),
-                (DELAY, (2, 4), {**BASE_ENVIRONMENT, "kernel": "6.12.0", "load_average": [1.5, 1, 1], "taken_unix_ms": 2}),
-            ):
-                run_id = store.begin_run(
-                    suite="delay", suite_text=None, options={}, environment=environment, planned_cases=len(levels)
-                )
-                for connections in levels:
-                    store.add_case(run_id, load_case(server, {"path": "/webtest.html", "connections": connections}, query=query))
-                store.end_run(run_id, "complete")
-                run_ids.append(run_id)
-    finally:
-        started.stop_all_and_check()
-    return path, run_ids[0], run_ids[1]
+    slowed_environment = {**BASE_ENVIRONMENT, "kernel": "6.12.0", "load_average": [1.5, 1, 1], "taken_unix_ms": 2}
+    baseline, slowed = stored_runs(path, [
+        (None, environment, [({"path": "/webtest.html", "connections": c}, 0, query) for c in levels])
+        for query, levels, environment in (("", (2, 4, 8), BASE_ENVIRONMENT), (DELAY, (2, 4), slowed_environment))
+    ])
+    return path, baseline, slowed
 
 
 def test_a_delay_is_a_regression_and_fails_ci(two_runs: tuple[Path, int, int]) -> None:
@@ -91,23 +103,13 @@ SUITE_TEXT = "servers: [builtin]\ndefaults:\n  timeout: {}\n"
 def timeout_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
     """(database, run with a 2 s timeout, the same suite with 50 ms): two levels, two repeats each."""
     path = tmp_path_factory.mktemp("timeouts") / "results.db"
-    started = Started()
-    try:
-        server = started.add(start_builtin(threads=2))
-        with Store.open(path) as store:
-            run_ids = []
-            for timeout_s in TIMEOUTS_S:
-                run_id = store.begin_run(suite="slow", suite_text=SUITE_TEXT.format(f"{timeout_s}s"), options={},
-                                         environment=BASE_ENVIRONMENT, planned_cases=4)
-                for connections in (2, 4):
-                    for repeat in (0, 1):
-                        params = {"path": "/webtest.html", "connections": connections, "timeout_s": timeout_s}
-                        store.add_case(run_id, load_case(server, params, repeat=repeat, query=SLOW, measure_s=0.5))
-                store.end_run(run_id, "complete")
-                run_ids.append(run_id)
-    finally:
-        started.stop_all_and_check()
-    return path, run_ids[0], run_ids[1]
+    long_timeout, short_timeout = stored_runs(path, [
+        (SUITE_TEXT.format(f"{timeout_s}s"), BASE_ENVIRONMENT, [
+            ({"path": "/webtest.html", "connections": c, "timeout_s": timeout_s}, repeat, SLOW) for c in (2, 4) for repeat in (0, 1)
+        ])
+        for timeout_s in TIMEOUTS_S
+    ], measure_s=0.5)
+    return path, long_timeout, short_timeout
 
 
 def test_a_shorter_timeout_that_fails_requests_is_a_regression(timeout_runs: tuple[Path, int, int]) -> None:

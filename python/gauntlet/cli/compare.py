@@ -11,8 +11,6 @@ from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
 from gauntlet.report.output import console
 
 EXIT_REGRESSION = 1
-#: Changed lines of the suite files named in the warning; the rest are counted.
-SUITE_LINES_SHOWN = 6
 
 
 def compare_command(
@@ -25,7 +23,7 @@ def compare_command(
 ) -> int:
     """Compare requests/s, p99, CPU per request, the failed share and each error kind; regressions count
     only beyond the runs' own spread."""
-    from gauntlet.report.compare import compare, comparison_table, failing, suite_differences
+    from gauntlet.report.compare import compare, comparison_table, failing, warnings
     from gauntlet.report.tables import rich_table
     from gauntlet.store import Store
 
@@ -33,23 +31,8 @@ def compare_command(
     with Store.open(db, create=False) as store:
         before, after = store.run(run_a), store.run(run_b)
         comparison = compare(store.cases([run_a]), store.cases([run_b]), before.environment, after.environment)
-    if comparison.setting_differences:
-        err.print(Text(
-            f"warning: the runs differ in a setting of every case ({'; '.join(comparison.setting_differences)}); "
-            "cases are paired across it, and their changes may come from it",
-            style="yellow",
-        ), soft_wrap=True)
-    changed_lines = suite_differences(before.suite_text, after.suite_text)
-    if changed_lines:
-        shown = " | ".join(line.strip() for line in changed_lines[:SUITE_LINES_SHOWN])
-        more = f" and {len(changed_lines) - SUITE_LINES_SHOWN} more" if len(changed_lines) > SUITE_LINES_SHOWN else ""
-        err.print(Text(f"warning: the runs' suite files differ ({shown}{more})", style="yellow"), soft_wrap=True)
-    if comparison.environment_differences:
-        err.print(Text(
-            f"warning: the runs' environments differ ({'; '.join(comparison.environment_differences)}); "
-            "changes may come from the machine, not the server",
-            style="yellow",
-        ), soft_wrap=True)
+    for line in warnings(comparison, before.suite_text, after.suite_text):
+        err.print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)
     out.print(rich_table(comparison_table(comparison)))
     for points, which in ((comparison.only_before, f"run {run_a}"), (comparison.only_after, f"run {run_b}")):
         if points:

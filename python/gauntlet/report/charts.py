@@ -23,7 +23,9 @@ from gauntlet.report.points import (
     describe,
     difference_text,
     error_share,
+    kind_share,
     point_names,
+    stored_figure,
     varying,
 )
 from gauntlet.store import CaseRow
@@ -49,10 +51,6 @@ class Chart:
 
 def _text(value: Any) -> str:
     return html.escape(str(value), quote=False)
-
-
-def _figure(name: str) -> CaseValue:
-    return lambda case: case.figures.get(name)
 
 
 #: Where the legend sits: right of the plot, outside it (Plotly widens the margin to fit), so that
@@ -184,7 +182,7 @@ def _pairs(
 
 def throughput_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
     return _lines(
-        points, "connections", _figure("requests_per_s"), chart_id="throughput", title="Requests/s vs concurrency",
+        points, "connections", stored_figure("requests_per_s"), chart_id="throughput", title="Requests/s vs concurrency",
         note="Mean requests/s of the repeats at each concurrency, bars from the slowest to the fastest repeat.",
         x_title="connections", y_title="requests/s",
     )
@@ -203,7 +201,7 @@ def errors_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
 
 def throughput_vs_rate(points: list[GridPoint]) -> list[Chart]:
     return _lines(
-        points, "rate_per_s", _figure("requests_per_s"), chart_id="rate", title="Replies/s vs offered rate",
+        points, "rate_per_s", stored_figure("requests_per_s"), chart_id="rate", title="Replies/s vs offered rate",
         note="Responses per second at each offered rate (constant-rate load, latency from the due time).",
         x_title="offered requests/s", y_title="replies/s",
     )
@@ -211,7 +209,7 @@ def throughput_vs_rate(points: list[GridPoint]) -> list[Chart]:
 
 def worker_scaling(points: list[GridPoint]) -> list[Chart]:
     return _lines(
-        points, "workers", _figure("requests_per_s"), chart_id="workers", title="Worker scaling",
+        points, "workers", stored_figure("requests_per_s"), chart_id="workers", title="Worker scaling",
         note="Requests/s as the server's worker processes (or threads) grow.",
         x_title="server workers", y_title="requests/s",
     )
@@ -319,11 +317,8 @@ def _mean_latency_lines(points: list[GridPoint], x_param: str, *, chart_id: str,
 
 
 def _kind_share_pct(kind: str) -> CaseValue:
-    def value(case: CaseRow) -> float | None:
-        count, ended = case.figures.get(f"errors_{kind}"), (case.figures.get("responses") or 0) + (case.figures.get("errors_total") or 0)
-        return None if count is None or ended == 0 else 100 * count / ended
-
-    return value
+    share = kind_share(kind)
+    return lambda case: None if (value := share(case)) is None else 100 * value
 
 
 def _with_some_above_zero(charts: list[Chart]) -> list[Chart]:
@@ -352,7 +347,7 @@ def error_kinds_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
 
 def _figure_vs_rate(name: str, chart_id: str, title: str, y_title: str, note: str) -> Callable[[list[GridPoint]], list[Chart]]:
     def view(points: list[GridPoint]) -> list[Chart]:
-        return _lines(points, "rate_per_s", _figure(name), chart_id=chart_id, title=title, note=note,
+        return _lines(points, "rate_per_s", stored_figure(name), chart_id=chart_id, title=title, note=note,
                       x_title="offered requests/s", y_title=y_title)
 
     view.__name__ = chart_id.replace("-", "_")

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from gauntlet.host import differences
 from gauntlet.model.record import case_key
-from gauntlet.report.points import CaseValue, GridPoint, Spread, describe, grid_points, noise
+from gauntlet.report.points import CaseValue, GridPoint, Spread, describe, grid_points, kind_share, noise, stored_figure
 from gauntlet.report.views import Column, Table, case_cells, format_per_request
 from gauntlet.store import CaseRow
 from gauntlet.store.figures import ERROR_KINDS
@@ -48,18 +48,6 @@ def _percent(share: float) -> str:
     return f"{share:.1%}"
 
 
-def _kind_share(kind: str) -> CaseValue:
-    """Requests that ended in this error kind over all that ended."""
-
-    def value(case: CaseRow) -> float | None:
-        count, responses, errors = (case.figures.get(n) for n in (f"errors_{kind}", "responses", "errors_total"))
-        if count is None or responses is None or errors is None or responses + errors == 0:
-            return None
-        return count / (responses + errors)
-
-    return value
-
-
 #: The figures compared, as the table shows them.
 COMPARED = {
     "requests_per_s": Compared("requests/s", True, format_count),
@@ -68,7 +56,7 @@ COMPARED = {
     "server_cpu_us_per_request": Compared("server µs/req", False, format_per_request),
     "failed_share": Compared("failed", False, _percent, share=True),
     **{
-        f"errors_{kind}": Compared(f"{kind.replace('_', ' ')} errors", False, _percent, _kind_share(kind), True, True)
+        f"errors_{kind}": Compared(f"{kind.replace('_', ' ')} errors", False, _percent, kind_share(kind), True, True)
         for kind in ERROR_KINDS
     },
     "non_2xx_share": Compared("non-2xx", False, _percent, share=True, only_when_seen=True),
@@ -137,7 +125,7 @@ def change(figure: str, before: Spread | None, after: Spread | None) -> Change |
 def _changes(old: GridPoint, new: GridPoint) -> list[Change]:
     found = []
     for figure, compared in COMPARED.items():
-        value = compared.value or (lambda case, name=figure: case.figures.get(name))
+        value = compared.value or stored_figure(figure)
         before, after = old.value(value), new.value(value)
         if compared.only_when_seen and not any(s is not None and s.high > 0 for s in (before, after)):
             continue
@@ -187,6 +175,30 @@ def suite_differences(before: str | None, after: str | None) -> list[str]:
         return []
     diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
     return [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()]
+
+
+#: Changed lines of the suite files named in the warning; the rest are counted.
+SUITE_LINES_SHOWN = 6
+
+
+def warnings(comparison: Comparison, suite_before: str | None, suite_after: str | None) -> list[str]:
+    """What differs between the two runs besides the servers, each in a line: the changes may come from it."""
+    found = []
+    if comparison.setting_differences:
+        found.append(
+            f"the runs differ in a setting of every case ({'; '.join(comparison.setting_differences)}); "
+            "cases are paired across it, and their changes may come from it"
+        )
+    changed = suite_differences(suite_before, suite_after)
+    if changed:
+        more = f" and {len(changed) - SUITE_LINES_SHOWN} more" if len(changed) > SUITE_LINES_SHOWN else ""
+        found.append(f"the runs' suite files differ ({' | '.join(changed[:SUITE_LINES_SHOWN])}{more})")
+    if comparison.environment_differences:
+        found.append(
+            f"the runs' environments differ ({'; '.join(comparison.environment_differences)}); "
+            "changes may come from the machine, not the server"
+        )
+    return found
 
 
 def failing(comparison: Comparison, threshold_pct: float) -> list[tuple[CaseChange, Change]]:
