@@ -1,6 +1,7 @@
 """The studies' views (docs/reports.md#the-studies-views): the Deathmatch's figures against the
 offered rate, Nguyen's against concurrency with each error kind apart, and the soak's servers over
-time. Real cases, measured once on the built-in server and kept in golden/study-cases.json, are
+time. Real cases, measured once on the built-in server and kept in golden/study-cases.json (removed,
+it is measured again), are
 stored in a real SQLite file; each view's data is checked against what was stored, and its data
 and layout against golden/study-views.json (not pixels: the Chromium check draws the report)."""
 
@@ -17,10 +18,12 @@ import pytest
 
 from gauntlet.model.record import CaseRecord
 from gauntlet.report import charts
+from gauntlet.report.html import write_report
 from gauntlet.report.points import GridPoint, grid_points
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.store import Store
 from tests.conftest import Started
+from tests.helpers.browser import charts_drawn, headless_chromium, open_report
 from tests.helpers.measured import load_case
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -53,21 +56,24 @@ def measured_study() -> Iterator[CaseRecord]:
         started.stop_all_and_check()
 
 
-def stored_points(path: Path) -> list[GridPoint]:
+@pytest.fixture(scope="module")
+def study_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """(database, run id) of the captured cases, stored."""
+    if not CASES_FILE.exists():
+        CASES_FILE.write_text(json.dumps([asdict(record) for record in measured_study()], indent=1) + "\n")
     records = [CaseRecord(**case) for case in json.loads(CASES_FILE.read_text())]
+    path = tmp_path_factory.mktemp("studies") / "results.db"
     with Store.open(path) as store:
         run_id = store.begin_run(suite="studies", suite_text=None, options={}, environment={}, planned_cases=len(records))
         for record in records:
             store.add_case(run_id, record)
         store.end_run(run_id, "complete")
-        return grid_points(store.cases([run_id]))
+    return path, run_id
 
 
 @pytest.fixture(scope="module")
-def points(tmp_path_factory: pytest.TempPathFactory) -> list[GridPoint]:
-    if UPDATE:
-        CASES_FILE.write_text(json.dumps([asdict(record) for record in measured_study()], indent=1) + "\n")
-    return stored_points(tmp_path_factory.mktemp("studies") / "results.db")
+def points(study_run: tuple[Path, int]) -> list[GridPoint]:
+    return grid_points_of(*study_run)
 
 
 def views_of(points: list[GridPoint]) -> dict[str, Any]:
@@ -75,11 +81,12 @@ def views_of(points: list[GridPoint]) -> dict[str, Any]:
 
 
 def test_each_view_matches_its_golden_data_and_layout(points: list[GridPoint]) -> None:
-    """GAUNTLET_UPDATE_GOLDEN=1 measures the cases anew and writes both files (review their diff)."""
+    """GAUNTLET_UPDATE_GOLDEN=1 writes the views anew (review the diff); the cases are measured anew
+    when their file is removed."""
     found = json.loads(json.dumps(views_of(points)))
     if UPDATE:
         VIEWS_FILE.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
-        pytest.fail(f"{CASES_FILE.name} and {VIEWS_FILE.name} written anew: review their diff, then run without GAUNTLET_UPDATE_GOLDEN")
+        pytest.fail(f"{VIEWS_FILE.name} written anew: review its diff, then run without GAUNTLET_UPDATE_GOLDEN")
     expected = json.loads(VIEWS_FILE.read_text())
     assert sorted(found) == sorted(expected)
     for chart_id, view in expected.items():
@@ -181,3 +188,37 @@ def test_the_palette_never_repeats() -> None:
     for count in (1, 10, 18, 20, 21, 64, 300):
         found = colors(count)
         assert len(found) == count == len(set(found))
+
+
+#: Each chart's legend, plot area and axis titles as the browser laid them out.
+BOXES = """
+(div) => {
+  const box = (selector) => { const e = div.querySelector(selector); if (!e) return null;
+    const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  return {legend: box('.legend'), plot: box('.nsewdrag'), xtitle: box('.xtitle'), ytitle: box('.ytitle'), y2title: box('.y2title')};
+}
+"""
+
+
+def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
+
+
+def test_chromium_draws_every_study_view_with_legends_clear(study_run: tuple[Path, int], tmp_path: Path) -> None:
+    path, run_id = study_run
+    report = tmp_path / "report.html"
+    with Store.open(path, create=False) as store:
+        write_report(store, [run_id], report)
+    with headless_chromium() as browser:
+        page = open_report(browser, report)
+        assert charts_drawn(page) == len(charts.all_charts(grid_points_of(path, run_id)))
+        for chart in page.query_selector_all(".chart"):
+            boxes = chart.evaluate(BOXES)
+            assert boxes["legend"]["left"] >= boxes["plot"]["right"], chart.get_attribute("id")
+            for title in ("xtitle", "ytitle", "y2title"):
+                assert boxes[title] is None or not overlap(boxes[title], boxes["legend"]), (chart.get_attribute("id"), title)
+
+
+def grid_points_of(path: Path, run_id: int) -> list[GridPoint]:
+    with Store.open(path, create=False) as store:
+        return grid_points(store.cases([run_id]))

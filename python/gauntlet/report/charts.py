@@ -412,7 +412,7 @@ def servers_over_time(points: list[GridPoint]) -> list[Chart]:
             traces = []
             for server, line in seconds.items():
                 drawn = lttb([(s["second"], _second_value(key, s, divisor)) for s in line], MAX_TIMELINE_POINTS)
-                traces.append({"type": "scatter", "mode": "lines", "name": _text(server),
+                traces.append({"type": "scatter", "mode": "lines+markers", "name": _text(server),
                                "x": [x for x, _ in drawn], "y": [y for _, y in drawn]})
             shown_title = f"{y_title} ({unit})" if key == "latency" else y_title
             charts.append(_chart(
