@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import colorsys
 
+#: Kelly's colours, the darker and more saturated first (a lone line should not be pale yellow).
 KELLY = (
-    "#f3c300", "#875692", "#f38400", "#a1caf1", "#be0032", "#c2b280", "#848482", "#008856", "#e68fac", "#0067a5",
-    "#f99379", "#604e97", "#f6a600", "#b3446c", "#dcd300", "#882d17", "#8db600", "#654522", "#e25822", "#2b3d26",
+    "#0067a5", "#be0032", "#008856", "#f38400", "#875692", "#882d17", "#e68fac", "#848482", "#8db600", "#604e97",
+    "#f6a600", "#b3446c", "#a1caf1", "#c2b280", "#dcd300", "#654522", "#e25822", "#2b3d26", "#f99379", "#f3c300",
 )
 GOLDEN_ANGLE = 0.381966
 LIGHTNESS = (0.35, 0.55, 0.45)
