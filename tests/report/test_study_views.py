@@ -168,7 +168,8 @@ def test_every_chart_has_a_colour_per_series_and_its_legend_outside(points: list
     for chart in charts.all_charts(points):
         colours = [trace["marker"]["color"] for trace in chart.figure["data"]]
         assert len(set(colours)) == len(colours), chart.title
-        assert chart.figure["layout"]["legend"]["x"] > 1, "right of the plot, covering nothing"
+        legend = chart.figure["layout"]["legend"]
+        assert legend["x"] > 1 or legend["y"] < 0, "right of the plot or below it, covering nothing"
 
 
 def test_latency_axes_read_in_the_runs_own_units(points: list[GridPoint]) -> None:
@@ -195,7 +196,8 @@ BOXES = """
 (div) => {
   const box = (selector) => { const e = div.querySelector(selector); if (!e) return null;
     const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
-  return {legend: box('.legend'), plot: box('.nsewdrag'), xtitle: box('.xtitle'), ytitle: box('.ytitle'), y2title: box('.y2title')};
+  const whole = div.getBoundingClientRect();
+  return {width: whole.width, legend: box('.legend'), plot: box('.nsewdrag'), xtitle: box('.xtitle'), ytitle: box('.ytitle'), y2title: box('.y2title')};
 }
 """
 
@@ -214,9 +216,14 @@ def test_chromium_draws_every_study_view_with_legends_clear(study_run: tuple[Pat
         assert charts_drawn(page) == len(charts.all_charts(grid_points_of(path, run_id)))
         for chart in page.query_selector_all(".chart"):
             boxes = chart.evaluate(BOXES)
-            assert boxes["legend"]["left"] >= boxes["plot"]["right"], chart.get_attribute("id")
+            beside, below = boxes["legend"]["left"] >= boxes["plot"]["right"], boxes["legend"]["top"] >= boxes["plot"]["bottom"]
+            assert beside or below, chart.get_attribute("id")
             for title in ("xtitle", "ytitle", "y2title"):
                 assert boxes[title] is None or not overlap(boxes[title], boxes["legend"]), (chart.get_attribute("id"), title)
+            if below:  # the plot keeps its height: long names do not squeeze it
+                assert boxes["plot"]["bottom"] - boxes["plot"]["top"] > 250, chart.get_attribute("id")
+            else:
+                assert boxes["plot"]["right"] - boxes["plot"]["left"] > 0.6 * boxes["width"], chart.get_attribute("id")
 
 
 def grid_points_of(path: Path, run_id: int) -> list[GridPoint]:

@@ -54,10 +54,16 @@ def _text(value: Any) -> str:
 
 
 #: Where the legend sits: right of the plot, outside it (Plotly widens the margin to fit), so that
-#: however many series there are it covers neither the plot nor an axis title; further right when
-#: a second y axis has its ticks and title there.
+#: it covers neither the plot nor an axis title; further right when a second y axis has its ticks
+#: and title there.
 LEGEND = {"x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"}
 LEGEND_BESIDE_Y2 = {**LEGEND, "x": 1.12}
+#: Names longer than this would squeeze the plot beside them: the legend goes below it instead,
+#: one name a row, the chart taller by as many rows (the plot keeps its height).
+LEGEND_BESIDE_CHARS = 16
+LEGEND_ROW_PX = 20
+#: Below the plot, room for the x axis's ticks and title before the legend's first row.
+X_AXIS_PX = 70
 #: (largest value in µs below which the unit is used, divisor, unit): latency in the run's own units.
 LATENCY_UNITS = ((1_000, 1, "µs"), (10_000_000, 1_000, "ms"), (float("inf"), 1_000_000, "s"))
 
@@ -82,8 +88,20 @@ def _layout(x_title: str, y_title: str, **axes: Any) -> dict[str, Any]:
     }
 
 
+def _legend_below(layout: dict[str, Any], rows: int) -> None:
+    """The legend under the x axis's title, the chart as much taller as the rows need."""
+    margin = layout["margin"]
+    plot_px = layout["height"] - margin["t"] - margin["b"]
+    margin["b"] = X_AXIS_PX + rows * LEGEND_ROW_PX
+    layout["height"] = plot_px + margin["t"] + margin["b"]
+    layout["legend"] = {"orientation": "v", "x": 0, "xanchor": "left", "y": -X_AXIS_PX / plot_px, "yanchor": "top"}
+
+
 def _chart(chart_id: str, title: str, note: str, traces: list[dict[str, Any]], layout: dict[str, Any]) -> Chart:
-    """The chart with every trace in a colour of its own (its line, markers and error bars)."""
+    """The chart with every trace in a colour of its own (its line, markers and error bars), and its
+    legend where it covers nothing."""
+    if any(len(html.unescape(trace["name"])) > LEGEND_BESIDE_CHARS for trace in traces):
+        _legend_below(layout, sum(1 for trace in traces if trace.get("visible", True)))
     for trace, color in zip(traces, colors(len(traces)), strict=True):
         trace["marker"] = {**trace.get("marker", {}), "color": color}
         if trace["type"] == "scatter":
