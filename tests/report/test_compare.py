@@ -119,13 +119,17 @@ def test_a_shorter_timeout_that_fails_requests_is_a_regression(timeout_runs: tup
     with Store.open(path, create=False) as store:
         before, after = store.cases([long_timeout]), store.cases([short_timeout])
     assert all(c.figures["failed_share"] == 0 for c in before)
-    assert all(c.figures["failed_share"] == 1 and c.figures["errors_timeout"] > 0 for c in after)
+    # A response the starved client reads before it checks the timer may still count, on a busy machine.
+    assert all(c.figures["failed_share"] > 0.9 and c.figures["errors_timeout"] > 0 for c in after)
     done = run_cli("compare", str(long_timeout), str(short_timeout), "--db", path)
     assert done.code == 1, done.stdout + done.stderr
     flagged = [line.split() for line in done.stdout.splitlines() if line.rstrip().endswith("REGRESSION")]
     for level in ("2", "4"):
-        assert [level, "conns", "failed", "0.0%", "100.0%", "+100.0", "pts"] in [w[:7] for w in flagged], done.stdout
-        assert [level, "conns", "timeout", "errors", "0.0%", "100.0%"] in [w[:6] for w in flagged], done.stdout
+        for figure in (["failed"], ["timeout", "errors"]):
+            row = next((w for w in flagged if w[:2 + len(figure)] == [level, "conns", *figure]), None)
+            assert row is not None, done.stdout
+            baseline, new, change, unit = row[2 + len(figure):6 + len(figure)]
+            assert (baseline, unit) == ("0.0%", "pts") and float(new.rstrip("%")) > 90 and float(change) > 90, row
     assert "2 cases compared; " in done.stdout, "the cases pair across the changed timeout"
     assert "warning: the runs differ in a setting of every case (timeout_s: 2 s timeout -> 0.05 s timeout)" in done.stderr
     assert "warning: the runs' suite files differ (-  timeout: 2.0s | +  timeout: 0.05s)" in done.stderr
