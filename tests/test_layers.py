@@ -20,7 +20,7 @@ ROOT = "gauntlet"
 #: to the layer of the longest entry naming it or a package above it (the root package: itself only).
 LAYERS: tuple[tuple[str, ...], ...] = (
     # the base: errors, units, the engine's wrapper
-    (ROOT, "gauntlet._engine", "gauntlet.errors", "gauntlet.units", "gauntlet.yamlfile", "gauntlet.engine"),
+    (ROOT, "gauntlet._engine", "gauntlet.errors", "gauntlet.units", "gauntlet.yamlfile", "gauntlet.engine", "gauntlet.limits"),
     # data types: the engine plan and the result's schema, what a case is, what it recorded, what a load file says
     ("gauntlet.plan", "gauntlet.schema", "gauntlet.model", "gauntlet.servers.spec"),
     # analysis: pure functions of results

@@ -12,8 +12,10 @@ use crate::result::{
     first_stop_reason, page_result, per_second, phase_result, sessions_result, ClientResult, PhaseResult, RunResult,
     ScheduleResult, SessionsResult, TlsResult, RESULT_SCHEMA,
 };
+use crate::schedule::idle::IdleResult;
 use crate::schedule::session::{PageResult, SessionsPlan};
 use crate::stats::latency::{self, LatencySummary};
+use crate::stats::memory::MemoryResult;
 use crate::stats::timeline::TimelineEntry;
 use crate::stats::unanswered::UnansweredResult;
 
@@ -217,6 +219,8 @@ pub fn merge_results(plan: &Plan, results: &[&RunResult]) -> Result<RunResult, P
         }),
         timeline: merge_timelines(results, &starts_us)?,
         agents: None,
+        idle: plan.idle.is_some().then(|| IdleResult::sum(results.iter().filter_map(|r| r.idle.as_ref()))),
+        memory: Some(MemoryResult::sum(results.iter().filter_map(|r| r.memory.as_ref()))),
         plan: whole,
     })
 }

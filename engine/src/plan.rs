@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::conn::tls::TlsPlan;
+use crate::schedule::idle::IdlePlan;
 use crate::schedule::session::SessionsPlan;
 
 /// The HTTP version on the request line.
@@ -96,6 +97,15 @@ pub struct Plan {
     /// None: no check. A complete response below 400 without it is a `content` error.
     #[serde(default)]
     pub expect: Option<String>,
+    /// Local addresses the connections are bound to, taken round robin (127.0.0.2, 127.0.0.3, ...
+    /// on loopback): each brings its own ephemeral ports to the server's port. None: the kernel
+    /// picks the source address.
+    #[serde(default)]
+    pub source_addresses: Option<Vec<String>>,
+    /// Connections held open beside the measured ones, idle or sending slowly; counted apart
+    /// (docs/load-models.md). None: none.
+    #[serde(default)]
+    pub idle: Option<IdlePlan>,
 }
 
 /// One path of the paths mix and its share of the requests.
@@ -260,6 +270,7 @@ impl Plan {
                 "the target {address} is not on this machine: load goes only to loopback addresses unless allowed with --allow-remote"
             ));
         }
+        self.source_ips(address)?;
         if self.tls.is_some() && !tls {
             return fail(format!("TLS settings were given for '{}': use an https:// URL", self.url));
         }
@@ -300,6 +311,9 @@ impl Plan {
                 "`expect` is for the URL's own path: give each path of the mix, or each page, its own `expect`".into(),
             );
         }
+        if let Some(idle) = &self.idle {
+            idle.validate().map_err(PlanError)?;
+        }
         if self.calls_per_connection == Some(0) {
             return fail("calls_per_connection is 0: give at least 1 call per connection".into());
         }
@@ -315,6 +329,36 @@ impl Plan {
             }
         }
         self.body().map(|_| ())
+    }
+
+    /// The source addresses as IPs, each of the target's family and, unless the target may be
+    /// remote, on loopback.
+    pub fn source_ips(&self, target: SocketAddr) -> Result<Vec<IpAddr>, PlanError> {
+        let Some(sources) = &self.source_addresses else { return Ok(Vec::new()) };
+        if sources.is_empty() {
+            return fail("source_addresses is empty: give at least one address, or leave it out".into());
+        }
+        let mut ips = Vec::with_capacity(sources.len());
+        for text in sources {
+            let Ok(ip) = text.parse::<IpAddr>() else {
+                return fail(format!("'{text}' in source_addresses is not an IP address: write it as 127.0.0.2"));
+            };
+            if ip.is_ipv4() != target.is_ipv4() {
+                return fail(format!(
+                    "the source address {ip} is not of the target {target}'s IP version: give addresses of one version"
+                ));
+            }
+            if !is_loopback(ip) && !self.allow_remote {
+                return fail(format!("the source address {ip} is not on loopback: use 127.0.0.x (or --allow-remote for a local interface's address)"));
+            }
+            ips.push(ip);
+        }
+        Ok(ips)
+    }
+
+    /// Connections the run holds open: the measured ones and the idle ones.
+    pub fn all_connections(&self) -> usize {
+        self.connections + self.idle.as_ref().map_or(0, |idle| idle.connections)
     }
 
     /// Threads actually used: never more than connections.

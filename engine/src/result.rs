@@ -10,9 +10,11 @@ use serde_json::json;
 use crate::agents::AgentFigures;
 use crate::clock::monotonic_us;
 use crate::plan::Plan;
+use crate::schedule::idle::IdleResult;
 use crate::schedule::session::{ArrivalPhase, PageResult, SessionsPlan};
 use crate::stats::error::ErrorKind;
 use crate::stats::latency::{self, LatencySummary};
+use crate::stats::memory::MemoryResult;
 use crate::stats::timeline::TimelineEntry;
 use crate::stats::unanswered::UnansweredResult;
 use crate::stats::Recorder;
@@ -99,6 +101,12 @@ pub struct RunResult {
     /// figures (docs/distributed.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agents: Option<Vec<AgentFigures>>,
+    /// The idle connections held beside the measured ones (plan `idle`); None without them.
+    #[serde(default)]
+    pub idle: Option<IdleResult>,
+    /// What the connections cost the engine in memory; None in results from before it was measured.
+    #[serde(default)]
+    pub memory: Option<MemoryResult>,
 }
 
 /// Every error kind by its name, each a count.
@@ -410,6 +418,8 @@ pub fn merge(
         sessions: merge_sessions(&plan, &outcomes.iter().filter_map(|o| o.sessions.as_ref()).collect::<Vec<_>>()),
         timeline,
         agents: None,
+        idle: None,
+        memory: None,
         plan,
     }
 }

@@ -15,7 +15,9 @@ use crate::plan::{Plan, PlanError};
 use crate::request::plan_requests;
 use crate::result::merge;
 pub use crate::result::RunResult;
+use crate::schedule::idle::{IdleHolder, IdleTarget};
 use crate::split::{split_count, split_even};
+use crate::stats::memory::{rss_bytes, MemoryResult, PeakRss};
 use crate::stats::timeline::{SecondStats, TimelineEntry};
 use crate::stats::{Live, Recorder, Tick, Totals};
 use crate::worker::{encode_pages, Shared, Worker, WorkerOutcome, WorkerSetup};
@@ -71,7 +73,9 @@ fn wait_for_start(start_at_us: u64, cancel: &AtomicBool) {
 pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     let target = plan.resolve()?;
     check_start_at(plan.start_at_unix_us)?;
-    limits::check_connections(plan.connections)?;
+    limits::check_connections(plan.all_connections())?;
+    let sources = plan.source_ips(target.address)?;
+    let rss_before_bytes = rss_bytes();
     let (mut requests, mix) = plan_requests(&plan, &target)?;
     let sessions = match plan.sessions.clone() {
         Some(sessions_plan) => Some(Arc::new(encode_pages(&plan, &target, sessions_plan, &mut requests)?)),
@@ -87,6 +91,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     };
     let shared = Arc::new(Shared {
         address: target.address,
+        sources: sources.clone(),
         tls,
         requests,
         mix,
@@ -99,7 +104,19 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         start_us: AtomicU64::new(NOT_STARTED),
         cancel: AtomicBool::new(false),
         live: (0..threads).map(|_| Live::default()).collect(),
+        peak_rss: PeakRss::default(),
     });
+    let idle = match &plan.idle {
+        None => None,
+        Some(idle_plan) => {
+            let head = format!("GET {} HTTP/1.1\r\nHost: {}\r\n", target.path, target.host_header()).into_bytes();
+            let idle_target = IdleTarget { address: target.address, head, sources };
+            let holder = IdleHolder::start(idle_plan, idle_target).map_err(|e| {
+                PlanError(format!("cannot start the idle connections' thread ({e}): use fewer threads"))
+            })?;
+            Some(holder)
+        }
+    };
     let connections = split_even(plan.connections, threads);
     let budgets = match (plan.requests, plan.rate_per_s) {
         // Under a rate the threads take the schedule's slots in turn (thread k: slots k, k + threads,
@@ -152,8 +169,14 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
             barrier.wait();
             let timeline = collect_timeline(tick_rx, threads, plan.timeline_histograms);
             let outcomes: Vec<WorkerOutcome> = workers.into_iter().map(join_worker).collect();
+            // The idle connections are still open: their memory counts.
+            shared.peak_rss.sample();
+            let memory = MemoryResult::of(rss_before_bytes, shared.peak_rss.get(), plan.all_connections() as u64);
+            let idle = idle.map(IdleHolder::finish);
             let address = shared.address.to_string();
-            let result = merge(plan, address, started_unix_ms, start_us + shared.warmup_us, outcomes, timeline);
+            let mut result = merge(plan, address, started_unix_ms, start_us + shared.warmup_us, outcomes, timeline);
+            result.memory = Some(memory);
+            result.idle = idle;
             let _ = result_tx.send(result);
         })
         .map_err(|e| PlanError(format!("cannot start the coordinator thread ({e}): use fewer threads")))?;

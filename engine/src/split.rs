@@ -3,6 +3,7 @@
 //! others leave, so the shares add up to the rate asked for.
 
 use crate::plan::{Plan, PlanError};
+use crate::schedule::idle::IdlePlan;
 
 /// Mixes a share's index into a sessions seed, so that agents draw different users.
 pub const SEED_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -119,6 +120,8 @@ pub fn split_plan(plan: &Plan, parts: usize) -> Result<Vec<Plan>, PlanError> {
     let requests = plan.requests.map(|n| split_count(n, &connections));
     let rates = plan.rate_per_s.map(|rate| split_rate(rate, &connections));
     let users = plan.sessions.as_ref().and_then(|s| s.users).map(|users| split_even(users, parts));
+    // Evenly, as the connections are: each share's files are then within 2 of an even share of all.
+    let idle = plan.idle.as_ref().map(|idle| split_even(idle.connections, parts));
     let arrivals: Vec<Vec<f64>> = plan
         .sessions
         .iter()
@@ -131,6 +134,12 @@ pub fn split_plan(plan: &Plan, parts: usize) -> Result<Vec<Plan>, PlanError> {
         share.threads = plan.threads.min(connections[index]);
         share.requests = requests.as_ref().map(|shares| shares[index]);
         share.rate_per_s = rates.as_ref().map(|shares| shares[index]);
+        share.idle = match (&plan.idle, &idle) {
+            (Some(whole), Some(shares)) if shares[index] > 0 => {
+                Some(IdlePlan { connections: shares[index], ..whole.clone() })
+            }
+            _ => None,
+        };
         if let Some(sessions) = share.sessions.as_mut() {
             sessions.users = users.as_ref().map(|shares| shares[index]);
             for (phase, shares) in sessions.phases.iter_mut().flatten().zip(&arrivals) {

@@ -31,6 +31,8 @@ fn every_flag_of_gauntlet_serve_works_and_the_lines_match() {
         "0",
         "--threads",
         "1",
+        "--processes",
+        "2",
         "--stall-ms",
         "0",
         "--stall-every-ms",

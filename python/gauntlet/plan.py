@@ -84,6 +84,14 @@ class SessionsPlan(_Strict):
     seed: int | None = None
 
 
+class IdlePlan(_Strict):
+    """Connections held open beside the measured ones, idle or sending slowly (engine: IdlePlan)."""
+
+    connections: int
+    #: One byte of a request head that never ends, on each, this often; None: they send nothing.
+    send_interval_us: int | None = None
+
+
 class Plan(_Strict):
     """One engine run: where, what, how many connections, for how long (engine: Plan)."""
 
@@ -109,6 +117,9 @@ class Plan(_Strict):
     paths: list[WeightedPath] | None = None
     #: A string every response to the URL's own path must hold (its content marker); None: no check.
     expect: str | None = None
+    #: Local addresses the connections are bound to, round robin (127.0.0.2, ...); None: the kernel's.
+    source_addresses: list[str] | None = None
+    idle: IdlePlan | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -117,6 +128,10 @@ class Plan(_Strict):
         if isinstance(fields, dict) and all(fields.get(name) is None for name in ("requests", "duration_us", "sessions")):
             return {**fields, "duration_us": DEFAULT_DURATION_US}
         return fields
+
+    def all_connections(self) -> int:
+        """The measured connections and the idle ones."""
+        return self.connections + (self.idle.connections if self.idle else 0)
 
     def at(self, url: str) -> Plan:
         """The same load on another URL (a plan built before its server started)."""

@@ -1,16 +1,19 @@
 //! `gauntlet-engine run PLAN.json`: run a plan and print its RunResult as JSON.
-//! `gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S]
-//! [--tls [--tls-version V] [--cipher C]]`: the built-in server until SIGINT or SIGTERM, with the
-//! flags and the output lines of `gauntlet serve`.
+//! `gauntlet-engine serve [--host H] [--port P] [--threads T] [--processes N] [--stall-ms T
+//! --stall-every-ms S] [--tls [--tls-version V] [--cipher C]]`: the built-in server until SIGINT or
+//! SIGTERM, with the flags and the output lines of `gauntlet serve` (N - 1 more processes of this
+//! binary serve the same port, SO_REUSEPORT; their counts are added to this one's).
 //! `gauntlet-engine schema plan|result`: the JSON Schema of a plan or of a result.
 
 use std::process::ExitCode;
+
+use gauntlet_engine::server::siblings;
 
 use gauntlet_engine::plan::Plan;
 use gauntlet_engine::server::{serve, ServeConfig, ServeError};
 use gauntlet_engine::{run, schema};
 
-const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--stall-ms T --stall-every-ms S] [--tls [--tls-version 1.2|1.3] [--cipher SUITE]] | gauntlet-engine schema plan|result";
+const USAGE: &str = "usage: gauntlet-engine run PLAN.json ('-': standard input) | gauntlet-engine serve [--host H] [--port P] [--threads T] [--processes N] [--stall-ms T --stall-every-ms S] [--tls [--tls-version 1.2|1.3] [--cipher SUITE]] | gauntlet-engine schema plan|result";
 
 fn read_input(path: &str) -> std::io::Result<String> {
     if path == "-" {
@@ -27,8 +30,27 @@ fn run_plan(path: &str) -> Result<String, String> {
     serde_json::to_string_pretty(&result).map_err(|e| e.to_string())
 }
 
-const VALUE_FLAGS: [&str; 7] =
-    ["--host", "--port", "--threads", "--stall-ms", "--stall-every-ms", "--tls-version", "--cipher"];
+const VALUE_FLAGS: [&str; 8] =
+    ["--host", "--port", "--threads", "--processes", "--stall-ms", "--stall-every-ms", "--tls-version", "--cipher"];
+
+/// How many processes serve the port: `--processes N` taken out of the options, 1 without it.
+fn take_processes<'a>(options: &[&'a str]) -> Result<(usize, Vec<&'a str>), String> {
+    let mut rest = Vec::with_capacity(options.len());
+    let mut processes = 1;
+    let mut given = options.iter();
+    while let Some(&name) = given.next() {
+        if name != "--processes" {
+            rest.push(name);
+            continue;
+        }
+        let value = given.next().ok_or_else(|| format!("--processes needs a value: {USAGE}"))?;
+        processes = match value.parse::<usize>() {
+            Ok(n) if n >= 1 => n,
+            _ => return Err(format!("--processes {value} is not a count: give 1 or more processes")),
+        };
+    }
+    Ok((processes, rest))
+}
 
 /// The flags of `gauntlet serve` (python/gauntlet/cli/serve.py), with the same names and meanings.
 fn serve_config(options: &[&str]) -> Result<ServeConfig, String> {
@@ -66,7 +88,8 @@ fn serve_config(options: &[&str]) -> Result<ServeConfig, String> {
 
 /// Serve until SIGINT or SIGTERM: both are blocked and waited for.
 fn run_server(options: &[&str]) -> Result<(), String> {
-    let config = serve_config(options)?;
+    let (processes, options) = take_processes(options)?;
+    let config = serve_config(&options)?;
     // SAFETY: plain libc signal-mask calls on a local, zero-initialised set.
     let signals = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -82,6 +105,13 @@ fn run_server(options: &[&str]) -> Result<(), String> {
             format!("cannot serve on {}:{} ({e}): pick another port or host", config.host, config.port)
         }
     })?;
+    let siblings = match siblings::start(processes - 1, server.local_addr().port(), &options) {
+        Ok(siblings) => siblings,
+        Err(message) => {
+            server.stop();
+            return Err(message);
+        }
+    };
     let scheme = if config.tls { "https" } else { "http" };
     println!("gauntlet serve: listening on {scheme}://{}/", server.local_addr());
     let mut signal = 0;
@@ -89,9 +119,11 @@ fn run_server(options: &[&str]) -> Result<(), String> {
     unsafe { libc::sigwait(&signals, &mut signal) };
     let stats = server.stats();
     server.stop();
+    let (requests, connections) = siblings::stop(siblings);
     eprintln!(
         "gauntlet serve: stopped after {} requests on {} connections",
-        stats.requests, stats.connections_accepted
+        stats.requests + requests,
+        stats.connections_accepted + connections
     );
     Ok(())
 }

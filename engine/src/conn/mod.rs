@@ -134,16 +134,8 @@ impl Conn {
 
     /// After a readiness event while connecting: None while still connecting.
     pub fn connected(&mut self) -> Option<Result<(), ErrorKind>> {
-        let stream = self.stream.as_ref()?.socket();
-        match stream.take_error() {
-            Ok(Some(err)) | Err(err) => return Some(Err(ErrorKind::of_connect(&err))),
-            Ok(None) => {}
-        }
-        match stream.peer_addr() {
-            Ok(_) => Some(Ok(())),
-            Err(err) if err.kind() == io::ErrorKind::NotConnected => None,
-            Err(err) => Some(Err(ErrorKind::of_connect(&err))),
-        }
+        let status = tcp::connect_status(self.stream.as_ref()?.socket())?;
+        Some(status.map_err(|err| ErrorKind::of_connect(&err)))
     }
 
     /// Write what is left of `request`; returns the bytes written by this call.

@@ -7,6 +7,7 @@
 
 pub mod closed;
 pub mod constant_rate;
+pub mod idle;
 pub mod pages;
 pub mod random;
 pub mod rate;

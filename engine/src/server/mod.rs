@@ -6,6 +6,7 @@
 mod conn;
 pub mod faults;
 pub mod routes;
+pub mod siblings;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -217,6 +218,14 @@ pub fn serve(config: &ServeConfig) -> Result<ServerHandle, ServeError> {
     Ok(ServerHandle { address, stop, wakers, threads, counters })
 }
 
+/// Say once why connections were left waiting (EMFILE: this process's open-files limit).
+fn report_accept_failure(err: &io::Error) {
+    static REPORTED: AtomicBool = AtomicBool::new(false);
+    if !REPORTED.swap(true, Ordering::Relaxed) {
+        eprintln!("gauntlet serve: cannot accept a connection ({err}): more connections than one process may open files need more processes (--processes)");
+    }
+}
+
 struct ServerLoop {
     poll: Poll,
     listener: TcpListener,
@@ -261,8 +270,15 @@ impl ServerLoop {
         loop {
             let (mut socket, _) = match self.listener.accept() {
                 Ok(accepted) => accepted,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return,
+                // A connection reset while it waited in the queue: the next one may be fine, and
+                // returning early would leave the rest of a full queue without a readiness edge.
+                Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted) => continue,
+                Err(e) => {
+                    if e.kind() != io::ErrorKind::WouldBlock {
+                        report_accept_failure(&e);
+                    }
+                    return;
+                }
             };
             let _ = socket.set_nodelay(true);
             let slot = self.free.pop().unwrap_or_else(|| {

@@ -4,6 +4,7 @@
 pub mod cpu;
 pub mod error;
 pub mod latency;
+pub mod memory;
 pub mod timeline;
 pub mod unanswered;
 

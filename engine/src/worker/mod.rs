@@ -6,7 +6,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
@@ -29,6 +29,7 @@ use crate::schedule::users::{Users, UsersSetup};
 use crate::schedule::{Action, Actions, Budget, Ended, Schedule, Scheduler, Send, Window};
 use crate::stats::cpu::{thread_cpu_us, thread_cpu_wait_us};
 use crate::stats::error::ErrorKind;
+use crate::stats::memory::PeakRss;
 use crate::stats::{latency, Live, Recorder};
 
 pub use crate::schedule::pages::{encode_pages, PageRequests, SessionsShared};
@@ -44,6 +45,8 @@ const MIX_SEED: u64 = 0x6d69_7800;
 /// What every thread of a run reads and nobody writes on the per-request path.
 pub struct Shared {
     pub address: SocketAddr,
+    /// The plan's source addresses, taken round robin over the run's connections; empty: the kernel's.
+    pub sources: Vec<IpAddr>,
     /// For https: the client's TLS configuration and the server name it announces.
     pub tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
     /// Index 0 is the plan's request (a mix has one per path); sessions add one per page resource.
@@ -60,6 +63,8 @@ pub struct Shared {
     pub start_us: AtomicU64,
     pub cancel: AtomicBool,
     pub live: Box<[Live]>,
+    /// Read by each thread as it ends, before it closes its connections.
+    pub peak_rss: PeakRss,
 }
 
 /// Why the run ended.
@@ -204,6 +209,7 @@ impl Worker {
             self.recorder.publish(&self.shared.live[self.setup.index]);
         };
         self.count_unanswered(&schedule, end_us);
+        self.shared.peak_rss.sample();
         self.conns.iter_mut().for_each(Conn::disconnect);
         self.recorder.finish(end_us.max(self.window.measure_start_us));
         self.recorder.publish(&self.shared.live[self.setup.index]);
@@ -381,7 +387,8 @@ impl Worker {
     }
 
     fn connect(&mut self, i: usize) -> io::Result<()> {
-        let mut socket = tcp::connect(self.shared.address)?;
+        let run_index = i * self.setup.threads + self.setup.index;
+        let mut socket = tcp::connect(self.shared.address, tcp::source_for(&self.shared.sources, run_index))?;
         self.poll.registry().register(&mut socket, Token(i), Interest::READABLE | Interest::WRITABLE)?;
         self.conns[i].stream = Some(match &self.shared.tls {
             None => Transport::Plain(socket),

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from gauntlet import engine
+from gauntlet.lab import local_split
 
 Agents = Annotated[
     int | None,
@@ -22,9 +23,10 @@ Scheduler = Annotated[
 
 @contextlib.contextmanager
 def load_runner(agents: int | None, scheduler: str | None) -> Iterator[engine.Runner]:
-    """What runs each plan: this machine's engine, or the agents when either option is given."""
+    """What runs each plan: this machine's engine (in as many processes as the plan's connections
+    need), or the agents when either option is given."""
     if agents is None and scheduler is None:
-        yield engine.run
+        yield local_split.run
         return
     from gauntlet.agents import cluster
 

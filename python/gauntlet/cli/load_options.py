@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gauntlet.errors import GauntletError
-from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS, Plan, TlsSettings
+from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS, IdlePlan, Plan, TlsSettings
 from gauntlet.units import parse_count, parse_duration_us
 
 
@@ -45,6 +45,17 @@ class LoadOptions:
     headers: list[str] = field(default_factory=list)
     body: Path | None = None
     allow_remote: bool = False
+    source_addresses: str | None = None
+    idle: int | None = None
+    idle_send_interval: str | None = None
+
+    def idle_plan(self) -> IdlePlan | None:
+        if self.idle is None:
+            if self.idle_send_interval is not None:
+                raise GauntletError("--idle-send-interval is for idle connections", "Give --idle N as well")
+            return None
+        interval_us = parse_duration_us(self.idle_send_interval, "--idle-send-interval") if self.idle_send_interval else None
+        return IdlePlan(connections=self.idle, send_interval_us=interval_us)
 
     def tls(self) -> TlsSettings | None:
         """TLS settings for an https URL; None leaves the engine's defaults (resumption on)."""
@@ -74,4 +85,6 @@ class LoadOptions:
             headers=[parse_header(h) for h in self.headers] or None,
             body_base64=read_body(self.body) if self.body else None,
             allow_remote=self.allow_remote or None,
+            source_addresses=[a.strip() for a in self.source_addresses.split(",")] if self.source_addresses else None,
+            idle=self.idle_plan(),
         )

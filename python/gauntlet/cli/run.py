@@ -24,6 +24,7 @@ from gauntlet.cli.load_options import LoadOptions
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, store_path
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
+from gauntlet.lab import local_split
 from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_repeats, measure_run
 from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.report.agents import print_agents
@@ -194,6 +195,16 @@ def run_command(
     body: Annotated[Path | None, typer.Option("--body", help="Send this file as the request body")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the full result here")] = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target off this machine")] = False,
+    source_addresses: Annotated[
+        str | None,
+        typer.Option("--source-addresses", help="Bind connections to these local IPs, round robin (127.0.0.2,127.0.0.3)"),
+    ] = None,
+    idle: Annotated[
+        int | None, typer.Option("--idle", min=1, help="Also hold N connections open and idle, counted apart (C10K)")
+    ] = None,
+    idle_send_interval: Annotated[
+        str | None, typer.Option("--idle-send-interval", help="--idle: send one header byte on each every D (slowloris)")
+    ] = None,
     load: Annotated[Path | None, typer.Option("--load", help="Run the sessions of this load file (YAML)")] = None,
     server: Annotated[
         str | None, typer.Option("--server", help="Without a URL: start this server kind (`gauntlet servers`)")
@@ -235,7 +246,8 @@ def run_command(
         connections=connections, threads=threads, requests=requests, duration=duration, rate_per_s=rate_per_s,
         no_keepalive=no_keepalive, calls_per_connection=calls_per_connection, http10=http10, tls_version=tls_version,
         cipher=cipher, no_tls_resumption=no_tls_resumption, timeout=timeout, warmup=warmup, method=method,
-        headers=header or [], body=body, allow_remote=allow_remote,
+        headers=header or [], body=body, allow_remote=allow_remote, source_addresses=source_addresses, idle=idle,
+        idle_send_interval=idle_send_interval,
     )
     plan = load_options.plan(url or "")
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
@@ -243,6 +255,9 @@ def run_command(
 
     server_settings: dict[str, Any] = {"workers": workers, "backend": backend, "backend_workers": backend_workers, "app": app}
     spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads, not no_opcache, apcu)
+    local_split.engine_processes(plan.engine_json())  # past this machine's limits: one line, before any server starts
+    if spec is not None and spec.kind == "builtin" and (processes := local_split.server_processes(plan.all_connections())) > 1:
+        spec = spec.with_(processes=processes)
     if spec is not None and spec.app is not None:
         from gauntlet.servers.apps import app_page
         from gauntlet.servers.registry import check_spec

@@ -67,4 +67,8 @@ def plan_params(plan: Plan, model: str) -> dict[str, Any]:
         params["warmup_s"] = plan.warmup_us / 1e6
     if plan.http_version not in (None, "1.1"):
         params["http_version"] = plan.http_version
+    if plan.idle is not None:
+        params["idle"] = plan.idle.connections
+        if plan.idle.send_interval_us is not None:
+            params["idle_send_interval_s"] = plan.idle.send_interval_us / 1e6
     return params

@@ -126,8 +126,10 @@ def print_run(console: Console, result: dict[str, Any]) -> None:
     client = result["client"]
     console.print(
         f"client: {client['cpu_us_per_request']:.1f} µs of CPU per request, "
-        f"busiest load thread {client['busiest_thread_share']:.0%} busy"
+        f"busiest load thread {client['busiest_thread_share']:.0%} busy{memory_words(result.get('memory'))}"
     )
+    if result.get("idle") is not None:
+        console.print(idle_line(result["idle"]), highlight=False)
     if "server" in result:
         server = result["server"]
         memory = ", ".join(
@@ -148,6 +150,23 @@ def print_run(console: Console, result: dict[str, Any]) -> None:
             console.print(line, highlight=False)
     for reason in breach_reasons(result["invariants"]) if "invariants" in result else []:
         console.print(Text.assemble(("breaks ", "bold red"), reason))
+
+
+def memory_words(memory: dict[str, Any] | None) -> str:
+    """The engine's resident set grown per connection, when it was measured."""
+    if memory is None or not memory["connections"]:
+        return ""
+    return f", {format_bytes(round(memory['bytes_per_connection']))} of memory per connection"
+
+
+def idle_line(idle: dict[str, Any]) -> str:
+    """The idle connections: how many were held to the end, how many the server closed."""
+    failed = sum(idle["connect_errors"].values())
+    sent = f", {format_bytes(idle['bytes_out'])} sent slowly" if idle["bytes_out"] else ""
+    return (
+        f"idle: {format_count(idle['open_at_end'])} of {format_count(idle['connections'])} connections held to the end, "
+        f"{format_count(idle['closed_by_server'])} closed by the server, {format_count(failed)} failed to connect{sent}"
+    )
 
 
 def bottleneck_lines(bottleneck: dict[str, Any]) -> list[str]:

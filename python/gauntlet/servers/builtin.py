@@ -24,6 +24,7 @@ POLL_INTERVAL_S = 0.02
 
 def start_builtin(
     threads: int = 2,
+    processes: int = 1,
     stall_ms: int = 0,
     stall_every_ms: int = 0,
     tls: bool = False,
@@ -36,7 +37,7 @@ def start_builtin(
     With `tls`, `tls_version` ("1.2" or "1.3") and `cipher` (IANA name) pin what it accepts; a pin
     that cannot work is the server's one-line error.
     """
-    argv = [sys.executable, "-m", "gauntlet", "serve", "--port", "0", "--threads", str(threads)]
+    argv = [sys.executable, "-m", "gauntlet", "serve", "--port", "0", "--threads", str(threads), "--processes", str(processes)]
     argv += ["--stall-ms", str(stall_ms), "--stall-every-ms", str(stall_every_ms)] + (["--tls"] if tls else [])
     argv += ["--tls-version", tls_version] if tls_version else []
     argv += ["--cipher", cipher] if cipher else []

@@ -82,6 +82,7 @@ def _start_builtin(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
         raise unsupported("builtin", "keep-alive limits", "it keeps a connection open as long as the client does")
     return start_builtin(
         threads=setting(spec, "workers", 2),
+        processes=setting(spec, "processes", 1),
         tls=spec.tls,
         tls_version=spec.tls_version,
         cipher=spec.cipher,

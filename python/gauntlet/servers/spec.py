@@ -19,6 +19,8 @@ class ServerSpec:
     workers: int | None = None
     #: Apache worker/event: threads in each child process.
     threads_per_child: int | None = None
+    #: Built-in server: processes serving its port (SO_REUSEPORT), each with its own open-files limit.
+    processes: int | None = None
     keepalive: bool = True
     keepalive_timeout_s: int | None = None
     #: Requests a connection may carry before the server closes it (0: unlimited where allowed).

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from gauntlet import engine
+from gauntlet.limits import server_processes_for
 from gauntlet.model import loadfile
 from gauntlet.model.case import Case, Sessions, plan_params, server_params
-from gauntlet.plan import Plan, WeightedPath
+from gauntlet.plan import IdlePlan, Plan, WeightedPath
 from gauntlet.servers.registry import server_keepalive
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.suite.model import WORKLOADS, Defaults, Group, ServerEntry, Suite
@@ -62,6 +63,7 @@ def _load_plan(group: Group, defaults: Defaults, point: dict[str, Any], keepaliv
     bounded_by_group = group.requests is not None or group.duration is not None
     requests = group.requests if bounded_by_group else defaults.requests
     duration_us = group.duration if bounded_by_group else defaults.duration
+    idle = point.get("idle")
     return Plan(
         url="",
         connections=point.get("connections", defaults.connections),
@@ -75,6 +77,7 @@ def _load_plan(group: Group, defaults: Defaults, point: dict[str, Any], keepaliv
         calls_per_connection=point.get("calls_per_connection"),
         rate_per_s=point.get("rate_per_s"),
         paths=[WeightedPath(**path) for path in engine.tree_mix()] if workload == "tree" else None,
+        idle=IdlePlan(connections=idle, send_interval_us=group.idle_send_interval) if idle else None,
     )
 
 
@@ -89,6 +92,7 @@ def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir:
             "rate_per_s": group.rate_per_s,
             "calls_per_connection": group.calls_per_connection,
             "http_version": group.http_version,
+            "idle": group.idle,
         }
         for workload, path in _pages(group):
             page = {"path": path} | ({"workload": workload} if workload else {})
@@ -127,4 +131,14 @@ def expand(suite: Suite, kinds: list[str], suite_dir: Path) -> list[Block]:
                 continue
             for case in group_cases(group, entry, suite.defaults, suite_dir):
                 blocks.setdefault(case.server, []).append(case)
-    return [Block(spec, tuple(cases)) for spec, cases in blocks.items()]
+    return [Block(with_processes(spec, cases), tuple(cases)) for spec, cases in blocks.items()]
+
+
+def with_processes(spec: ServerSpec, cases: list[Case]) -> ServerSpec:
+    """The built-in server with as many processes as its block's most connections need (when
+    more than one and not set)."""
+    most = max((c.plan.all_connections() for c in cases if c.plan), default=0)
+    processes = server_processes_for(most)
+    if spec.kind != "builtin" or spec.processes is not None or processes == 1:
+        return spec
+    return spec.with_(processes=processes)

@@ -87,6 +87,8 @@ class ServerEntry(_Strict):
     backend_threads: Size | None = None
     #: An application served by the server and its backend (servers/apps: `wordpress`).
     app: str | None = None
+    #: Built-in server: processes serving its port, for more connections than one may open files.
+    processes: Size | None = None
 
     @field_validator("kind")
     @classmethod
@@ -127,6 +129,10 @@ class Group(_Strict):
     rate_per_s: Axis[PerSecond] | None = None
     calls_per_connection: Axis[Count] | None = None
     http_version: Axis[Literal["1.1", "1.0"]] = ["1.1"]
+    #: Connections held open beside the measured ones (0: none), counted apart (docs/load-models.md).
+    idle: Axis[Annotated[int, Field(ge=0, le=SIZE_MAX)]] | None = None
+    #: With idle: one byte of a request head on each this often (slowloris); None: they send nothing.
+    idle_send_interval: PositiveDuration | None = None
     # One value for every case of the group.
     requests: Requests | None = None
     duration: PositiveDuration | None = None

@@ -1,0 +1,185 @@
+"""Runs past one process's files and one address's ports, on this machine.
+
+A connection is a file, and one process may open only so many (RLIMIT_NOFILE's hard limit); one
+source address reaches one server port through the ephemeral port range only. `run` (a Runner, as
+`engine.run`) gives a plan that needs more ports than one address has the loopback source
+addresses 127.B.0.1, 127.B.0.2, ... (the whole 127/8 is local on Linux), and spreads a plan that
+needs more files than one process may open over several engine processes here: the agents' split
+and merge (`engine.split_plan`, `engine.merge_agents`), each share in `python -m
+gauntlet.lab.local_split SHARE.json`, all from one agreed start.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from gauntlet import engine
+from gauntlet.errors import GauntletError
+from gauntlet.limits import files_per_process, ports_per_source, processes_for, server_processes_for, sources_for
+
+#: The most loopback source addresses a plan is given (127.B.0.1 to 127.B.0.254).
+MAX_SOURCES = 254
+#: The most engine processes one run is spread over.
+MAX_PROCESSES = 64
+#: How far ahead the shares' agreed start lies: time for each process to start and open its
+#: connections (measured: about 1 s to start, 1 s per 20,000 connections on this 2-core machine).
+START_LEAD_US = 2_000_000
+START_LEAD_PER_CONNECTION_US = 50
+#: After the plan's end, how long the shares may take to hand back their results.
+RESULT_GRACE_S = 60.0
+def all_connections(plan: engine.Plan) -> int:
+    """The measured connections and the idle ones."""
+    return int(plan["connections"]) + int((plan.get("idle") or {}).get("connections", 0))
+
+
+def fitted(plan: engine.Plan) -> engine.Plan:
+    """The plan, with loopback source addresses when its connections need more ports than one
+    address has; refused in one line when that cannot be done here."""
+    needed = sources_for(all_connections(plan))
+    if needed == 1 or plan.get("source_addresses"):
+        return plan
+    host = urlsplit(plan["url"]).hostname or ""
+    try:
+        loopback_v4 = ipaddress.ip_address(host).version == 4 and ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback_v4 = host == "localhost"
+    if not loopback_v4 or needed > MAX_SOURCES:
+        raise GauntletError(
+            f"{all_connections(plan)} connections need {needed} source addresses of {ports_per_source()} ports each "
+            f"to reach one server port, and only an IPv4 loopback target gets them here ({MAX_SOURCES} at most)",
+            "Load 127.0.0.1, give --source-addresses of this machine's interfaces, or use fewer connections",
+        )
+    return {**plan, "source_addresses": loopback_sources(needed)}
+
+
+def loopback_sources(count: int) -> list[str]:
+    """`count` addresses 127.B.0.1, 127.B.0.2, ..., with B from this process's id, so that a run
+    does not meet the sockets the previous one left in TIME_WAIT on its addresses."""
+    block = 1 + os.getpid() % 254
+    return [f"127.{block}.0.{1 + i}" for i in range(count)]
+
+
+def check_processes(processes: int, connections: int, whose: str) -> int:
+    """`processes`, or one line naming the limit and how to lift it when there are too many."""
+    if processes > MAX_PROCESSES:
+        raise GauntletError(
+            f"{connections} connections need {processes} {whose} processes of {files_per_process()} open files each "
+            f"(the hard limit), more than the {MAX_PROCESSES} one run spreads over",
+            "Raise the hard limit (nofile in /etc/security/limits.conf, or LimitNOFILE=) or use fewer connections",
+        )
+    return processes
+
+
+def engine_processes(plan: engine.Plan) -> int:
+    """Engine processes the plan needs; refused in one line past what this machine allows."""
+    return check_processes(processes_for(all_connections(plan)), all_connections(plan), "engine")
+
+
+def server_processes(connections: int) -> int:
+    """Built-in server processes for `connections`; refused in one line past what this machine allows."""
+    return check_processes(server_processes_for(connections), connections, "built-in server")
+
+
+def run(plan: engine.Plan, on_progress: Callable[[engine.Progress], None] | None = None) -> engine.RunOutcome:
+    """Run `plan` in this process when it fits, else over as many local processes as it needs."""
+    plan = fitted(plan)
+    processes = engine_processes(plan)
+    if processes == 1:
+        return engine.run(plan, on_progress)
+    return run_split(plan, processes)
+
+
+def start_lead_us(plan: engine.Plan, processes: int) -> int:
+    return START_LEAD_US + START_LEAD_PER_CONNECTION_US * math.ceil(all_connections(plan) / processes)
+
+
+def deadline_s(plan: engine.Plan, start_at_us: int) -> float | None:
+    """When, on time.time's clock, every share should have ended; None for a request count alone."""
+    duration_us = plan.get("duration_us")
+    if duration_us is None:
+        return None
+    end_us = start_at_us + int(plan.get("warmup_us") or 0) + int(duration_us) + int(plan.get("timeout_us") or 15_000_000)
+    return end_us / 1e6 + RESULT_GRACE_S
+
+
+def run_split(plan: engine.Plan, processes: int) -> engine.RunOutcome:
+    """The plan's shares in `processes` processes, merged as a distributed run's agents are."""
+    start_at_us = time.time_ns() // 1_000 + start_lead_us(plan, processes)
+    whole = {**plan, "start_at_unix_us": start_at_us, "timeline_histograms": True}
+    shares = engine.split_plan(whole, processes)
+    interrupted = False
+    with tempfile.TemporaryDirectory(prefix="gauntlet-split-") as workdir:
+        procs = [start_share(Path(workdir), index, share) for index, share in enumerate(shares)]
+        try:
+            reports = collect_all(Path(workdir), procs, shares, deadline_s(plan, start_at_us))
+        except KeyboardInterrupt:
+            # Ctrl-C reached the shares too (one process group): each hands back what it measured.
+            interrupted = True
+            reports = collect_all(Path(workdir), procs, shares, time.time() + RESULT_GRACE_S)
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+    return engine.RunOutcome(engine.merge_agents(whole, reports), interrupted)
+
+
+def start_share(workdir: Path, index: int, share: engine.Plan) -> subprocess.Popen[bytes]:
+    plan_path = workdir / f"share-{index}.json"
+    plan_path.write_text(json.dumps(share))
+    out = (workdir / f"share-{index}.out").open("wb")
+    err = (workdir / f"share-{index}.err").open("wb")
+    with out, err:
+        return subprocess.Popen([sys.executable, "-m", "gauntlet.lab.local_split", str(plan_path)], stdout=out, stderr=err)
+
+
+def collect_all(
+    workdir: Path, procs: list[subprocess.Popen[bytes]], shares: list[engine.Plan], deadline: float | None
+) -> list[dict[str, Any]]:
+    return [collect(workdir, proc, index, share, deadline) for index, (proc, share) in enumerate(zip(procs, shares, strict=True))]
+
+
+def collect(
+    workdir: Path, proc: subprocess.Popen[bytes], index: int, share: engine.Plan, deadline: float | None
+) -> dict[str, Any]:
+    """The share's report for `engine.merge_agents`: its result, or why none came back."""
+    timeout_s = None if deadline is None else max(0.0, deadline - time.time())
+    report: dict[str, Any] = {"index": index, "address": f"local process {proc.pid}", "clock_offset_us": 0, "plan": share}
+    try:
+        status = proc.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return {**report, "result": None, "lost": "no result came back after the plan's end"}
+    output = (workdir / f"share-{index}.out").read_text()
+    if status != 0 or not output.strip():
+        errors = (workdir / f"share-{index}.err").read_text().strip().splitlines()
+        why = errors[-1] if errors else f"exit status {status}"
+        return {**report, "result": None, "lost": f"its process failed ({why})"}
+    return {**report, "result": json.loads(output), "lost": None}
+
+
+def main(plan_path: str) -> int:
+    """One share: run the plan in this process and print its result."""
+    try:
+        outcome = engine.run(json.loads(Path(plan_path).read_text()))
+    except GauntletError as err:
+        print(f"gauntlet: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(outcome.result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
