@@ -31,7 +31,7 @@ test: setup ## the engine's cargo tests, then pytest against real servers
 	cd engine && cargo test
 	$(VENV)/bin/pytest
 
-bench: setup ## gauntlet vs wrk on nginx, ratios only (bench/README.md); takes ~2 minutes
+bench: setup ## gauntlet (epoll, io_uring) vs wrk and the floor client on nginx, ratios (bench/README.md); ~9 minutes
 	$(VENV)/bin/python bench/peers.py
 
 lint: setup stubtest ## cargo fmt --check, clippy with warnings as errors, ruff, mypy, stubtest

@@ -1,15 +1,18 @@
-"""Gauntlet against wrk on the same nginx, rounds interleaved: requests/s and CPU per request.
+"""Gauntlet against wrk and the floor on the same nginx, rounds interleaved: requests/s and CPU per request.
 
-    .venv/bin/python bench/peers.py [--rounds 3] [--duration 10]
+    .venv/bin/python bench/peers.py [--rounds 3] [--duration 10] [--modes keep-alive,image]
 
-nginx (2 workers, access log off) serves the standard workload's webtest.html on 127.0.0.1. For each
-mode (keep-alive, a new connection per request, and keep-alive over HTTPS with nginx's TLS 1.2/1.3
-and a self-signed certificate) every round runs wrk and Gauntlet's engine with the same
-connections, threads and duration, alternating which goes first. The measuring is
+nginx (2 workers, access log off) serves the standard workload on 127.0.0.1. For each mode
+(keep-alive on the 168 B webtest.html, a new connection per request, keep-alive over HTTPS with
+nginx's TLS 1.2/1.3 and a self-signed certificate, keep-alive on the 83 KB image_large.jpg) every
+round runs the floor (bench/floor/floor.c, built here with cc: the cheapest HTTP/1.1 client through
+the socket API), wrk, and Gauntlet's engine on epoll and on io_uring (plan io: "uring"; not over
+https) with the same connections, threads and duration, the order reversed every other round. The
+measuring is
 `gauntlet.lab.calibrate`'s (the same as `gauntlet calibrate`): requests/s from each tool's report,
 the client's CPU from getrusage(RUSAGE_CHILDREN) around the child process (the engine runs as
 `python -m gauntlet.lab.calibrate`), nginx's CPU from /proc of its master and workers. Ratios are
-gauntlet / wrk within a round, then the median over rounds. Loopback only; every run is bounded in
+tool / wrk and tool / floor within a round, then the median over rounds. Loopback only; every run is bounded in
 time. Raw samples are written to bench/out/peers-<time>.json.
 """
 
@@ -19,18 +22,70 @@ import argparse
 import json
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from gauntlet.lab.calibrate import ENGINE, Load, Sample, median_ratio, run_rounds
+from gauntlet.lab.calibrate import ENGINE, Load, Sample, argv, median_ratio, run_rounds
 from gauntlet.servers.nginx import start_nginx
 from gauntlet.servers.spec import ServerSpec
 
-MODES = ("keep-alive", "no-keep-alive", "https")
-TOOLS = ("wrk", ENGINE)
+#: mode -> path served; https and no-keep-alive are told apart by the mode's name.
+MODES = {
+    "keep-alive": "webtest.html",
+    "no-keep-alive": "webtest.html",
+    "https": "webtest.html",
+    "image": "image_large.jpg",
+}
+FLOOR = "floor"
+ENGINE_URING = "gauntlet-uring"
+TOOLS = (FLOOR, "wrk", ENGINE, ENGINE_URING)
 OUT_DIR = Path(__file__).parent / "out"
+FLOOR_SOURCE = Path(__file__).parent / "floor" / "floor.c"
+FLOOR_BINARY = OUT_DIR / "floor"
+
+
+def build_floor() -> Path:
+    """Compile the floor client (cc, OpenSSL for its TLS mode) unless it is up to date."""
+    OUT_DIR.mkdir(exist_ok=True)
+    if FLOOR_BINARY.exists() and FLOOR_BINARY.stat().st_mtime >= FLOOR_SOURCE.stat().st_mtime:
+        return FLOOR_BINARY
+    command = ["cc", "-O2", "-o", str(FLOOR_BINARY), str(FLOOR_SOURCE), "-lssl", "-lcrypto", "-lpthread"]
+    built = subprocess.run(command, capture_output=True, text=True, check=False)
+    if built.returncode != 0:
+        sys.exit(f"cannot build the floor client: {built.stderr.strip()[-300:]} (apt-get install build-essential libssl-dev)")
+    return FLOOR_BINARY
+
+
+def engine_uring_argv(load: Load) -> list[str]:
+    """The engine's run of the same plan on io_uring."""
+    *command, plan_json = argv(ENGINE, load)
+    return [*command, json.dumps({**json.loads(plan_json), "io": "uring"})]
+
+
+def tools_for(mode: str) -> tuple[str, ...]:
+    """io_uring carries plain http:// only: over https the engine would fall back to epoll."""
+    return tuple(tool for tool in TOOLS if not (mode == "https" and tool == ENGINE_URING))
+
+
+def floor_argv(load: Load) -> list[str]:
+    url = urlsplit(load.url)
+    tls = ["-s"] if url.scheme == "https" else []
+    return [
+        str(FLOOR_BINARY), f"-c{load.connections}", f"-t{load.threads}", f"-d{load.duration_s}",
+        f"-k{int(load.keepalive)}", *tls, url.hostname or "127.0.0.1", str(url.port), url.path,
+    ]
+
+
+def requests_per_s(sample: Sample) -> float:
+    return sample.requests_per_s
+
+
+def client_us_per_request(sample: Sample) -> float:
+    return sample.client_us_per_request
 
 
 def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
@@ -40,24 +95,21 @@ def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
             f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
         ),
         "",
-        "| mode | tool | req/s | ratio | client µs/req | ratio | nginx µs/req | errors |",
-        "|---|---|---|---|---|---|---|---|",
+        "| mode | tool | req/s | / wrk | client µs/req | / wrk | / floor | nginx µs/req | errors |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for mode, measured in samples.items():
-        for tool in TOOLS:
+        for tool in tools_for(mode):
             mine = [s for s in measured if s.tool == tool]
-            if tool == "wrk":
-                rps_ratio = cpu_ratio = "1.00"
-            else:
-                rps_ratio = f"{median_ratio(measured, ENGINE, 'wrk', lambda s: s.requests_per_s):.2f}"
-                cpu_ratio = f"{median_ratio(measured, ENGINE, 'wrk', lambda s: s.client_us_per_request):.2f}"
+
             rps = statistics.median(s.requests_per_s for s in mine)
             client_us = statistics.median(s.client_us_per_request for s in mine)
             server_us = statistics.median(s.server_us_per_request or 0.0 for s in mine)
             errors = sum(s.errors for s in mine)
             lines.append(
-                f"| {mode} | {tool} | {rps:,.0f} | {rps_ratio} | {client_us:.1f} | "
-                f"{cpu_ratio} | {server_us:.1f} | {errors} |"
+                f"| {mode} | {tool} | {rps:,.0f} | {median_ratio(measured, tool, 'wrk', requests_per_s):.2f} | "
+                f"{client_us:.1f} | {median_ratio(measured, tool, 'wrk', client_us_per_request):.2f} | "
+                f"{median_ratio(measured, tool, FLOOR, client_us_per_request):.2f} | {server_us:.1f} | {errors} |"
             )
     return "\n".join(lines)
 
@@ -68,26 +120,32 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10, help="seconds per run")
     parser.add_argument("--connections", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
     args = parser.parse_args()
+    modes = args.modes.split(",")
     if args.rounds < 1 or args.duration < 1:
         parser.error("--rounds and --duration must be at least 1")
+    if unknown := set(modes) - set(MODES):
+        parser.error(f"unknown mode {', '.join(sorted(unknown))}: choose among {', '.join(MODES)}")
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install wrk")
+    build_floor()
+    extra_tools = {FLOOR: floor_argv, ENGINE_URING: engine_uring_argv}
 
     samples: dict[str, list[Sample]] = {}
-    for mode in MODES:
+    for mode in modes:
         with start_nginx(ServerSpec("nginx", workers=2, tls=mode == "https")) as server:
-            load = Load(server.url + "webtest.html", args.connections, args.threads, args.duration, mode != "no-keep-alive")
+            load = Load(server.url + MODES[mode], args.connections, args.threads, args.duration, mode != "no-keep-alive")
 
             def show(sample: Sample, mode: str = mode) -> None:
                 print(
-                    f"{mode:13} round {sample.round + 1} {sample.tool:8} {sample.requests_per_s:10,.0f} req/s"
+                    f"{mode:13} round {sample.round + 1} {sample.tool:14} {sample.requests_per_s:10,.0f} req/s"
                     f"  client {sample.client_us_per_request:5.1f} µs/req"
                     f"  nginx {sample.server_us_per_request or 0.0:5.1f} µs/req",
                     file=sys.stderr,
                 )
 
-            samples[mode] = run_rounds(load, TOOLS, args.rounds, server.pids(), show)
+            samples[mode] = run_rounds(load, tools_for(mode), args.rounds, server.pids(), show, extra_tools)
     OUT_DIR.mkdir(exist_ok=True)
     out_path = OUT_DIR / f"peers-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out_path.write_text(json.dumps({mode: [asdict(s) for s in found] for mode, found in samples.items()}, indent=1))

@@ -161,6 +161,9 @@ fn merge_client(results: &[&RunResult], requests: u64) -> ClientResult {
         busiest_thread_share: busiest(|c| c.busiest_thread_share),
         cpu_wait_us: results.iter().map(|r| r.client.cpu_wait_us).sum(),
         busiest_thread_runnable_share: busiest(|c| c.busiest_thread_runnable_share),
+        // The shares ran one plan: a share that fell back makes the whole run epoll's.
+        io: results.iter().find(|r| r.client.io_fallback.is_some()).map_or(results[0].client.io, |r| r.client.io),
+        io_fallback: results.iter().find_map(|r| r.client.io_fallback.clone()),
     }
 }
 

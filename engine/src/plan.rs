@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::conn::tls::TlsPlan;
+pub use crate::conn::uring::Io;
 use crate::schedule::idle::IdlePlan;
 use crate::schedule::session::SessionsPlan;
 
@@ -46,6 +47,11 @@ pub struct Plan {
     /// False sends Connection: close and opens a connection per request.
     #[serde(default = "default_true")]
     pub keepalive: bool,
+    /// How the load threads do their socket I/O: "epoll" (readiness, one send and one recv per
+    /// request) or "uring" (io_uring completions; plain http:// only, and epoll with the reason in
+    /// the result's `client.io_fallback` when the kernel refuses it).
+    #[serde(default)]
+    pub io: Io,
     /// TLS settings for an https URL (defaults when absent).
     #[serde(default)]
     pub tls: Option<TlsPlan>,

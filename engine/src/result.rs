@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::agents::AgentFigures;
 use crate::clock::monotonic_us;
-use crate::plan::Plan;
+use crate::plan::{Io, Plan};
 use crate::schedule::idle::IdleResult;
 use crate::schedule::session::{ArrivalPhase, PageResult, SessionsPlan};
 use crate::stats::error::ErrorKind;
@@ -165,6 +165,10 @@ pub struct ClientResult {
     /// 1.0, that thread never waited for the network, so the client was saturated even when it
     /// shared its CPUs (which `busiest_thread_share` cannot show).
     pub busiest_thread_runnable_share: f64,
+    /// The socket I/O the load threads used: the plan's `io`, or epoll where it fell back.
+    pub io: Io,
+    /// Why the run used epoll although the plan asked for io_uring; None when it did not fall back.
+    pub io_fallback: Option<String>,
 }
 
 fn client_cost(outcomes: &[WorkerOutcome], elapsed_us: u64, requests: u64) -> ClientResult {
@@ -179,7 +183,17 @@ fn client_cost(outcomes: &[WorkerOutcome], elapsed_us: u64, requests: u64) -> Cl
     let wall_us = outcomes.iter().map(|o| o.wall_us).max().unwrap_or(0).max(1);
     let measured_cpu_us = cpu_us as f64 * elapsed_us.min(wall_us) as f64 / wall_us as f64;
     let cpu_us_per_request = if requests == 0 { 0.0 } else { measured_cpu_us / requests as f64 };
-    ClientResult { cpu_us, cpu_us_per_request, busiest_thread_share, cpu_wait_us, busiest_thread_runnable_share }
+    let io_fallback = outcomes.iter().find_map(|o| o.io_fallback.clone());
+    let io = if io_fallback.is_some() { Io::Epoll } else { outcomes.first().map_or(Io::Epoll, |o| o.io) };
+    ClientResult {
+        cpu_us,
+        cpu_us_per_request,
+        busiest_thread_share,
+        cpu_wait_us,
+        busiest_thread_runnable_share,
+        io,
+        io_fallback,
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -97,6 +97,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         mix,
         sessions,
         keepalive: plan.keepalive,
+        io: plan.io,
         calls_per_connection: plan.calls_per_connection,
         timeout_us: plan.timeout_us,
         warmup_us: plan.warmup_us,

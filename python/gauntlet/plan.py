@@ -103,6 +103,8 @@ class Plan(_Strict):
     body_base64: str | None = None
     http_version: Literal["1.1", "1.0"] | None = None
     keepalive: bool | None = None
+    #: The load threads' socket I/O: "epoll" (the engine's default) or "uring" (io_uring, plain http://).
+    io: Literal["epoll", "uring"] | None = None
     tls: TlsSettings | None = None
     calls_per_connection: int | None = None
     rate_per_s: float | None = None

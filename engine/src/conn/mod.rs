@@ -5,6 +5,7 @@ pub mod backoff;
 pub mod tcp;
 pub mod tls;
 pub mod transport;
+pub mod uring;
 
 use std::io;
 
@@ -169,7 +170,9 @@ impl Conn {
         };
         let mut total = 0u64;
         loop {
-            let n = match stream.read(scratch) {
+            let mut fed = Ok(None);
+            let read = stream.read_with(scratch, |input| fed = feed(&mut self.parser, &mut self.pending, input));
+            let n = match read {
                 Ok(0) => return (total, Step::Ended { outcome: self.parser.finish_at_close(), reusable: false }),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (total, Step::Wait),
@@ -177,12 +180,6 @@ impl Conn {
                 Err(e) => return (total, Step::Ended { outcome: Err(ErrorKind::of_transfer(&e)), reusable: false }),
             };
             total += n as u64;
-            let fed = if self.pending.is_empty() {
-                feed_fresh(&mut self.parser, &mut self.pending, &scratch[..n])
-            } else {
-                self.pending.extend_from_slice(&scratch[..n]);
-                feed_pending(&mut self.parser, &mut self.pending)
-            };
             match fed {
                 Err(kind) => return (total, Step::Ended { outcome: Err(kind), reusable: false }),
                 Ok(Some(step)) => return (total, step),
@@ -206,6 +203,16 @@ impl Default for Conn {
 /// Bytes left over after a complete response were not asked for: the connection is not reused.
 fn ended(head: Head, leftover: usize) -> Step {
     Step::Ended { outcome: Ok(head), reusable: leftover == 0 }
+}
+
+/// Parse `input`, after the start of a head kept from earlier reads if there is one.
+fn feed(parser: &mut ResponseParser, pending: &mut Vec<u8>, input: &[u8]) -> Result<Option<Step>, ErrorKind> {
+    if pending.is_empty() {
+        feed_fresh(parser, pending, input)
+    } else {
+        pending.extend_from_slice(input);
+        feed_pending(parser, pending)
+    }
 }
 
 fn feed_fresh(parser: &mut ResponseParser, pending: &mut Vec<u8>, input: &[u8]) -> Result<Option<Step>, ErrorKind> {

@@ -1,13 +1,17 @@
 //! The bytes' way to the peer: a plain TCP socket, or TLS over it with rustls driven by hand in
-//! the same event loop (no runtime). Client and server use the same two cases.
+//! the same event loop (no runtime). Client and server use the same two cases; the client may
+//! also move a plain socket onto the thread's io_uring (`super::uring`).
 
 use std::io::{self, Read, Write};
 
 use mio::net::TcpStream;
 
+use super::uring::RingStream;
+
 pub enum Transport {
     Plain(TcpStream),
     Tls(Box<TlsStream>),
+    Ring(Box<RingStream>),
 }
 
 pub struct TlsStream {
@@ -25,6 +29,7 @@ impl Transport {
         match self {
             Transport::Plain(socket) => socket,
             Transport::Tls(tls) => &tls.socket,
+            Transport::Ring(ring) => &ring.socket,
         }
     }
 
@@ -32,6 +37,7 @@ impl Transport {
         match self {
             Transport::Plain(socket) => socket,
             Transport::Tls(tls) => &mut tls.socket,
+            Transport::Ring(ring) => &mut ring.socket,
         }
     }
 
@@ -44,10 +50,26 @@ impl Transport {
         match self {
             Transport::Plain(socket) => socket.read(buf),
             Transport::Tls(tls) => tls.read(buf),
+            Transport::Ring(ring) => ring.read(buf),
         }
     }
 
-    /// Write plaintext; under TLS it is taken whole and its records go out as the socket allows.
+    /// Read what has arrived and hand it to `take` (not called at the end of the stream); returns
+    /// the bytes read. A socket or TLS reads into `scratch`; the ring hands over the buffer the
+    /// kernel received into, without a copy.
+    pub fn read_with(&mut self, scratch: &mut [u8], take: impl FnOnce(&[u8])) -> io::Result<usize> {
+        let n = match self {
+            Transport::Ring(ring) => return ring.read_with(take),
+            _ => self.read(scratch)?,
+        };
+        if n > 0 {
+            take(&scratch[..n]);
+        }
+        Ok(n)
+    }
+
+    /// Write plaintext; under TLS it is taken whole and its records go out as the socket allows;
+    /// on the ring it is taken whole and its send queued for the next submission.
     pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Transport::Plain(socket) => socket.write(buf),
@@ -56,6 +78,7 @@ impl Transport {
                 tls.flush()?;
                 Ok(taken)
             }
+            Transport::Ring(ring) => ring.write(buf),
         }
     }
 
@@ -72,7 +95,7 @@ impl Transport {
     /// Under TLS: the handshake has not completed yet.
     pub fn is_handshaking(&self) -> bool {
         match self {
-            Transport::Plain(_) => false,
+            Transport::Plain(_) | Transport::Ring(_) => false,
             Transport::Tls(tls) => tls.session.is_handshaking(),
         }
     }
@@ -80,7 +103,7 @@ impl Transport {
     /// TLS holds bytes the socket has not taken yet.
     pub fn has_pending_output(&self) -> bool {
         match self {
-            Transport::Plain(_) => false,
+            Transport::Plain(_) | Transport::Ring(_) => false,
             Transport::Tls(tls) => tls.session.wants_write(),
         }
     }
@@ -88,7 +111,7 @@ impl Transport {
     /// Send what TLS still holds (handshake messages, records the socket did not take).
     pub fn flush(&mut self) -> io::Result<()> {
         match self {
-            Transport::Plain(_) => Ok(()),
+            Transport::Plain(_) | Transport::Ring(_) => Ok(()),
             Transport::Tls(tls) => tls.flush(),
         }
     }

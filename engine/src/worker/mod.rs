@@ -7,6 +7,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::now_us;
 use crate::conn::transport::{TlsStream, Transport};
+use crate::conn::uring::{self, Io, Ring};
 use crate::conn::{tcp, Conn, Outcome, Phase, Step};
 use crate::request::EncodedRequest;
 use crate::schedule::closed::ClosedLoop;
@@ -55,6 +57,8 @@ pub struct Shared {
     pub mix: Option<WeightedChoice>,
     pub sessions: Option<Arc<SessionsShared>>,
     pub keepalive: bool,
+    /// epoll or io_uring.
+    pub io: Io,
     pub calls_per_connection: Option<u64>,
     pub timeout_us: u64,
     pub warmup_us: u64,
@@ -97,6 +101,9 @@ pub struct WorkerOutcome {
     pub wall_us: u64,
     pub stop_reason: StopReason,
     pub sessions: Option<SessionsOutcome>,
+    /// The I/O this thread used, and why it is not the plan's when it is not.
+    pub io: Io,
+    pub io_fallback: Option<String>,
 }
 
 /// One thread's share of the plan.
@@ -129,6 +136,10 @@ pub struct Worker {
     /// (when, connection): requests waiting out a connect backoff.
     reconnects: BinaryHeap<Reverse<(u64, usize)>>,
     window: Window,
+    /// The io_uring this thread runs on (moved into its thread-local at the start), or why not.
+    ring: Result<Option<Ring>, String>,
+    /// Connections with completions to handle, from the ring.
+    ring_ready: Vec<usize>,
 }
 
 impl Worker {
@@ -139,6 +150,7 @@ impl Worker {
         }
         let poll = Poll::new()?;
         let timer = SendTimer::new(poll.registry(), SEND_TIMER)?;
+        let ring = uring::ring_for(shared.io, shared.tls.is_some(), setup.connections);
         Ok(Worker {
             setup,
             shared,
@@ -151,6 +163,8 @@ impl Worker {
             timer,
             reconnects: BinaryHeap::new(),
             window: Window { start_us: 0, measure_start_us: 0, measure_end_us: u64::MAX, run_end_us: u64::MAX },
+            ring,
+            ring_ready: Vec::new(),
         })
     }
 
@@ -158,6 +172,14 @@ impl Worker {
         barrier.wait();
         barrier.wait();
         let start_us = self.shared.start_us.load(Ordering::Acquire);
+        let (io, io_fallback) = match std::mem::replace(&mut self.ring, Ok(None)) {
+            Ok(None) => (Io::Epoll, None),
+            Ok(Some(ring)) => match uring::install(ring) {
+                Ok(()) => (Io::Uring, None),
+                Err(e) => (Io::Epoll, Some(format!("io_uring could not start ({e}): running on epoll"))),
+            },
+            Err(reason) => (Io::Epoll, Some(reason)),
+        };
         let (cpu_start_us, wait_start_us) = (thread_cpu_us(), thread_cpu_wait_us());
         self.window = self.windows(start_us);
         self.recorder.measure_from(self.window.measure_start_us);
@@ -181,14 +203,15 @@ impl Worker {
             schedule.due(now, &mut self.actions);
             self.perform(&mut schedule, now);
             self.reconnect(&mut schedule, now);
-            self.arm_timer(&schedule, now);
+            let due_us = self.arm_timer(&schedule, now);
             let since_us = now.saturating_sub(self.window.measure_start_us);
             let next_second_us = self.window.measure_start_us + (since_us / 1_000_000 + 1) * 1_000_000;
             let wake_us = next_second_us.min(self.window.run_end_us).min(next_scan_us).min(now + MAX_WAIT_US);
+            // The ring's wait times out to the nanosecond: it wakes itself for the next send, where
+            // the timer would reach it through epoll and a poll on the ring.
+            let wake_us = if uring::installed() { wake_us.min(due_us.unwrap_or(u64::MAX)) } else { wake_us };
             let wait = Duration::from_micros(wake_us.saturating_sub(now));
-            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
-                assert_eq!(e.kind(), io::ErrorKind::Interrupted, "epoll_wait failed: {e}");
-            }
+            self.wait(&mut events, wait);
             let now = now_us();
             self.recorder.roll(now);
             for event in events.iter() {
@@ -202,6 +225,10 @@ impl Worker {
                     Token(i) => self.on_event(&mut schedule, i, readiness, now_us()),
                 }
             }
+            let completed = Readiness { readable: true, writable: false, peer_closed: false };
+            for i in std::mem::take(&mut self.ring_ready) {
+                self.on_event(&mut schedule, i, completed, now_us());
+            }
             if now >= next_scan_us {
                 self.expire(&mut schedule, now);
                 next_scan_us = now + scan_every_us;
@@ -211,12 +238,43 @@ impl Worker {
         self.count_unanswered(&schedule, end_us);
         self.shared.peak_rss.sample();
         self.conns.iter_mut().for_each(Conn::disconnect);
+        uring::uninstall();
         self.recorder.finish(end_us.max(self.window.measure_start_us));
         self.recorder.publish(&self.shared.live[self.setup.index]);
         let (cpu_us, wall_us) = (thread_cpu_us() - cpu_start_us, now_us() - start_us);
         let cpu_wait_us = thread_cpu_wait_us().saturating_sub(wait_start_us);
         let sessions = schedule.into_sessions_outcome();
-        WorkerOutcome { recorder: self.recorder, end_us, cpu_us, cpu_wait_us, wall_us, stop_reason, sessions }
+        WorkerOutcome {
+            recorder: self.recorder,
+            end_us,
+            cpu_us,
+            cpu_wait_us,
+            wall_us,
+            stop_reason,
+            sessions,
+            io,
+            io_fallback,
+        }
+    }
+
+    /// Wait for events: epoll's, or on the ring its completions and (polled through it) epoll's.
+    fn wait(&mut self, events: &mut Events, wait: Duration) {
+        let polled = if uring::installed() {
+            let epoll_fd = self.poll.as_raw_fd();
+            let epoll_ready = uring::wait(epoll_fd, wait, &mut self.conns, &mut self.ring_ready)
+                .unwrap_or_else(|e| panic!("io_uring_enter failed: {e}"));
+            events.clear();
+            if epoll_ready {
+                self.poll.poll(events, Some(Duration::ZERO))
+            } else {
+                Ok(())
+            }
+        } else {
+            self.poll.poll(events, Some(wait))
+        };
+        if let Err(e) = polled {
+            assert_eq!(e.kind(), io::ErrorKind::Interrupted, "epoll_wait failed: {e}");
+        }
     }
 
     /// Warm-up, measurement, and (for sessions) ramp-down, from the common start.
@@ -286,6 +344,9 @@ impl Worker {
             Phase::Connecting => match self.conns[i].connected() {
                 None => {}
                 Some(Ok(())) => {
+                    if let Err(e) = uring::adopt(&mut self.conns[i].stream, i, self.poll.registry()) {
+                        return self.end_request(schedule, i, now, Err(ErrorKind::of_transfer(&e)), false);
+                    }
                     self.conns[i].backoff.succeeded();
                     if self.conns[i].measured {
                         self.recorder.connections_opened += 1;
@@ -336,12 +397,13 @@ impl Worker {
     }
 
     /// Set the timer for the next scheduled event: the scheduler's next due time, or a reconnect.
-    fn arm_timer(&mut self, schedule: &Schedule, now: u64) {
+    /// Returns when that is.
+    fn arm_timer(&mut self, schedule: &Schedule, now: u64) -> Option<u64> {
         let reconnect_us = self.reconnects.peek().map(|Reverse((at_us, _))| *at_us);
         let next_us = schedule.next_due_us().into_iter().chain(reconnect_us).min();
-        if let Some(due_us) = next_us.filter(|&due| due < self.window.run_end_us) {
-            self.timer.arm(due_us, now);
-        }
+        let due_us = next_us.filter(|&due| due < self.window.run_end_us)?;
+        self.timer.arm(due_us, now);
+        Some(due_us)
     }
 
     /// Start a request on its connection, connecting first if needed (after any backoff).

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gauntlet_engine::plan::Plan;
+use gauntlet_engine::plan::{Io, Plan};
 
 #[derive(Default)]
 pub struct Counters {
@@ -152,6 +152,12 @@ pub fn reply_then_close(mut stream: TcpStream, counters: &Counters, bytes: &[u8]
 }
 
 /// A plan against `url` with the given JSON fields added.
+/// A plan on `url` with more fields. GAUNTLET_TEST_IO=uring runs it on io_uring: the same tests
+/// then check that transport (`GAUNTLET_TEST_IO=uring cargo test --test closed_loop ...`).
 pub fn plan(url: &str, fields: &str) -> Plan {
-    Plan::from_json(&format!(r#"{{"url": "{url}", {fields}}}"#)).unwrap()
+    let mut plan = Plan::from_json(&format!(r#"{{"url": "{url}", {fields}}}"#)).unwrap();
+    if std::env::var("GAUNTLET_TEST_IO").is_ok_and(|io| io == "uring") {
+        plan.io = Io::Uring;
+    }
+    plan
 }

@@ -18,7 +18,7 @@ import shutil
 import statistics
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -64,6 +64,11 @@ class Sample:
         return None if self.server_cpu_s is None else self.server_cpu_s * 1e6 / max(self.requests, 1)
 
 
+#: How to run a tool this module does not know (bench/'s floor client): its command line for a load.
+#: Such a tool reports as the engine does, one JSON object with responses, errors_total and requests_per_s.
+ExtraTools = Mapping[str, Callable[[Load], list[str]]]
+
+
 def installed_peers() -> list[str]:
     return [peer for peer in PEERS if shutil.which(peer) is not None]
 
@@ -90,7 +95,7 @@ def argv(tool: str, load: Load) -> list[str]:
 
 def parse(tool: str, stdout: str) -> tuple[int, int, float]:
     """(completed requests, errors, requests/s) from a tool's report."""
-    if tool == ENGINE:
+    if tool not in PEERS:
         result = json.loads(stdout)
         return result["responses"], result["errors_total"], result["requests_per_s"]
     if tool == "wrk":
@@ -125,12 +130,15 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(tool: str, round_: int, load: Load, server_pids: Sequence[int] | None) -> Sample:
+def measure(
+    tool: str, round_: int, load: Load, server_pids: Sequence[int] | None, extra_tools: ExtraTools | None = None
+) -> Sample:
     """One bounded run of `tool` against `load.url`, with its CPU and the server's."""
+    command = extra_tools[tool](load) if extra_tools and tool in extra_tools else argv(tool, load)
     server_before_s, client_before_s = server_cpu_s(server_pids or []), children_cpu_s()
     try:
         done = subprocess.run(
-            argv(tool, load), capture_output=True, text=True, timeout=load.duration_s + EXTRA_TIME_S, check=False
+            command, capture_output=True, text=True, timeout=load.duration_s + EXTRA_TIME_S, check=False
         )
     except subprocess.TimeoutExpired:
         raise GauntletError(f"{tool} ran past {load.duration_s + EXTRA_TIME_S} s", f"Run the same {tool} by hand") from None
@@ -148,12 +156,13 @@ def run_rounds(
     rounds: int,
     server_pids: Sequence[int] | None,
     on_sample: Callable[[Sample], None] | None = None,
+    extra_tools: ExtraTools | None = None,
 ) -> list[Sample]:
     """Every tool once per round, the order reversed every other round."""
     samples = []
     for round_ in range(rounds):
         for tool in tools if round_ % 2 == 0 else tools[::-1]:
-            sample = measure(tool, round_, load, server_pids)
+            sample = measure(tool, round_, load, server_pids, extra_tools)
             samples.append(sample)
             if on_sample is not None:
                 on_sample(sample)

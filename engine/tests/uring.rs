@@ -1,0 +1,61 @@
+//! The io_uring transport (plan `io: "uring"`) against the built-in server: it counts exactly
+//! as epoll does, and it falls back to epoll, saying why, where it cannot run.
+
+use gauntlet_engine::plan::{Io, Plan};
+use gauntlet_engine::result::RunResult;
+use gauntlet_engine::run::run;
+use gauntlet_engine::server::{serve, ServeConfig};
+
+/// (requests, responses, errors, bytes in, bytes out, connections opened, 200s, latencies counted)
+fn counts(result: &RunResult) -> (u64, u64, u64, u64, u64, u64, u64, u64) {
+    (
+        result.requests,
+        result.responses,
+        result.errors_total,
+        result.bytes_in,
+        result.bytes_out,
+        result.connections_opened,
+        result.status_codes.get("200").copied().unwrap_or(0),
+        result.latency_us.count,
+    )
+}
+
+fn run_on(io: Io, url: &str, fields: &str) -> RunResult {
+    let mut plan = Plan::from_json(&format!(r#"{{"url": "{url}", {fields}}}"#)).unwrap();
+    plan.io = io;
+    run(plan).unwrap()
+}
+
+#[test]
+fn uring_counts_exactly_like_epoll_against_the_built_in_server() {
+    let server = serve(&ServeConfig { threads: 2, ..ServeConfig::default() }).unwrap();
+    let cases = [
+        ("/webtest.html", r#""connections": 8, "threads": 2, "requests": 3001"#),
+        ("/image_large.jpg", r#""connections": 4, "threads": 2, "requests": 301"#),
+        ("/webtest.html", r#""connections": 4, "threads": 2, "requests": 200, "keepalive": false"#),
+        ("/webtest.html", r#""connections": 4, "threads": 1, "requests": 100, "calls_per_connection": 7"#),
+    ];
+    let mut served = 0;
+    for (path, fields) in cases {
+        let url = format!("http://{}{path}", server.local_addr());
+        let epoll = run_on(Io::Epoll, &url, fields);
+        let uring = run_on(Io::Uring, &url, fields);
+        assert_eq!((epoll.client.io, uring.client.io), (Io::Epoll, Io::Uring), "{:?}", uring.client.io_fallback);
+        assert_eq!(counts(&uring), counts(&epoll), "{path} {fields}");
+        assert_eq!(uring.errors_total, 0, "{:?}", uring.errors);
+        served += epoll.requests + uring.requests;
+    }
+    assert_eq!(server.stats().requests, served, "the server answered every request of both");
+    server.stop();
+}
+
+#[test]
+fn https_on_uring_falls_back_to_epoll_and_says_why() {
+    let server = serve(&ServeConfig { threads: 1, tls: true, ..ServeConfig::default() }).unwrap();
+    let url = format!("https://127.0.0.1:{}/webtest.html", server.local_addr().port());
+    let result = run_on(Io::Uring, &url, r#""connections": 2, "requests": 20"#);
+    assert_eq!((result.responses, result.client.io), (20, Io::Epoll));
+    let reason = result.client.io_fallback.expect("a fallback names its reason");
+    assert!(reason.contains("plain http:// only"), "{reason}");
+    server.stop();
+}
