@@ -130,3 +130,11 @@ def test_timelines_say_whose_second_it_is(study_db: tuple[Path, int], stored: li
     for row in timelines.itertuples():
         case = by_case[row.case_id]
         assert (row.server, row.group, row.repeat) == (case.params.get("server"), case.params.get("group"), case.repeat)
+
+
+def test_every_error_kind_of_the_engine_has_a_column() -> None:
+    """A kind the engine adds needs its column (and a migration): the insert names every figure."""
+    from gauntlet.schema import run_result
+    from gauntlet.store.figures import ERROR_KINDS
+
+    assert set(run_result()["properties"]["errors"]["required"]) <= set(ERROR_KINDS)
