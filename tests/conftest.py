@@ -150,3 +150,18 @@ def tomcat_server(server: Start) -> Start:
 @pytest.fixture
 def yaws_server(server: Start) -> Start:
     return kind_factory(server, "yaws")
+
+
+@pytest.fixture
+def node_server(server: Start) -> Start:
+    return kind_factory(server, "node")
+
+
+@pytest.fixture
+def inets_server(server: Start) -> Start:
+    return kind_factory(server, "inets")
+
+
+@pytest.fixture
+def mochiweb_server(server: Start) -> Start:
+    return kind_factory(server, "mochiweb")

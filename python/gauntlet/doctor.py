@@ -169,15 +169,24 @@ def huge_pages(value: str | None) -> Finding:
 
 def other_processes(busy: dict[str, Any], cores: int) -> Finding:
     check = "busy processes"
-    top = ", ".join(f"{p['name']} (pid {p['pid']}, {p['cpu_cores']:.2f} cores)" for p in busy["top"]) or "none above 1 %"
+    named = busy["top"]
+    top = ", ".join(f"{p['name']} (pid {p['pid']}, {p['cpu_cores']:.2f} cores)" for p in named) or "none above 1 %"
     shown = f"{busy['cpu_cores']:.2f} of {cores} cores busy"
-    if busy["cpu_cores"] >= BUSY_SHARE * cores:
+    if busy["cpu_cores"] < BUSY_SHARE * cores:
+        return Finding(check, shown, "ok", f"the machine is quiet ({top})")
+    unnamed = busy["cpu_cores"] - sum(p["cpu_cores"] for p in named)
+    if not named:
         return Finding(
             check, shown, "fail",
-            f"the load and the server would share the CPUs with them: {top}",
-            "wait for them to finish, or stop them (kill PID), then measure",
+            "no process stands out: processes too short-lived to be seen, or the kernel (interrupts, I/O), keep the CPUs busy",
+            "wait until the machine is quiet (top, vmstat 1 show what runs), then measure",
         )
-    return Finding(check, shown, "ok", f"the machine is quiet ({top})")
+    rest = f"; {unnamed:.2f} cores by the rest (smaller or short-lived processes, the kernel)" if unnamed >= 0.01 else ""
+    return Finding(
+        check, shown, "fail",
+        f"the load and the server would share the CPUs with them: {top}{rest}",
+        f"wait for them to finish, or stop them (kill {' '.join(str(p['pid']) for p in named)}), then measure",
+    )
 
 
 def _port_count(port_range: str) -> int:

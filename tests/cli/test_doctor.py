@@ -3,15 +3,19 @@ this machine with a lowered `ulimit -n` in the child."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import resource
+import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gauntlet import doctor
+from gauntlet import doctor, host
 from gauntlet.host import snapshot
 from tests.helpers.cli_process import GAUNTLET
 
@@ -147,3 +151,37 @@ def test_the_same_limit_is_enough_for_fewer_connections(tmp_path: Path) -> None:
     assert found["open files"]["status"] == "ok"
     assert "fix open files" not in done.stdout
     assert done.returncode == (1 if any(f["status"] == "fail" for f in found.values()) else 0)
+
+
+def test_busy_processes_are_named_with_their_pids_in_the_fix() -> None:
+    busy = {"cpu_cores": 1.2, "top": [{"pid": 42, "name": "cc1", "cpu_cores": 0.8}, {"pid": 43, "name": "ld", "cpu_cores": 0.3}]}
+    found = doctor.other_processes(busy, 2)
+    assert found.status == "fail" and "kill 42 43" in found.fix and "PID" not in found.fix
+    assert "0.10 cores by the rest" in found.meaning
+
+
+def test_busy_cores_without_a_process_to_blame_say_so() -> None:
+    found = doctor.other_processes({"cpu_cores": 0.29, "top": []}, 2)
+    assert found.status == "fail" and "no process stands out" in found.meaning and "kill" not in found.fix
+
+
+BUSY_LOOP = "import time\nend = time.monotonic() + 20\nwhile time.monotonic() < end: pass"
+
+
+def test_busy_now_blames_other_processes_never_its_own_children() -> None:
+    own_child = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
+    # An orphan (its shell exits at once): busy, and no longer below this process.
+    shell = subprocess.run(
+        ["sh", "-c", f"{sys.executable} -c '{BUSY_LOOP}' >/dev/null 2>&1 & echo $!"],
+        capture_output=True, text=True, check=True, timeout=10,
+    )
+    orphan = int(shell.stdout)
+    try:
+        blamed = {p["pid"] for p in host.busy_now(interval_s=0.3, windows=2, top=100)["top"]}
+        assert own_child.pid not in blamed
+        assert orphan in blamed
+    finally:
+        own_child.kill()
+        own_child.wait()
+        with contextlib.suppress(ProcessLookupError):  # it ends by itself after 20 s
+            os.kill(orphan, signal.SIGKILL)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import time
 import urllib.request
 from pathlib import Path
@@ -16,7 +18,7 @@ from gauntlet import schema
 from gauntlet.cli.load_options import LoadOptions
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.builtin_stats import server_stats
-from tests.helpers.cli_process import Running, run_cli
+from tests.helpers.cli_process import GAUNTLET, Running, run_cli
 
 SCHEMA = schema.run_result()
 
@@ -181,3 +183,13 @@ def test_server_option_starts_that_server_with_its_settings_and_stops_it(tmp_pat
     memory = result["server"]["memory"]
     assert (memory["master"]["processes"], memory["worker"]["processes"]) == (1, 3)
     assert "server:" in done.stdout and "µs of CPU per request" in done.stdout
+
+
+@pytest.mark.parametrize("command", [["run"], ["sweep", "concurrency"], ["capacity"]])
+def test_help_keeps_square_brackets_that_rich_would_take_for_markup(command: list[str]) -> None:
+    """`[distributed]` (the pip extra) once vanished from `--agents`' help as an unknown rich tag."""
+    done = subprocess.run(
+        [*GAUNTLET, *command, "--help"], capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "400"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Dask worker processes (extra [distributed])" in done.stdout

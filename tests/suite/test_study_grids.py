@@ -21,8 +21,7 @@ def test_deathmatch_is_the_papers_rate_sweep_past_saturation() -> None:
     assert (loaded.suite.repeats, loaded.suite.restart_every) == (6, 3), "six runs, a restart after three"
     found = cases("deathmatch")
     servers = {case.params["server"] for case in found}
-    # Yaws is a Deathmatch contender the lab has; the Erlang servers join as the lab gets them.
-    assert {"apache-prefork", "apache-worker", "lighttpd", "nginx", "yaws"} <= servers
+    assert servers == {"apache-prefork", "apache-worker", "inets", "lighttpd", "mochiweb", "nginx", "yaws"}, "every contender"
     for server in servers:
         mine = [c for c in found if c.params["server"] == server]
         assert [c.params["rate_per_s"] for c in mine] == [1000.0 * k for k in range(1, 16)], server
@@ -40,6 +39,7 @@ def test_nguyen_is_ab_at_each_servers_concurrency_with_one_process() -> None:
         for server in {c.params["server"] for c in sweep}
     }
     assert levels["apache-prefork"] == list(range(200, 4001, 200))
+    assert levels["node"] == list(range(400, 8001, 400))
     assert levels["nginx"] == list(range(1000, 20001, 1000))
     for case in sweep:
         assert case.plan is not None and case.server.workers == 1, "one process per server"

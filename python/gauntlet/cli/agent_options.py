@@ -13,7 +13,7 @@ from gauntlet.lab import local_split
 
 Agents = Annotated[
     int | None,
-    typer.Option("--agents", min=1, help="Split the load over N local Dask worker processes (extra [distributed])"),
+    typer.Option("--agents", min=1, help="Split the load over N local Dask worker processes (extra \\[distributed])"),
 ]
 Scheduler = Annotated[
     str | None,

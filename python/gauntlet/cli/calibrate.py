@@ -15,10 +15,11 @@ from rich.table import Table
 
 from gauntlet import host
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption
-from gauntlet.cli.run import DEFAULT_PATH, check_json_destination, write_json
+from gauntlet.cli.run import DEFAULT_PATH, ServerOption, WorkersOption, check_json_destination, server_spec, write_json
 from gauntlet.errors import GauntletError
 from gauntlet.lab import calibrate
 from gauntlet.report.output import console
+from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import parse_duration_us
 
 CALIBRATION_SCHEMA = "gauntlet.calibration/1"
@@ -30,6 +31,8 @@ def calibrate_command(
     duration: Annotated[str, typer.Option("-d", "--duration", help="Length of each run (whole seconds)")] = "5s",
     connections: Annotated[int, typer.Option("-c", "--connections", min=1, help="Connections of every tool")] = 100,
     threads: Annotated[int, typer.Option("-t", "--threads", min=1, help="Threads of every tool")] = 2,
+    server: ServerOption = None,
+    workers: WorkersOption = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write every run and the ratios here")] = None,
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
@@ -46,7 +49,8 @@ def calibrate_command(
     duration_s = max(1, round(parse_duration_us(duration, "--duration") / 1_000_000))
     out, err = console(), console(stderr=True)
     environment = host.snapshot_after_load()
-    with _target(url, threads, err) as (target_url, server_pids):
+    spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, threads)
+    with _target(url, spec, err) as (target_url, server_pids):
         # Every tool gets the same threads, and wrk refuses more threads than connections.
         load = calibrate.Load(target_url, connections, min(threads, connections), duration_s)
 
@@ -80,16 +84,17 @@ def calibrate_command(
 
 
 @contextlib.contextmanager
-def _target(url: str | None, threads: int, console: Console) -> Iterator[tuple[str, Sequence[int] | None]]:
-    """The URL given, or the built-in server in its own process (its pids, to count its CPU)."""
+def _target(url: str | None, spec: ServerSpec | None, console: Console) -> Iterator[tuple[str, Sequence[int] | None]]:
+    """The URL given, or the server `spec` names in its own process (its pids, to count its CPU)."""
     if url is not None:
         yield url, None
         return
-    from gauntlet.servers.builtin import start_builtin
+    assert spec is not None, "server_spec names a server whenever no URL is given"
+    from gauntlet.servers.registry import start_server
 
-    with start_builtin(threads=threads) as server:
+    with start_server(spec) as server:
         pids = server.pids()
-        console.print(f"[dim]built-in server on {server.url} (pid {pids[0]})[/dim]")
+        console.print(f"[dim]{spec.kind} server on {server.url} (pid {pids[0]})[/dim]")
         yield f"{server.url.rstrip('/')}{DEFAULT_PATH}", pids
 
 

@@ -12,10 +12,9 @@ from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet import host
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, store_path
-from gauntlet.cli.run import EXIT_INTERRUPTED, announce_stored, target_url, write_json
+from gauntlet.cli.run import DEFAULT_PATH, EXIT_INTERRUPTED, ServerOption, WorkersOption, announce_stored, server_spec, target_url, write_json
 from gauntlet.plan import DEFAULT_THREADS
 from gauntlet.report.output import console
-from gauntlet.servers.spec import ServerSpec
 
 if TYPE_CHECKING:
     from gauntlet.analysis.capacity import Capacity
@@ -33,6 +32,8 @@ def capacity_command(
     ] = 10,
     max_probes: Annotated[int, typer.Option("--max-probes", min=1, help="At most this many measurements")] = 10,
     json_path: Annotated[Path | None, typer.Option("--json", help="Every probe's result and the answer")] = None,
+    server: ServerOption = None,
+    workers: WorkersOption = None,
     agents: Agents = None,
     scheduler: Scheduler = None,
     db: DbOption = DEFAULT_DB_PATH,
@@ -59,7 +60,7 @@ def capacity_command(
             write_json(json_path, {"schema": "gauntlet.capacity-result/1", "probes": probes, "capacity": answer})
 
     options = {"load": str(load_path), "load_file": load.model_dump(mode="json"), "start": start, "max_probes": max_probes}
-    spec = None if url else ServerSpec("builtin", workers=DEFAULT_THREADS)
+    spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, DEFAULT_THREADS)
     stored = StoredRun(store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes)
     with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec) as target:
 

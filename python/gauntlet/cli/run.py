@@ -42,6 +42,13 @@ EXIT_THRESHOLD_CROSSED = 1
 EXIT_INTERRUPTED = 130
 REPEAT_SCHEMA = "gauntlet.repeat-result/1"
 
+ServerOption = Annotated[
+    str | None, typer.Option("--server", help="Without a URL: start this server kind (`gauntlet servers`)")
+]
+WorkersOption = Annotated[
+    int | None, typer.Option("--workers", min=1, help="--server: its workers (processes, threads or schedulers)")
+]
+
 
 @contextlib.contextmanager
 def target_url(
@@ -92,8 +99,12 @@ def announce_stored(console: Console, stored: StoredRun, db: Path | None) -> Non
         )
 
 
-def run_sessions(load_path: Path, url: str | None, json_path: Path | None, db: Path | None, run_plan: engine.Runner) -> int:
-    """Each iteration of the load file's sessions, with its pages and QoS verdict; each stored as a repeat."""
+def run_sessions(
+    load_path: Path, url: str | None, spec: ServerSpec | None, json_path: Path | None, db: Path | None,
+    run_plan: engine.Runner,
+) -> int:
+    """Each iteration of the load file's sessions on `url` or the server `spec` names, with its pages
+    and QoS verdict; each stored as a repeat."""
     from gauntlet.analysis import qos
     from gauntlet.model import loadfile
     from gauntlet.report.sessions import print_sessions
@@ -104,9 +115,10 @@ def run_sessions(load_path: Path, url: str | None, json_path: Path | None, db: P
     valid = True
     environment = host.snapshot_after_load()
     options = {"load": str(load_path), "load_file": load.model_dump(mode="json")}
-    with StoredRun(db, "run", options, environment, load.iterations) as stored, target_url(url, DEFAULT_THREADS, err) as target:
-        params = command_params("run", url, None if url else ServerSpec("builtin", workers=DEFAULT_THREADS), "/",
-                                load.to_plan(target.url)) | {"load": load_path.name}
+    with StoredRun(db, "run", options, environment, load.iterations) as stored, target_url(
+        url, DEFAULT_THREADS, err, spec
+    ) as target:
+        params = command_params("run", url, spec, "/", load.to_plan(target.url)) | {"load": load_path.name}
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
                 outcome = measure_run(load.to_plan(target.url), target.server, DEFAULT_SETTINGS, progress.update, run_plan)
@@ -206,11 +218,9 @@ def run_command(
         str | None, typer.Option("--idle-send-interval", help="--idle: send one header byte on each every D (slowloris)")
     ] = None,
     load: Annotated[Path | None, typer.Option("--load", help="Run the sessions of this load file (YAML)")] = None,
-    server: Annotated[
-        str | None, typer.Option("--server", help="Without a URL: start this server kind (`gauntlet servers`)")
-    ] = None,
+    server: ServerOption = None,
     path: Annotated[str, typer.Option("--path", help="Without a URL: the path to load")] = DEFAULT_PATH,
-    workers: Annotated[int | None, typer.Option("--workers", min=1, help="--server: its worker processes")] = None,
+    workers: WorkersOption = None,
     backend: Annotated[str | None, typer.Option("--backend", help="--server: php-fpm, mod_php, uwsgi, ...")] = None,
     backend_workers: Annotated[
         int | None, typer.Option("--backend-workers", min=1, help="--server: the backend's pool size")
@@ -220,6 +230,9 @@ def run_command(
         str | None, typer.Option("--app", help="--server: serve this application (wordpress) through --backend (default php-fpm)")
     ] = None,
     no_opcache: Annotated[bool, typer.Option("--no-opcache", help="--server: PHP without its opcode cache")] = False,
+    access_log: Annotated[
+        bool, typer.Option("--access-log", help="--server: log every request; its count is checked against the engine's")
+    ] = False,
     apcu: Annotated[bool, typer.Option("--apcu", help="--server --app wordpress: WordPress's object cache in APCu")] = False,
     repeat: measuring.Repeat = 1,
     restart_between: measuring.RestartBetween = False,
@@ -237,9 +250,13 @@ def run_command(
     thresholds = parse_thresholds(fail_on)
     if json_path is not None:
         check_json_destination(json_path)
+    server_settings: dict[str, Any] = {
+        "workers": workers, "backend": backend, "backend_workers": backend_workers, "app": app, "access_log": access_log or None,
+    }
+    spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads, not no_opcache, apcu)
     if load is not None:
         with load_runner(agents, scheduler) as run_plan:
-            return run_sessions(load, url, json_path, store_path(db, no_store), run_plan)
+            return run_sessions(load, url, spec, json_path, store_path(db, no_store), run_plan)
     out = console()
     err = console(stderr=True)
     load_options = LoadOptions(
@@ -252,9 +269,6 @@ def run_command(
     plan = load_options.plan(url or "")
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
     environment = host.snapshot_after_load()
-
-    server_settings: dict[str, Any] = {"workers": workers, "backend": backend, "backend_workers": backend_workers, "app": app}
-    spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads, not no_opcache, apcu)
     local_split.engine_processes(plan.engine_json())  # past this machine's limits: one line, before any server starts
     if spec is not None and spec.kind == "builtin" and (processes := local_split.server_processes(plan.all_connections())) > 1:
         spec = spec.with_(processes=processes)

@@ -17,7 +17,16 @@ from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.load_options import LoadOptions
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, store_path
-from gauntlet.cli.run import DEFAULT_PATH, EXIT_INTERRUPTED, announce_stored, target_url, write_json
+from gauntlet.cli.run import (
+    DEFAULT_PATH,
+    EXIT_INTERRUPTED,
+    ServerOption,
+    WorkersOption,
+    announce_stored,
+    server_spec,
+    target_url,
+    write_json,
+)
 from gauntlet.lab.measure import Settings
 from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.lab.sweep import Step, Sweep, concurrency_levels, offered_rates, run_sweep
@@ -38,13 +47,13 @@ JsonPath = Annotated[Path | None, typer.Option("--json", help="Every step's resu
 
 
 def run_steps(
-    kind: str, url: str | None, plans: Sequence[tuple[float, Plan]], threads: int, json_path: Path | None, settings: Settings,
-    agents: int | None, scheduler: str | None, db: Path | None,
+    kind: str, url: str | None, spec: ServerSpec | None, plans: Sequence[tuple[float, Plan]], threads: int,
+    json_path: Path | None, settings: Settings, agents: int | None, scheduler: str | None, db: Path | None,
 ) -> int:
+    """Each plan on `url`, or on the server `spec` names (None with a URL)."""
     out, err = console(), console(stderr=True)
     printed = stored_steps = 0
     environment = host.snapshot_after_load()
-    spec = None if url else ServerSpec("builtin", workers=threads)
     params = {value: command_params("sweep", url, spec, DEFAULT_PATH, plan) for value, plan in plans}
     options = {"kind": kind, "plans": [plan.engine_json() for _, plan in plans], "settings": asdict(settings)}
 
@@ -92,6 +101,8 @@ def concurrency_command(
     timeout: Annotated[str | None, typer.Option("--timeout", help="Per-request timeout (default 15s)")] = None,
     no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
     threads: Threads = DEFAULT_THREADS,
+    server: ServerOption = None,
+    workers: WorkersOption = None,
     json_path: JsonPath = None,
     repeat: measuring.Repeat = 1,
     restart_between: measuring.RestartBetween = False,
@@ -109,7 +120,10 @@ def concurrency_command(
         for level in concurrency_levels(levels)
     ]
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
-    return run_steps("concurrency", url, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store))
+    spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, not no_keepalive, threads)
+    return run_steps(
+        "concurrency", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store)
+    )
 
 
 @app.command("rate")
@@ -125,6 +139,8 @@ def rate_command(
     connections: Annotated[int, typer.Option("-c", "--connections", help="Connections available")] = 100,
     timeout: Annotated[str | None, typer.Option("--timeout", help="Per-request timeout (default 15s)")] = None,
     threads: Threads = DEFAULT_THREADS,
+    server: ServerOption = None,
+    workers: WorkersOption = None,
     json_path: JsonPath = None,
     repeat: measuring.Repeat = 1,
     restart_between: measuring.RestartBetween = False,
@@ -143,4 +159,5 @@ def rate_command(
         for rate in offered_rates(low, high, step)
     ]
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
-    return run_steps("rate", url, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store))
+    spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, threads)
+    return run_steps("rate", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store))

@@ -91,12 +91,17 @@ def server_processes(connections: int) -> int:
     return check_processes(server_processes_for(connections), connections, "built-in server")
 
 
-def run(plan: engine.Plan, on_progress: Callable[[engine.Progress], None] | None = None) -> engine.RunOutcome:
-    """Run `plan` in this process when it fits, else over as many local processes as it needs."""
+def run(
+    plan: engine.Plan,
+    on_progress: Callable[[engine.Progress], None] | None = None,
+    on_measuring: Callable[[int], None] | None = None,
+) -> engine.RunOutcome:
+    """Run `plan` in this process when it fits (`on_measuring` as engine.run calls it), else over
+    as many local processes as it needs (their results say when measuring began)."""
     plan = fitted(plan)
     processes = engine_processes(plan)
     if processes == 1:
-        return engine.run(plan, on_progress)
+        return engine.run(plan, on_progress, on_measuring=on_measuring)
     return run_split(plan, processes)
 
 

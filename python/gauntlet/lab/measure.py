@@ -19,6 +19,7 @@ from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE, Context, assess
 from gauntlet.analysis.invariants import check_all
 from gauntlet.analysis.spread import median_index, spreads
 from gauntlet.errors import GauntletError
+from gauntlet.lab import local_split
 from gauntlet.lab.access_log import LoggedRequests
 from gauntlet.lab.cpu_window import CpuWindow, client_use, with_cgroup_cpu
 from gauntlet.monitor.per_request import per_request
@@ -134,7 +135,7 @@ def measure_run(
     run_plan: engine.Runner = engine.run,
 ) -> Measurement:
     """One run of `plan`; `server` (when Gauntlet started it) is monitored. Its result gains
-    `server` (then) and `bottleneck` (always)."""
+    `server_setup` and `server` (then) and `bottleneck` (always)."""
     logged = LoggedRequests(server)
     with CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
 
@@ -147,9 +148,13 @@ def measure_run(
         # The engine in this process says when measuring begins; agents' results say it afterwards.
         if run_plan is engine.run:
             outcome = engine.run(plan.engine_json(), on_progress, on_measuring=measuring_began)
+        elif run_plan is local_split.run:
+            outcome = local_split.run(plan.engine_json(), on_progress, on_measuring=measuring_began)
         else:
             outcome = run_plan(plan.engine_json(), on_progress)
     result = outcome.result
+    if server is not None:
+        result["server_setup"] = server.setup()
     totals = None if sampler is None else sampler.totals(measured_window_s(result))
     if totals is not None and server is not None:
         result["server"] = per_request(totals, result["requests"])

@@ -117,8 +117,30 @@ def unanswered_stages(result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
             if unanswered[stage]["count"]]
 
 
+def setup_line(result: dict[str, Any]) -> str | None:
+    """What ran, when Gauntlet started the server: `nginx 1.22.1, 2 processes, php-fpm 8.2.28, HTTPS
+    TLSv1.3 TLS13_AES_256_GCM_SHA384, config sha256 1a2b3c4d5e6f (1,234 bytes)`."""
+    setup = result.get("server_setup")
+    if setup is None:
+        return None
+    parts = [f"{setup['kind']} {setup['version'] or '(version unknown)'}"]
+    if setup["workers"] is not None:
+        parts.append(f"{setup['workers']} {setup['worker_unit']}")
+    if setup["backend"] is not None:
+        parts.append(f"{setup['backend']} {setup['backend_version'] or ''}".rstrip())
+    if setup["tls"]:
+        negotiated = result.get("negotiated") or {}
+        agreed = " ".join(v for v in (negotiated.get("tls_version"), negotiated.get("tls_cipher")) if v)
+        parts.append(f"HTTPS {agreed}".rstrip())
+    parts.append(f"config sha256 {setup['config_sha256'][:12]} ({setup['config_bytes']:,} bytes)")
+    return "ran: " + ", ".join(parts)
+
+
 def print_run(console: Console, result: dict[str, Any]) -> None:
     console.print(describe_plan(result))
+    line = setup_line(result)
+    if line is not None:
+        console.print(line, highlight=False, soft_wrap=True)
     console.print(throughput_table(result))
     if result["tls"] is not None:
         tls = result["tls"]

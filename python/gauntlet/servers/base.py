@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import grp
+import hashlib
 import os
 import pwd
 import re
@@ -13,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import jinja2
 import psutil
@@ -74,9 +75,12 @@ class ServerInstance:
         #: Every config Gauntlet rendered for it (the server's, then its backend pool's).
         self.config_text = config_text
         self.spec = spec or ServerSpec(kind)
-        #: Filled by registry.start_server: the server's and the backend's versions.
+        #: Filled by registry.start_server: the server's and the backend's versions, the workers it
+        #: runs (the spec's, or the kind's default) and what they are (processes, threads, schedulers).
         self.version: str | None = None
         self.backend_version: str | None = None
+        self.workers: int | None = None
+        self.worker_unit: str | None = None
         self.backends = list(backends)
         self.cgroup = premises.cgroup
         #: One line per request when the spec asks for an access log; the first field tells
@@ -102,6 +106,22 @@ class ServerInstance:
     def ports(self) -> list[int]:
         """Every loopback port it listens on: the server's, and its backend's when on TCP."""
         return [self.port, *(b.port for b in self.backends if b.port is not None)]
+
+    def setup(self) -> dict[str, Any]:
+        """What ran, for a result (`server_setup`): kind, versions, workers, backend, and the rendered
+        config by its SHA-256 and size (the text itself is kept in the store, with the case)."""
+        config = self.config_text.encode()
+        return {
+            "kind": self.kind,
+            "version": self.version,
+            "workers": self.workers,
+            "worker_unit": self.worker_unit,
+            "backend": self.spec.backend,
+            "backend_version": self.backend_version,
+            "tls": self.scheme == "https",
+            "config_sha256": hashlib.sha256(config).hexdigest(),
+            "config_bytes": len(config),
+        }
 
     def backend_pids(self) -> list[int]:
         """The main process of each backend pool."""

@@ -8,6 +8,7 @@ driver runs dynamic pages, the backends it supports with their gateway (backends
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -16,16 +17,20 @@ from typing import Any, Protocol
 
 from gauntlet import __version__
 from gauntlet.errors import GauntletError
-from gauntlet.servers import apache, caddy, h2o, lighttpd, nginx
+from gauntlet.servers import apache, caddy, h2o, lighttpd, nginx, node, tomcat
 from gauntlet.servers.apps import APPS, app_refusal
 from gauntlet.servers.apache import apache_binary, start_apache
 from gauntlet.servers.backends.catalog import BACKENDS, Gateway, backend_named, missing_packages, unsupported_reason
 from gauntlet.servers.base import ServerInstance, program_version
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.servers.caddy import caddy_binary, start_caddy
+from gauntlet.servers.erlang_vm import application_version, otp_version
 from gauntlet.servers.h2o import h2o_binary, start_h2o
+from gauntlet.servers.inets import inets_binary, start_inets
 from gauntlet.servers.lighttpd import lighttpd_binary, start_lighttpd
+from gauntlet.servers.mochiweb import mochiweb_binary, start_mochiweb
 from gauntlet.servers.nginx import nginx_binary, start_nginx
+from gauntlet.servers.node import node_binary, start_node
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import setting, unsupported
 from gauntlet.servers.tomcat import start_tomcat, tomcat_binary
@@ -63,12 +68,23 @@ class Kind:
     #: False for servers that cannot be configured to close connections themselves; they close
     #: when the client asks (Connection: close), which is what a case without keep-alive sends.
     keepalive_switch: bool = True
+    #: What `workers` counts for this kind, and how many it runs when the spec leaves it unset.
+    worker_unit: str = "processes"
+    default_workers: Callable[[], int] = lambda: 1
 
     def availability(self) -> Availability:
         binary = self.binary()
         if binary is None:
             return Availability(self.name, None, f"not installed: apt-get install {self.package}")
         return Availability(self.name, self.version() if self.version else program_version([binary, self.version_flag]))
+
+
+BUILTIN_THREADS = 2
+
+
+def cpu_count() -> int:
+    """The default of the kinds that run one thread or scheduler per CPU (Go, the Erlang VM)."""
+    return os.cpu_count() or 1
 
 
 def _start_builtin(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: float = 10.0) -> ServerInstance:
@@ -81,7 +97,7 @@ def _start_builtin(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
     if spec.keepalive_requests or spec.keepalive_timeout_s is not None:
         raise unsupported("builtin", "keep-alive limits", "it keeps a connection open as long as the client does")
     return start_builtin(
-        threads=setting(spec, "workers", 2),
+        threads=setting(spec, "workers", BUILTIN_THREADS),
         processes=setting(spec, "processes", 1),
         tls=spec.tls,
         tls_version=spec.tls_version,
@@ -93,16 +109,30 @@ def _start_builtin(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
 KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (
-        Kind("builtin", "gauntlet", lambda: sys.executable, "", _start_builtin, version=lambda: __version__, keepalive_switch=False),
-        Kind("nginx", "nginx", nginx_binary, "-v", start_nginx, backends=nginx.BACKENDS),
-        Kind("apache-prefork", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("prefork")),
-        Kind("apache-worker", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("worker")),
-        Kind("apache-event", "apache2", apache_binary, "-v", start_apache, backends=apache.backends("event")),
+        Kind("builtin", "gauntlet", lambda: sys.executable, "", _start_builtin, version=lambda: __version__,
+             keepalive_switch=False, worker_unit="threads", default_workers=lambda: BUILTIN_THREADS),
+        Kind("nginx", "nginx", nginx_binary, "-v", start_nginx, backends=nginx.BACKENDS,
+             default_workers=lambda: nginx.DEFAULT_WORKERS),
+        *(
+            Kind(f"apache-{mpm}", "apache2", apache_binary, "-v", start_apache, backends=apache.backends(mpm),
+                 default_workers=lambda: apache.DEFAULT_PROCESSES)
+            for mpm in ("prefork", "worker", "event")
+        ),
         Kind("lighttpd", "lighttpd", lighttpd_binary, "-v", start_lighttpd, backends=lighttpd.BACKENDS),
-        Kind("h2o", "h2o", h2o_binary, "--version", start_h2o, backends=h2o.BACKENDS, keepalive_switch=False),
-        Kind("caddy", "caddy", caddy_binary, "version", start_caddy, backends=caddy.BACKENDS),
-        Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat),
-        Kind("yaws", "yaws", yaws_binary, "--version", start_yaws, version=yaws_version),
+        Kind("h2o", "h2o", h2o_binary, "--version", start_h2o, backends=h2o.BACKENDS, keepalive_switch=False,
+             worker_unit="threads", default_workers=lambda: h2o.DEFAULT_THREADS),
+        Kind("caddy", "caddy", caddy_binary, "version", start_caddy, backends=caddy.BACKENDS,
+             worker_unit="threads (GOMAXPROCS)", default_workers=cpu_count),
+        Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat, worker_unit="threads (at most)",
+             default_workers=lambda: tomcat.DEFAULT_MAX_THREADS),
+        Kind("yaws", "yaws", yaws_binary, "--version", start_yaws, version=yaws_version,
+             worker_unit="schedulers", default_workers=cpu_count),
+        Kind("node", "nodejs", node_binary, "--version", start_node, default_workers=lambda: node.DEFAULT_WORKERS),
+        # inets is part of Erlang/OTP, whose release its Debian package carries.
+        Kind("inets", "erlang-inets", inets_binary, "", start_inets, version=otp_version,
+             worker_unit="schedulers", default_workers=cpu_count),
+        Kind("mochiweb", "erlang-mochiweb", mochiweb_binary, "", start_mochiweb,
+             version=lambda: application_version("mochiweb"), worker_unit="schedulers", default_workers=cpu_count),
     )
 }
 
@@ -232,4 +262,7 @@ def start_server(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: 
     instance.spec = spec
     instance.version = found.version
     instance.backend_version = backend.version if backend else None
+    kind = kind_of(spec.kind)
+    instance.workers = spec.workers if spec.workers is not None else kind.default_workers()
+    instance.worker_unit = kind.worker_unit
     return instance

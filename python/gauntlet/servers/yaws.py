@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gauntlet.servers.base import ServerInstance, find_binary, program_version, version_in
+from gauntlet.servers.erlang_vm import SYS_CONFIG, erl_binary, vm_argv, vm_env
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting
@@ -49,12 +50,10 @@ def start_yaws(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: fl
     keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
     requests = spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=0)
     pin = tls_pin(spec)
-    erl = installed(find_binary("erl") if yaws_binary() and EBIN.is_dir() else None, "yaws", "yaws")
-    schedulers_flag = ["+S", f"{schedulers}:{schedulers}"] if schedulers else []
+    erl = installed(erl_binary() if yaws_binary() and EBIN.is_dir() else None, "yaws", "yaws")
 
     def argv(config: Path) -> list[str]:
-        vm = [erl, "-noinput", *schedulers_flag, "-config", str(config.parent / "sys")]
-        return [*vm, "-pa", str(EBIN), "-run", "yaws", "-conf", str(config)]
+        return [*vm_argv(erl, schedulers, config.parent), "-pa", str(EBIN), "-run", "yaws", "-conf", str(config)]
 
     return launch(
         Launch(
@@ -69,9 +68,8 @@ def start_yaws(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: fl
             },
             port=port,
             ready_timeout_s=ready_timeout_s,
-            # HOME: Yaws's control file. A crash dump would only be deleted with the work dir.
-            env=lambda workdir: {"HOME": str(workdir), "ERL_CRASH_DUMP_SECONDS": "0"},
-            extra_templates={"yaws-sys.config.j2": "sys.config"}
+            env=vm_env,
+            extra_templates=SYS_CONFIG
             | ({"gauntlet_yaws_log.erl.j2": "src/gauntlet_yaws_log.erl"} if spec.access_log else {}),
         )
     )

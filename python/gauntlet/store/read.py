@@ -44,6 +44,14 @@ class CaseRow:
     status: str
     server_version: str | None
     config_text: str | None
+    #: What ran (migration 0005): the server kind, its workers, its backend, its config's SHA-256,
+    #: the TLS version and cipher negotiated; None where unknown (an external URL, plain HTTP, older cases).
+    server_kind: str | None
+    server_workers: int | None
+    backend: str | None
+    config_sha256: str | None
+    tls_version: str | None
+    tls_cipher: str | None
     labels: list[str]
     #: The invariants its result broke (gauntlet.analysis.invariants).
     breaches: list[str]
@@ -142,6 +150,12 @@ def _case_row(row: sqlite3.Row, timeline: list[dict[str, Any]], histograms: dict
         status=row["status"],
         server_version=row["server_version"],
         config_text=row["config_text"],
+        server_kind=row["server_kind"],
+        server_workers=row["server_workers"],
+        backend=row["backend"],
+        config_sha256=row["config_sha256"],
+        tls_version=row["tls_version"],
+        tls_cipher=row["tls_cipher"],
         labels=json.loads(row["labels_json"]),
         breaches=json.loads(row["breaches_json"]),
         error=row["error"],

@@ -56,13 +56,15 @@ def add_case(conn: sqlite3.Connection, path: Path, run_id: int, record: CaseReco
     same (key, repeat) in this run (a partial one, measured again after a resume) is replaced."""
     with transaction(conn, path, "store a case"):
         conn.execute("DELETE FROM cases WHERE run_id = ? AND key = ? AND repeat = ?", (run_id, record.key, record.repeat))
+        ran = what_ran(record.result)
         cursor = conn.execute(
             "INSERT INTO cases (run_id, key, repeat, params_json, status, server_version, config_text, labels_json,"
-            " error, started_unix_ms, ended_unix_ms, breaches_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " error, started_unix_ms, ended_unix_ms, breaches_json, " + ", ".join(ran) + ")"
+            " VALUES (" + ", ".join("?" * (12 + len(ran))) + ")",
             (
                 run_id, record.key, record.repeat, _json(record.params), record.status, record.server_version,
                 record.config_text, _json(record.labels), record.error, record.started_unix_ms, record.ended_unix_ms,
-                _json(record.breaches),
+                _json(record.breaches), *ran.values(),
             ),
         )
         case_id = cursor.lastrowid
@@ -70,6 +72,21 @@ def add_case(conn: sqlite3.Connection, path: Path, run_id: int, record: CaseReco
         if record.result is not None:
             _add_result(conn, case_id, record.result)
     return case_id
+
+
+def what_ran(result: dict[str, Any] | None) -> dict[str, Any]:
+    """The cases columns that say what ran, from the result's `server_setup` (a server Gauntlet
+    started) and the engine's `negotiated` (HTTPS): None where the result does not say."""
+    setup = (result or {}).get("server_setup") or {}
+    negotiated = (result or {}).get("negotiated") or {}
+    return {
+        "server_kind": setup.get("kind"),
+        "server_workers": setup.get("workers"),
+        "backend": setup.get("backend"),
+        "config_sha256": setup.get("config_sha256"),
+        "tls_version": negotiated.get("tls_version"),
+        "tls_cipher": negotiated.get("tls_cipher"),
+    }
 
 
 def _add_result(conn: sqlite3.Connection, case_id: int, result: dict[str, Any]) -> None:

@@ -1,0 +1,42 @@
+"""The inets httpd and MochiWeb drivers against the real servers, beyond what every kind meets
+(test_contract.py, test_tls.py): one VM, no epmd, keep-alive limits, their access logs over HTTPS,
+what MochiWeb cannot set."""
+
+from __future__ import annotations
+
+import psutil
+import pytest
+
+from gauntlet.errors import GauntletError
+from tests.conftest import Start
+from tests.helpers.server_checks import engine_connections, first_field_port, idle_close_s, requests_before_close
+
+
+@pytest.mark.parametrize("kind", ["inets", "mochiweb"])
+def test_one_vm_with_its_schedulers_and_no_epmd(server: Start, kind: str) -> None:
+    instance = server(kind, workers=2)
+    beam, *helpers = (psutil.Process(pid) for pid in instance.pids())
+    assert beam.name().startswith("beam")
+    assert [p.name() for p in helpers] == ["erl_child_setup"], "no epmd, no other OS process"
+
+
+@pytest.mark.parametrize("kind", ["inets", "mochiweb"])
+def test_a_request_limit_closes_the_connection(server: Start, kind: str) -> None:
+    assert requests_before_close(server(kind, keepalive_requests=3)) == 3
+    assert requests_before_close(server(kind, keepalive=False)) == 1
+
+
+def test_inets_closes_an_idle_connection_after_its_timeout(inets_server: Start) -> None:
+    closed_after_s = idle_close_s(inets_server(keepalive_timeout_s=1), wait_s=4)
+    assert closed_after_s is not None and 0.5 <= closed_after_s <= 3.0
+
+
+@pytest.mark.parametrize("kind", ["inets", "mochiweb"])
+def test_https_access_log_and_engine_agree(server: Start, kind: str) -> None:
+    instance = server(kind, tls=True, access_log=True, keepalive=False)
+    assert engine_connections(instance, first_field_port, requests=100) == 100
+
+
+def test_mochiweb_refuses_an_idle_timeout(mochiweb_server: Start) -> None:
+    with pytest.raises(GauntletError, match="mochiweb does not support keepalive_timeout_s: .* 300 s"):
+        mochiweb_server(keepalive_timeout_s=5)
