@@ -59,6 +59,8 @@ def python_types(annotation: Any) -> tuple[set[str], type[BaseModel] | None]:
     if origin in (list, tuple):
         inner = [python_types(arg)[1] for arg in get_args(annotation)]
         return {"array"}, next((m for m in inner if m is not None), None)
+    if origin is dict:
+        return {"object"}, None
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return {"object"}, annotation
     return {PYTHON_TYPES[annotation]}, None

@@ -3,6 +3,7 @@
 pub mod agents;
 pub mod clock;
 pub mod conn;
+pub mod cookies;
 /// The fuzz targets' entry points, also replayed over their corpus by `cargo test`.
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;

@@ -118,7 +118,7 @@ fn merge_pages(parts: &[&BTreeMap<String, PageResult>]) -> Result<BTreeMap<Strin
     for (name, page) in parts.first().into_iter().flat_map(|first| first.iter()) {
         let views: Vec<&PageResult> = parts.iter().filter_map(|p| p.get(name)).collect();
         let (page_time, _) = merged(views.iter().map(|v| &v.histogram))?;
-        let counts = views.iter().map(|v| [v.count, v.errors, v.bytes_in, v.good, v.tolerable, v.fail]);
+        let counts = views.iter().map(|v| [v.count, v.errors, v.invalid, v.bytes_in, v.good, v.tolerable, v.fail]);
         let result = page_result(page.session_type.clone(), page.download, counts, &page_time);
         pages.insert(name.clone(), result);
     }

@@ -263,7 +263,27 @@ impl Plan {
     /// Check every field and resolve the target; nothing is sent.
     pub fn resolve(&self) -> Result<Target, PlanError> {
         self.validate()?;
-        let UrlParts { tls, host, port, path } = parse_url(&self.url)?;
+        let target = self.resolve_url(&self.url)?;
+        let https_sessions = self.sessions.as_ref().is_some_and(|s| s.https_url.is_some());
+        if self.tls.is_some() && !target.tls && !https_sessions {
+            return fail(format!("TLS settings were given for '{}': use an https:// URL", self.url));
+        }
+        Ok(target)
+    }
+
+    /// The sessions' https target, when they have one; it must be an https:// URL.
+    pub fn resolve_https(&self) -> Result<Option<Target>, PlanError> {
+        let Some(url) = self.sessions.as_ref().and_then(|s| s.https_url.as_deref()) else { return Ok(None) };
+        let target = self.resolve_url(url)?;
+        if !target.tls {
+            return fail(format!("the sessions' https_url '{url}' is not https: write it as https://HOST:PORT/"));
+        }
+        Ok(Some(target))
+    }
+
+    /// `url` parsed and resolved; only to loopback unless the plan allows remote targets.
+    fn resolve_url(&self, url: &str) -> Result<Target, PlanError> {
+        let UrlParts { tls, host, port, path } = parse_url(url)?;
         let address = match (host.as_str(), port).to_socket_addrs() {
             Ok(mut found) => match found.next() {
                 Some(address) => address,
@@ -277,9 +297,6 @@ impl Plan {
             ));
         }
         self.source_ips(address)?;
-        if self.tls.is_some() && !tls {
-            return fail(format!("TLS settings were given for '{}': use an https:// URL", self.url));
-        }
         Ok(Target { tls, host, port, path, address })
     }
 

@@ -17,6 +17,8 @@ pub struct EncodedRequest {
     pub is_head: bool,
     /// What the response's body must hold (None: any body will do).
     pub expect: Option<Arc<Marker>>,
+    /// Which target it goes to: 0 the plan's URL, 1 the sessions' https_url.
+    pub target: usize,
 }
 
 /// Sent with revalidations of embedded resources, as a browser with a cached copy would.
@@ -46,13 +48,25 @@ impl EncodedRequest {
         path: &str,
         extra_header: Option<(&str, &str)>,
     ) -> Result<EncodedRequest, PlanError> {
-        let body = plan.body()?;
+        let line = RequestLine { method: &plan.method, path };
+        Ok(EncodedRequest::with_body(plan, target, line, extra_header, &plan.body()?))
+    }
+
+    /// The plan's headers with this method, path and body (a session's page).
+    pub fn with_body(
+        plan: &Plan,
+        target: &Target,
+        line: RequestLine,
+        extra_header: Option<(&str, &str)>,
+        body: &[u8],
+    ) -> EncodedRequest {
+        let RequestLine { method, path } = line;
         let encode = |connection: Option<&str>| -> Box<[u8]> {
             let version = match plan.http_version {
                 HttpVersion::Http11 => "HTTP/1.1",
                 HttpVersion::Http10 => "HTTP/1.0",
             };
-            let mut head = format!("{} {path} {version}\r\n", plan.method);
+            let mut head = format!("{method} {path} {version}\r\n");
             if !plan.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
                 head.push_str(&format!("Host: {}\r\n", target.host_header()));
             }
@@ -67,12 +81,12 @@ impl EncodedRequest {
             if let Some(connection) = connection {
                 head.push_str(&format!("Connection: {connection}\r\n"));
             }
-            if !body.is_empty() || plan.method == "POST" || plan.method == "PUT" {
+            if !body.is_empty() || method == "POST" || method == "PUT" {
                 head.push_str(&format!("Content-Length: {}\r\n", body.len()));
             }
             head.push_str("\r\n");
             let mut bytes = head.into_bytes();
-            bytes.extend_from_slice(&body);
+            bytes.extend_from_slice(body);
             bytes.into_boxed_slice()
         };
         let reuse = match plan.http_version {
@@ -80,8 +94,15 @@ impl EncodedRequest {
             HttpVersion::Http10 => encode(Some("keep-alive")),
         };
         let last = encode(Some("close"));
-        Ok(EncodedRequest { reuse, last, is_head: plan.method.eq_ignore_ascii_case("HEAD"), expect: None })
+        EncodedRequest { reuse, last, is_head: method.eq_ignore_ascii_case("HEAD"), expect: None, target: 0 }
     }
+}
+
+/// A request's method and path.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestLine<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
 }
 
 /// The plan's requests: its URL's, or one per path of its mix, with the mix's cumulative weights.

@@ -272,20 +272,21 @@ pub fn phase_result(
     }
 }
 
-/// A page's figures from its parts' counts (count, errors, bytes_in, good, tolerable, fail: the
-/// threads' or the agents' own) and its merged page times.
+/// A page's figures from its parts' counts (count, errors, invalid, bytes_in, good, tolerable,
+/// fail: the threads' or the agents' own) and its merged page times.
 pub fn page_result(
     session_type: String,
     download: bool,
-    parts: impl Iterator<Item = [u64; 6]>,
+    parts: impl Iterator<Item = [u64; 7]>,
     page_time: &Histogram<u64>,
 ) -> PageResult {
-    let [count, errors, bytes_in, good, tolerable, fail] = sum_parts(parts);
+    let [count, errors, invalid, bytes_in, good, tolerable, fail] = sum_parts(parts);
     PageResult {
         session_type,
         download,
         count,
         errors,
+        invalid,
         bytes_in,
         page_time_us: LatencySummary::of(page_time),
         histogram: latency::encode(page_time),
@@ -307,7 +308,7 @@ fn merge_pages<'a>(
         .map(|(i, (session_type, page))| {
             let stats: Vec<_> = outcomes.iter().map(|o| &pages_of(o)[i]).collect();
             let page_time = latency::merge(stats.iter().map(|s| &s.page_time));
-            let counts = stats.iter().map(|s| [s.count, s.errors, s.bytes_in, s.good, s.tolerable, s.fail]);
+            let counts = stats.iter().map(|s| [s.count, s.errors, s.invalid, s.bytes_in, s.good, s.tolerable, s.fail]);
             let result = page_result(session_type.name.clone(), page.download, counts, &page_time);
             (page.name.clone(), result)
         })
@@ -424,11 +425,9 @@ pub fn merge(
         service_histogram: latency::encode(&service_histogram),
         schedule,
         client: client_cost(&outcomes, elapsed_us, responses + errors_total),
-        tls: plan
-            .url
-            .to_ascii_lowercase()
-            .starts_with("https://")
-            .then(|| TlsResult { handshakes: sum(|r| r.tls_handshakes), resumed: sum(|r| r.tls_resumed) }),
+        tls: (plan.url.to_ascii_lowercase().starts_with("https://")
+            || plan.sessions.as_ref().is_some_and(|s| s.https_url.is_some()))
+        .then(|| TlsResult { handshakes: sum(|r| r.tls_handshakes), resumed: sum(|r| r.tls_resumed) }),
         sessions: merge_sessions(&plan, &outcomes.iter().filter_map(|o| o.sessions.as_ref()).collect::<Vec<_>>()),
         timeline,
         agents: None,

@@ -77,22 +77,31 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     let sources = plan.source_ips(target.address)?;
     let rss_before_bytes = rss_bytes();
     let (mut requests, mix) = plan_requests(&plan, &target)?;
+    let https = plan.resolve_https()?;
     let sessions = match plan.sessions.clone() {
-        Some(sessions_plan) => Some(Arc::new(encode_pages(&plan, &target, sessions_plan, &mut requests)?)),
+        Some(sessions_plan) => {
+            Some(Arc::new(encode_pages(&plan, &target, https.as_ref(), sessions_plan, &mut requests)?))
+        }
         None => None,
     };
     let threads = plan.thread_count();
-    let tls = match target.tls {
-        false => None,
-        true => {
-            let settings = plan.tls.clone().unwrap_or_default();
-            Some((client_config(&settings).map_err(PlanError)?, server_name(&target.host).map_err(PlanError)?))
+    let settings = plan.tls.clone().unwrap_or_default();
+    let client_tls = |host: &str| -> Result<_, PlanError> {
+        Ok((client_config(&settings).map_err(PlanError)?, server_name(host).map_err(PlanError)?))
+    };
+    let tls = if target.tls { Some(client_tls(&target.host)?) } else { None };
+    let https_target = match &https {
+        Some(https) => {
+            let (config, name) = client_tls(&https.host)?;
+            Some((https.address, config, name))
         }
+        None => None,
     };
     let shared = Arc::new(Shared {
         address: target.address,
         sources: sources.clone(),
         tls,
+        https_target,
         requests,
         mix,
         sessions,

@@ -53,6 +53,11 @@ class Page(_Strict):
     download: bool | None = None
     #: A string the page's own response must hold (its content marker); None: no check.
     expect: str | None = None
+    #: "https": served from the sessions' https_url over connections of its own.
+    scheme: Literal["http", "https"] | None = None
+    method: str | None = None
+    #: The form body of a POST (application/x-www-form-urlencoded).
+    body: str | None = None
 
 
 class SessionType(_Strict):
@@ -60,6 +65,10 @@ class SessionType(_Strict):
     weight: float
     think: Think
     pages: list[Page]
+    #: The first page of a walk through `transitions`.
+    start: str | None = None
+    #: Per page, the probability of each next page or of "end"; None: the pages in order.
+    transitions: dict[str, dict[str, float]] | None = None
 
 
 class ArrivalPhase(_Strict):
@@ -82,6 +91,8 @@ class SessionsPlan(_Strict):
     rampdown_us: int | None = None
     qos: QosThresholds | None = None
     seed: int | None = None
+    #: Where pages with scheme https go.
+    https_url: str | None = None
 
 
 class IdlePlan(_Strict):

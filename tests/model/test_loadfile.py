@@ -38,7 +38,8 @@ def test_a_good_file_becomes_an_engine_plan(tmp_path: Path) -> None:
     sessions = plan["sessions"]
     assert (plan["connections"], plan["warmup_us"], plan["duration_us"]) == (20, 2_000_000, 60_000_000)
     assert sessions["types"][0]["think"] == {"kind": "exponential", "mean_us": 5_000_000}
-    assert sessions["types"][0]["pages"][1] == {"name": "big", "path": "/image_large.jpg", "embedded": [], "download": True}
+    big = {"name": "big", "path": "/image_large.jpg", "embedded": [], "download": True, "scheme": "http", "method": "GET"}
+    assert sessions["types"][0]["pages"][1] == big
     assert (sessions["users"], sessions["phases"], sessions["rampdown_us"]) == (10, None, 500_000)
     assert sessions["qos"]["good_us"] == 2_000_000 and sessions["if_modified_since_share"] == 0.25
 

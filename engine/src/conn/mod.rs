@@ -70,6 +70,8 @@ pub struct Conn {
     parser: ResponseParser,
     /// The start of a response head split across reads.
     pending: Vec<u8>,
+    /// The request with the session's Cookie header added (empty: the encoded bytes as they are).
+    pub composed: Vec<u8>,
 }
 
 impl Conn {
@@ -89,6 +91,7 @@ impl Conn {
             backoff: Backoff::default(),
             parser: ResponseParser::new(false),
             pending: Vec::new(),
+            composed: Vec::new(),
         }
     }
 
@@ -124,6 +127,37 @@ impl Conn {
         self.measured = measured;
         self.bytes_in = 0;
         self.parser = ResponseParser::expecting(encoded.is_head, encoded.expect.as_ref());
+    }
+
+    /// Collect this response's Set-Cookie values (sessions keep cookies), reusing the buffer.
+    pub fn collect_cookies(&mut self, buffer: Vec<u8>) {
+        let parser = std::mem::replace(&mut self.parser, ResponseParser::new(false));
+        self.parser = parser.collecting_cookies(buffer);
+    }
+
+    /// The Set-Cookie values of the response that ended, one per line.
+    pub fn set_cookies(&self) -> &[u8] {
+        self.parser.set_cookies()
+    }
+
+    /// The cookie buffer, for the next request's parser.
+    pub fn take_cookie_buffer(&mut self) -> Vec<u8> {
+        self.parser.take_cookie_buffer()
+    }
+
+    /// Make `request` with a `Cookie: {cookie}` header in `composed`; an empty cookie leaves
+    /// `composed` empty (the request goes as encoded).
+    pub fn compose(&mut self, request: &[u8], cookie: &[u8]) {
+        self.composed.clear();
+        if cookie.is_empty() {
+            return;
+        }
+        let head_end = memchr::memmem::find(request, b"\r\n\r\n").map_or(request.len(), |at| at + 2);
+        self.composed.extend_from_slice(&request[..head_end]);
+        self.composed.extend_from_slice(b"Cookie: ");
+        self.composed.extend_from_slice(cookie);
+        self.composed.extend_from_slice(b"\r\n");
+        self.composed.extend_from_slice(&request[head_end..]);
     }
 
     /// Drop the socket (closing it) and forget per-connection state; the phase is the caller's.

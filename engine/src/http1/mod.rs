@@ -40,12 +40,31 @@ pub struct ResponseParser {
     body: Option<BodyReader>,
     /// The marker the body must hold, when the request has one.
     check: Option<ContentCheck>,
+    /// Set-Cookie values, one per line, when the request's session keeps cookies.
+    set_cookies: Option<Vec<u8>>,
 }
 
 impl ResponseParser {
     /// A parser for the response to one request; a HEAD request's response has no body.
     pub fn new(head_request: bool) -> ResponseParser {
-        ResponseParser { head_request, started: false, head: None, body: None, check: None }
+        ResponseParser { head_request, started: false, head: None, body: None, check: None, set_cookies: None }
+    }
+
+    /// Collect the response's Set-Cookie values into `buffer` (cleared first).
+    pub fn collecting_cookies(mut self, mut buffer: Vec<u8>) -> ResponseParser {
+        buffer.clear();
+        self.set_cookies = Some(buffer);
+        self
+    }
+
+    /// The Set-Cookie values so far, one per line (empty when not collecting).
+    pub fn set_cookies(&self) -> &[u8] {
+        self.set_cookies.as_deref().unwrap_or_default()
+    }
+
+    /// The cookie buffer back, for the next response's parser.
+    pub fn take_cookie_buffer(&mut self) -> Vec<u8> {
+        self.set_cookies.take().unwrap_or_default()
     }
 
     /// The same, for a response whose body must hold `marker` (a `Content` error otherwise).
@@ -83,6 +102,9 @@ impl ResponseParser {
                         continue;
                     }
                     let (framing, keep_alive) = framing_of(&response, self.head_request)?;
+                    if let Some(cookies) = self.set_cookies.as_mut() {
+                        collect_set_cookies(&response, cookies);
+                    }
                     self.head = Some(Head { status, keep_alive });
                     self.body = BodyReader::new(framing);
                 }
@@ -116,6 +138,14 @@ impl ResponseParser {
             (None, _) if self.started => Err(ErrorKind::Malformed),
             (None, _) => Err(ErrorKind::Reset),
         }
+    }
+}
+
+/// Each Set-Cookie value on its own line (a header value holds no newline).
+fn collect_set_cookies(response: &httparse::Response, into: &mut Vec<u8>) {
+    for header in response.headers.iter().filter(|h| h.name.eq_ignore_ascii_case("set-cookie")) {
+        into.extend_from_slice(header.value);
+        into.push(b'\n');
     }
 }
 

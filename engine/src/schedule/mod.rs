@@ -14,6 +14,7 @@ pub mod rate;
 pub mod session;
 pub mod timer;
 pub mod users;
+pub mod walk;
 
 use std::collections::VecDeque;
 
@@ -128,6 +129,13 @@ pub trait Scheduler {
     /// At the end: requests due in the measured interval by `end_us` and never sent are recorded
     /// in `latency` at their age; returns how many.
     fn record_unsent(&self, end_us: u64, latency: &mut Histogram<u64>) -> u64;
+    /// The Cookie header's value for the next request on `conn`; empty: no header. Only
+    /// sessions keep cookies.
+    fn cookie(&self, _conn: usize) -> &[u8] {
+        &[]
+    }
+    /// The response on `conn` set these cookies (Set-Cookie values, one per line).
+    fn store_cookies(&mut self, _conn: usize, _set_cookies: &[u8]) {}
 }
 
 /// The load model of a run.
@@ -175,6 +183,15 @@ impl Scheduler for Schedule {
 
     fn record_unsent(&self, end_us: u64, latency: &mut Histogram<u64>) -> u64 {
         each!(self, s => s.record_unsent(end_us, latency))
+    }
+
+    #[inline]
+    fn cookie(&self, conn: usize) -> &[u8] {
+        each!(self, s => s.cookie(conn))
+    }
+
+    fn store_cookies(&mut self, conn: usize, set_cookies: &[u8]) {
+        each!(self, s => s.store_cookies(conn, set_cookies))
     }
 }
 

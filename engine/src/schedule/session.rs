@@ -1,7 +1,10 @@
 //! Sessions (SPECweb2005, Tsung): users who fetch pages (a main request, then its embedded
 //! resources over two connections), think between pages, and leave; users that arrive in
 //! phases or stay a fixed number. This file holds the plan's types and the pure pieces: think
-//! times, arrivals, QoS classes; `users` runs the users, and the worker drives them over sockets.
+//! times, arrivals, QoS classes, the walk from page to page; `users` runs the users, and the
+//! worker drives them over sockets.
+
+use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -29,9 +32,12 @@ pub struct SessionsPlan {
     /// The QoS thresholds (SPECweb2005's by default).
     #[serde(default)]
     pub qos: QosThresholds,
-    /// Seed of the random draws (types, think times, revalidations, arrivals).
+    /// Seed of the random draws (types, think times, revalidations, arrivals, transitions).
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Where pages with `scheme: https` go (https://host:port); required when a page has it.
+    #[serde(default)]
+    pub https_url: Option<String>,
 }
 
 fn default_seed() -> u64 {
@@ -47,9 +53,22 @@ pub struct SessionType {
     pub weight: f64,
     /// Think time between pages: fixed, uniform or exponential, in microseconds.
     pub think: Think,
-    /// The pages of a session, in order.
+    /// The pages of a session, in order (the order they run in without `transitions`).
     pub pages: Vec<Page>,
+    /// The first page of a walk through `transitions`; None: the first page.
+    #[serde(default)]
+    pub start: Option<String>,
+    /// A Markov chain: per page, the probability of each next page, or of "end" (the session
+    /// ends); each row sums to 1, and a page without a row ends the session. None: the pages
+    /// run in order.
+    #[serde(default)]
+    pub transitions: Option<BTreeMap<String, BTreeMap<String, f64>>>,
 }
+
+/// The name that ends a session in a transition row.
+pub const END: &str = "end";
+/// How far a transition row's sum may be from 1.
+const ROW_SUM_TOLERANCE: f64 = 1e-6;
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -68,6 +87,30 @@ pub struct Page {
     /// resources are not checked.
     #[serde(default)]
     pub expect: Option<String>,
+    /// "http" (the plan's URL) or "https" (the sessions' `https_url`, over connections of its own).
+    #[serde(default)]
+    pub scheme: Scheme,
+    /// "GET" or "POST".
+    #[serde(default = "default_method")]
+    pub method: String,
+    /// The main request's form body (application/x-www-form-urlencoded); only with POST.
+    #[serde(default)]
+    pub body: Option<String>,
+}
+
+fn default_method() -> String {
+    "GET".into()
+}
+
+/// Which of the sessions' two targets a page goes to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheme {
+    /// The plan's URL.
+    #[default]
+    Http,
+    /// The sessions' `https_url`.
+    Https,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -186,16 +229,24 @@ impl SessionsPlan {
                 if !page.path.starts_with('/') || page.embedded.iter().any(|p| !p.starts_with('/')) {
                     return Err(format!("page '{}' has a path without a leading '/': write paths as /file", page.name));
                 }
+                page.validate()?;
             }
+            session.validate_walk()?;
+        }
+        if self.https_url.is_none() && self.uses_https() {
+            return Err(
+                "a page has scheme https but the sessions have no https_url: give the HTTPS listener's URL".into()
+            );
         }
         if !(0.0..=1.0).contains(&self.if_modified_since_share) {
             return Err("if_modified_since_share is outside 0..1: give a share such as 0.3".into());
         }
         match (self.users, &self.phases) {
             (Some(0), None) => Err("users is 0: give at least one user".into()),
-            (Some(users), None) if users * 2 > connections => Err(format!(
-                "{users} users need {} connections (two each) but the plan allows {connections}: raise connections",
-                users * 2
+            (Some(users), None) if users * self.connections_per_user() > connections => Err(format!(
+                "{users} users need {} connections ({} each) but the plan allows {connections}: raise connections",
+                users * self.connections_per_user(),
+                self.connections_per_user()
             )),
             (Some(_), None) => Ok(()),
             (None, Some(phases)) if phases.is_empty() => Err("the arrival phases are empty: give at least one".into()),
@@ -207,9 +258,82 @@ impl SessionsPlan {
         }
     }
 
+    /// Some page goes to the https target.
+    pub fn uses_https(&self) -> bool {
+        self.types.iter().flat_map(|t| &t.pages).any(|p| p.scheme == Scheme::Https)
+    }
+
+    /// Two connections per target a user talks to: main and embedded requests.
+    pub fn connections_per_user(&self) -> usize {
+        if self.uses_https() {
+            4
+        } else {
+            2
+        }
+    }
+
     /// How long arrival phases last in all; None with a fixed number of users.
     pub fn phases_duration_us(&self) -> Option<u64> {
         self.phases.as_ref().map(|phases| phases.iter().map(|p| p.duration_us).sum())
+    }
+}
+
+impl Page {
+    fn validate(&self) -> Result<(), String> {
+        match (self.method.as_str(), &self.body) {
+            ("GET" | "POST", None) | ("POST", Some(_)) => Ok(()),
+            ("GET", Some(_)) => Err(format!("page '{}' has a body but is a GET: give it method POST", self.name)),
+            (other, _) => Err(format!("page '{}' has the method '{other}': use GET or POST", self.name)),
+        }
+    }
+}
+
+impl SessionType {
+    /// The index of the page named `name`.
+    pub fn page_index(&self, name: &str) -> Option<usize> {
+        self.pages.iter().position(|p| p.name == name)
+    }
+
+    /// `start` and `transitions` name this type's pages, and every row sums to 1.
+    fn validate_walk(&self) -> Result<(), String> {
+        let unknown = |what: &str, name: &str| {
+            format!("session type '{}' {what} '{name}', which is not one of its pages: name one of them", self.name)
+        };
+        if let Some(start) = &self.start {
+            if self.page_index(start).is_none() {
+                return Err(unknown("starts at", start));
+            }
+        }
+        let Some(transitions) = &self.transitions else {
+            return match self.start {
+                Some(_) => {
+                    Err(format!("session type '{}' has a start but no transitions: give transitions", self.name))
+                }
+                None => Ok(()),
+            };
+        };
+        for (from, row) in transitions {
+            if self.page_index(from).is_none() {
+                return Err(unknown("has a transition row for", from));
+            }
+            if let Some(to) = row.keys().find(|to| *to != END && self.page_index(to).is_none()) {
+                return Err(unknown(&format!("goes from '{from}' to"), to));
+            }
+            if let Some((to, p)) = row.iter().find(|(_, p)| !(p.is_finite() && **p >= 0.0)) {
+                return Err(format!(
+                    "session type '{}' goes from '{from}' to '{to}' with probability {p}: give a probability from 0 to 1",
+                    self.name
+                ));
+            }
+            let sum: f64 = row.values().sum();
+            if (sum - 1.0).abs() > ROW_SUM_TOLERANCE {
+                return Err(format!(
+                    "session type '{}': the transitions from '{from}' sum to {sum}: make them sum to 1",
+                    self.name
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -288,6 +412,10 @@ pub struct PageResult {
     pub count: u64,
     /// Pages with a failed request.
     pub errors: u64,
+    /// Of those, pages that failed their check: the page's own response had an error status or
+    /// lacked its content marker (as when a session lost its login); they fail QoS.
+    #[serde(default)]
+    pub invalid: u64,
     /// Bytes read for the page and its embedded resources.
     pub bytes_in: u64,
     /// From the page's first request to its last response.
@@ -359,8 +487,15 @@ mod tests {
     #[test]
     fn plans_are_checked() {
         let page =
-            |name: &str| Page { name: name.into(), path: "/".into(), embedded: vec![], download: false, expect: None };
-        let session = |pages| SessionType { name: "s".into(), weight: 1.0, think: Think::Fixed { mean_us: 0 }, pages };
+            |name: &str| -> Page { serde_json::from_str(&format!(r#"{{"name": "{name}", "path": "/"}}"#)).unwrap() };
+        let session = |pages| SessionType {
+            name: "s".into(),
+            weight: 1.0,
+            think: Think::Fixed { mean_us: 0 },
+            pages,
+            start: None,
+            transitions: None,
+        };
         let plan = |types, users, phases| SessionsPlan {
             types,
             if_modified_since_share: 0.0,
@@ -369,6 +504,7 @@ mod tests {
             rampdown_us: 0,
             qos: QosThresholds::default(),
             seed: 1,
+            https_url: None,
         };
         assert!(plan(vec![session(vec![page("a")])], Some(2), None).validate(4).is_ok());
         assert!(plan(vec![session(vec![page("a")])], Some(3), None).validate(4).unwrap_err().contains("6 connections"));
@@ -383,5 +519,36 @@ mod tests {
             .validate(4)
             .unwrap_err()
             .contains("positive rate"));
+    }
+
+    #[test]
+    fn walks_methods_and_schemes_are_checked() {
+        let session = |transitions: &str, start: Option<&str>, page_b: &str| -> SessionsPlan {
+            let start = start.map_or("null".to_string(), |s| format!("\"{s}\""));
+            serde_json::from_str(&format!(
+                r#"{{"users": 1, "types": [{{"name": "bank", "weight": 1, "think": {{"kind": "fixed", "mean_us": 0}},
+                   "start": {start}, "transitions": {transitions},
+                   "pages": [{{"name": "a", "path": "/a"}}, {page_b}]}}]}}"#
+            ))
+            .unwrap()
+        };
+        let b = r#"{"name": "b", "path": "/b"}"#;
+        let error = |plan: SessionsPlan| plan.validate(4).err().unwrap_or_default();
+        assert_eq!(error(session(r#"{"a": {"b": 0.5, "end": 0.5}, "b": {"a": 1}}"#, Some("b"), b)), "");
+        assert!(error(session(r#"{"a": {"b": 0.5, "end": 0.4}}"#, None, b)).contains("from 'a' sum to 0.9"));
+        assert!(error(session(r#"{"a": {"c": 1}}"#, None, b)).contains("from 'a' to 'c'"));
+        assert!(error(session(r#"{"x": {"a": 1}}"#, None, b)).contains("row for 'x'"));
+        assert!(error(session(r#"{"a": {"b": 1}}"#, Some("z"), b)).contains("starts at 'z'"));
+        assert!(error(session(r#"{"a": {"b": 1.5, "end": -0.5}}"#, None, b)).contains("from 0 to 1"));
+        let post_get = r#"{"name": "b", "path": "/b", "body": "x=1"}"#;
+        assert!(error(session("null", None, post_get)).contains("give it method POST"));
+        let put = r#"{"name": "b", "path": "/b", "method": "PUT"}"#;
+        assert!(error(session("null", None, put)).contains("use GET or POST"));
+        let https = r#"{"name": "b", "path": "/b", "scheme": "https"}"#;
+        assert!(error(session("null", None, https)).contains("no https_url"));
+        let mut with_url = session("null", None, https);
+        with_url.https_url = Some("https://127.0.0.1:8443/".into());
+        assert!(with_url.validate(3).unwrap_err().contains("4 each"), "two pairs of connections for one user");
+        assert!(with_url.validate(4).is_ok());
     }
 }

@@ -1,9 +1,12 @@
 //! Sessions as a scheduler: users who arrive (all at once, or in phases), fetch pages and think
-//! between them. User slot `u` owns connections `2u` (main requests) and `2u + 1`; a page's
-//! embedded resources go over both, each connection taking the next one when it is free, as a
-//! browser with two connections does. Pure: it is told when connections are free and answers
-//! with the requests to send and the users and pages to count in the timeline; the worker does
-//! the sockets and the counting. Each thread also counts its users and pages per arrival phase.
+//! between them, walking from page to page in order or by the session type's transition table.
+//! User slot `u` owns `k` connections from `k * u` (k = 2, or 4 when some pages are https): a
+//! pair per target, the first of a pair for main requests; a page's embedded resources go over
+//! both of its pair, each connection taking the next one when it is free, as a browser with two
+//! connections does. Each user keeps a cookie jar for its session, shared by its connections.
+//! Pure: it is told when connections are free and answers with the requests to send and the
+//! users and pages to count in the timeline; the worker does the sockets and the counting. Each
+//! thread also counts its users and pages per arrival phase.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -15,6 +18,8 @@ use super::pages::SessionsShared;
 use super::random::Rng;
 use super::session::{Arrivals, Qos};
 use super::{Action, Actions, Ended, Scheduler, Send, SessionEvent, Window};
+use crate::cookies::CookieJar;
+use crate::stats::error::ErrorKind;
 use crate::stats::latency;
 
 struct User {
@@ -23,16 +28,21 @@ struct User {
     page_started_us: u64,
     page_bytes: u64,
     page_failed: bool,
+    /// The page's own response failed its check (status or content marker).
+    page_invalid: bool,
     main_done: bool,
     next_embedded: usize,
     /// The page began inside the measured interval.
     measured: bool,
+    /// The first of the page's pair of connections.
+    main_conn: usize,
 }
 
 /// One page type's figures on one thread.
 pub struct PageStats {
     pub count: u64,
     pub errors: u64,
+    pub invalid: u64,
     pub bytes_in: u64,
     pub page_time: Histogram<u64>,
     pub good: u64,
@@ -47,6 +57,7 @@ impl PageStats {
             .map(|_| PageStats {
                 count: 0,
                 errors: 0,
+                invalid: 0,
                 bytes_in: 0,
                 page_time: latency::new_histogram(),
                 good: 0,
@@ -56,9 +67,10 @@ impl PageStats {
             .collect()
     }
 
-    fn record(&mut self, page_time_us: u64, bytes: u64, failed: bool, qos: Qos) {
+    fn record(&mut self, page_time_us: u64, bytes: u64, (failed, invalid): (bool, bool), qos: Qos) {
         self.count += 1;
         self.errors += u64::from(failed);
+        self.invalid += u64::from(invalid);
         self.bytes_in += bytes;
         latency::record(&mut self.page_time, page_time_us);
         match qos {
@@ -104,6 +116,8 @@ pub struct Users {
     shared: Arc<SessionsShared>,
     window: Window,
     slots: Vec<Option<User>>,
+    /// Per slot, its session's cookies (kept across sessions for the buffer, cleared at each start).
+    jars: Vec<CookieJar>,
     free: Vec<usize>,
     max_slots: usize,
     /// Connections with a request in flight, by index.
@@ -146,12 +160,14 @@ impl Users {
                 pages: PageStats::for_pages(page_count),
             })
             .collect();
+        let per_user = shared.connections_per_user;
         Users {
             shared,
             window,
             slots: Vec::new(),
+            jars: Vec::new(),
             free: Vec::new(),
-            max_slots: setup.connections / 2,
+            max_slots: setup.connections / per_user,
             in_flight: Vec::new(),
             thinking: BinaryHeap::new(),
             arrivals,
@@ -179,6 +195,11 @@ impl Users {
         self.outcome
     }
 
+    /// Connections each user holds: a pair per target.
+    fn per_user(&self) -> usize {
+        self.shared.connections_per_user
+    }
+
     fn user(&mut self, slot: usize) -> &mut User {
         self.slots[slot].as_mut().expect("an active user")
     }
@@ -194,7 +215,8 @@ impl Users {
             Some(slot) => slot,
             None if self.slots.len() < self.max_slots => {
                 self.slots.push(None);
-                self.in_flight.extend([false, false]);
+                self.jars.push(CookieJar::default());
+                self.in_flight.resize(self.in_flight.len() + self.per_user(), false);
                 self.slots.len() - 1
             }
             None => {
@@ -218,41 +240,49 @@ impl Users {
         }
         let counted = self.window.measures(now_us);
         actions.push_back(Action::Count(SessionEvent::Arrived { counted }));
+        self.jars[slot].clear();
         self.slots[slot] = Some(User {
             session_type,
-            page: 0,
+            page: self.shared.walks[session_type].first(),
             page_started_us: now_us,
             page_bytes: 0,
             page_failed: false,
+            page_invalid: false,
             main_done: false,
             next_embedded: 0,
             measured: false,
+            main_conn: 0,
         });
         self.start_page(slot, now_us, actions);
     }
 
     fn start_page(&mut self, slot: usize, now_us: u64, actions: &mut Actions) {
         let measured = self.window.measures(now_us);
+        let shared = Arc::clone(&self.shared);
+        let first_conn = self.per_user() * slot;
         let user = self.user(slot);
+        let requests = &shared.pages[user.session_type][user.page];
         user.page_started_us = now_us;
         user.page_bytes = 0;
         user.page_failed = false;
+        user.page_invalid = false;
         user.main_done = false;
         user.next_embedded = 0;
         user.measured = measured;
-        let (session_type, page) = (user.session_type, user.page);
-        let main = self.shared.pages[session_type][page].main;
-        self.send(2 * slot, main, now_us, actions);
+        user.main_conn = first_conn + if requests.https { 2 } else { 0 };
+        let main_conn = user.main_conn;
+        self.send(main_conn, requests.main, now_us, actions);
     }
 
     /// Send the page's next embedded resource on `conn`, if one is left.
     fn next_embedded(&mut self, conn: usize, now_us: u64, actions: &mut Actions) {
-        let user = self.user(conn / 2);
+        let slot = conn / self.per_user();
+        let user = self.user(slot);
         let (session_type, page, k) = (user.session_type, user.page, user.next_embedded);
         let Some(&(plain, revalidating)) = self.shared.pages[session_type][page].embedded.get(k) else {
             return;
         };
-        self.user(conn / 2).next_embedded += 1;
+        self.user(slot).next_embedded += 1;
         let request = if self.rng.unit() < self.shared.plan.if_modified_since_share { revalidating } else { plain };
         self.send(conn, request, now_us, actions);
     }
@@ -260,19 +290,21 @@ impl Users {
     fn finish_page(&mut self, slot: usize, now_us: u64, actions: &mut Actions) {
         let user = self.slots[slot].as_ref().expect("an active user");
         let session = &self.shared.plan.types[user.session_type];
-        let (last_page, think) = (user.page + 1 == session.pages.len(), session.think);
+        let (think, session_type, page) = (session.think, user.session_type, user.page);
         if user.measured && now_us < self.window.measure_end_us {
             let page_time_us = now_us - user.page_started_us;
             let (bytes, failed, page_started_us) = (user.page_bytes, user.page_failed, user.page_started_us);
+            let checks = (failed, user.page_invalid);
             let qos = self.shared.plan.qos.classify(page_time_us, bytes, session.pages[user.page].download, failed);
             let index = self.shared.page_offsets[user.session_type] + user.page;
-            self.outcome.pages[index].record(page_time_us, bytes, failed, qos);
+            self.outcome.pages[index].record(page_time_us, bytes, checks, qos);
             if let Some(phase) = self.phase_at(page_started_us) {
-                phase.pages[index].record(page_time_us, bytes, failed, qos);
+                phase.pages[index].record(page_time_us, bytes, checks, qos);
             }
             actions.push_back(Action::Count(SessionEvent::Page { failed }));
         }
-        if !last_page {
+        if let Some(next) = self.shared.walks[session_type].next(page, &mut self.rng) {
+            self.user(slot).page = next;
             let think_us = think.draw_us(&mut self.rng);
             self.thinking.push(Reverse((now_us + think_us, slot)));
             return;
@@ -288,7 +320,7 @@ impl Users {
         }
         self.slots[slot] = None;
         self.free.push(slot);
-        actions.extend([Action::Close(2 * slot), Action::Close(2 * slot + 1)]);
+        actions.extend((self.per_user() * slot..self.per_user() * (slot + 1)).map(Action::Close));
     }
 }
 
@@ -302,7 +334,7 @@ impl Scheduler for Users {
 
     /// A request of user `conn / 2` ended: go on with the page, or finish it.
     fn on_free(&mut self, conn: usize, now_us: u64, ended: Ended, actions: &mut Actions) {
-        let slot = conn / 2;
+        let slot = conn / self.per_user();
         self.in_flight[conn] = false;
         if ended.counted && matches!(ended.outcome, Ok(head) if head.status == 304) {
             self.outcome.not_modified += 1;
@@ -311,14 +343,21 @@ impl Scheduler for Users {
         user.page_bytes += ended.bytes_in;
         // SPECweb2005 fails a page whose response is an error, not only one whose request broke.
         user.page_failed |= ended.outcome.map_or(true, |head| head.status >= 400);
+        if !user.main_done {
+            user.page_invalid = match ended.outcome {
+                Ok(head) => head.status >= 400,
+                Err(kind) => kind == ErrorKind::Content,
+            };
+        }
+        let main_conn = user.main_conn;
         if user.main_done {
             self.next_embedded(conn, now_us, actions);
         } else {
             user.main_done = true;
-            self.next_embedded(2 * slot, now_us, actions);
-            self.next_embedded(2 * slot + 1, now_us, actions);
+            self.next_embedded(main_conn, now_us, actions);
+            self.next_embedded(main_conn + 1, now_us, actions);
         }
-        if !self.in_flight[2 * slot] && !self.in_flight[2 * slot + 1] {
+        if !self.in_flight[main_conn] && !self.in_flight[main_conn + 1] {
             self.finish_page(slot, now_us, actions);
         }
     }
@@ -328,7 +367,6 @@ impl Scheduler for Users {
         loop {
             if let Some(&Reverse((_, slot))) = self.thinking.peek().filter(|Reverse((due, _))| *due <= now_us) {
                 self.thinking.pop();
-                self.user(slot).page += 1;
                 self.start_page(slot, now_us, actions);
             } else if self.arrivals.as_ref().and_then(Arrivals::next_due_us).is_some_and(|due| due <= now_us) {
                 self.arrivals.as_mut().map(Arrivals::advance);
@@ -353,6 +391,15 @@ impl Scheduler for Users {
     fn record_unsent(&self, _end_us: u64, _latency: &mut Histogram<u64>) -> u64 {
         0
     }
+
+    fn cookie(&self, conn: usize) -> &[u8] {
+        self.jars[conn / self.per_user()].header_value()
+    }
+
+    fn store_cookies(&mut self, conn: usize, set_cookies: &[u8]) {
+        let slot = conn / self.per_user();
+        self.jars[slot].take_set_cookies(set_cookies);
+    }
 }
 
 #[cfg(test)]
@@ -368,10 +415,11 @@ mod tests {
             r#"{{"url": "http://127.0.0.1:8080/", "connections": 4, "duration_us": 1000000, "sessions": {json}}}"#
         ))
         .unwrap();
-        let target = plan.resolve().unwrap();
+        let (target, https) = (plan.resolve().unwrap(), plan.resolve_https().unwrap());
         let mut requests = Vec::new();
         let sessions: SessionsPlan = plan.sessions.clone().unwrap();
-        let shared = super::super::pages::encode_pages(&plan, &target, sessions, &mut requests).unwrap();
+        let shared =
+            super::super::pages::encode_pages(&plan, &target, https.as_ref(), sessions, &mut requests).unwrap();
         let window = Window { start_us: 0, measure_start_us: 0, measure_end_us: 10_000_000, run_end_us: 10_000_000 };
         let setup = UsersSetup { index: 0, connections, users: fixed, arrival_share: 1.0 };
         Users::new(Arc::new(shared), &setup, window)
@@ -459,5 +507,48 @@ mod tests {
         assert_eq!(counted, expected);
         let pages: Vec<u64> = outcome.phases.iter().map(|p| p.pages[0].count).collect();
         assert_eq!((pages[phase(first_us)], pages.iter().sum::<u64>()), (1, 1));
+    }
+
+    #[test]
+    fn https_pages_take_the_second_pair_and_cookies_last_one_session() {
+        // Requests: 0 = /a, 1/2 = /x; 3 = /b (https), 4/5 = /y, 6/7 = /z.
+        let mut users = users(
+            r#"{"users": 1, "https_url": "https://127.0.0.1:8443/", "types": [{"name": "t", "weight": 1,
+               "think": {"kind": "fixed", "mean_us": 0}, "pages": [{"name": "a", "path": "/a", "embedded": ["/x"]},
+               {"name": "b", "path": "/b", "scheme": "https", "embedded": ["/y", "/z"]}]}]}"#,
+            4,
+            1,
+        );
+        let mut actions = Actions::new();
+        users.start(0, &mut actions);
+        assert_eq!(
+            drain(&mut actions),
+            [Action::Count(SessionEvent::Arrived { counted: true }), send(0, 0, 0, true, false)]
+        );
+        users.store_cookies(0, b"s=1; Path=/");
+        users.on_free(0, 10, OK, &mut actions);
+        assert_eq!(drain(&mut actions), [send(0, 1, 10, true, false)]);
+        users.on_free(0, 20, OK, &mut actions);
+        users.due(20, &mut actions);
+        assert_eq!(
+            drain(&mut actions),
+            [Action::Count(SessionEvent::Page { failed: false }), send(2, 3, 20, true, false)]
+        );
+        assert_eq!((users.cookie(2), users.cookie(1)), (&b"s=1"[..], &b"s=1"[..]), "one jar for the user's four");
+        users.on_free(2, 30, OK, &mut actions);
+        assert_eq!(drain(&mut actions), [send(2, 4, 30, true, false), send(3, 6, 30, true, false)]);
+        users.on_free(2, 40, OK, &mut actions);
+        assert!(actions.is_empty(), "the page waits for its last resource");
+        users.on_free(3, 50, OK, &mut actions);
+        let counts = [
+            SessionEvent::Page { failed: false },
+            SessionEvent::Finished { counted: true },
+            SessionEvent::Arrived { counted: true },
+        ];
+        assert_eq!(
+            drain(&mut actions),
+            [counts.map(Action::Count).as_slice(), &[send(0, 0, 50, true, false)]].concat()
+        );
+        assert!(users.cookie(0).is_empty(), "a new session starts with an empty jar");
     }
 }

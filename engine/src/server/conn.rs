@@ -9,6 +9,7 @@ use crate::conn::transport::Transport;
 
 use super::faults::{self, Faults};
 use super::routes::{self, Route, STATS_PATH};
+use super::session_route::{self, SESSION_PATH};
 use super::{open_connections, sum, Context};
 use crate::clock::now_us;
 
@@ -29,13 +30,14 @@ struct Held {
 }
 
 /// How to answer a request, apart from its route.
-#[derive(Clone, Copy)]
 struct Answer {
     keep_alive: bool,
     head_only: bool,
     /// It carried If-Modified-Since.
     revalidate: bool,
     status: Option<u16>,
+    /// The session route's answer, rendered while the request's head and body were at hand.
+    session: Option<Vec<u8>>,
 }
 
 pub struct ServerConn {
@@ -177,6 +179,9 @@ impl ServerConn {
                 break;
             }
             let target = target.unwrap_or("/").to_string();
+            let whole = &self.input[..request.head_bytes + request.body_bytes];
+            let session =
+                target.starts_with(SESSION_PATH).then(|| session_route::render(&target, whole, request.keep_alive));
             self.input.drain(..request.head_bytes + request.body_bytes);
             let faults = if target.contains('?') { faults::parse(&target) } else { Faults::default() };
             if faults.reset {
@@ -193,6 +198,7 @@ impl ServerConn {
                 head_only: request.head_only,
                 revalidate: request.revalidate,
                 status: faults.status,
+                session,
             };
             if due_us > now {
                 self.held = Some(Held { target, answer });
@@ -215,13 +221,16 @@ impl ServerConn {
     }
 
     fn respond(&mut self, context: &Context, target: &str, answer: Answer) {
-        let Answer { keep_alive, head_only, revalidate, status } = answer;
+        let Answer { keep_alive, head_only, revalidate, status, session } = answer;
         self.close_after_output |= !keep_alive;
         let route = context.routes.find(target);
         if !matches!(route, Route::Stats) {
             context.counters[context.index].requests.fetch_add(1, Ordering::Relaxed);
         }
         let connection = if keep_alive { "keep-alive" } else { "close" };
+        if let (None, Some(session)) = (status, session) {
+            return self.emit(&session);
+        }
         let mut out = Vec::new();
         match (status, route) {
             (Some(status), _) => {

@@ -6,6 +6,7 @@
 mod conn;
 pub mod faults;
 pub mod routes;
+pub mod session_route;
 pub mod siblings;
 
 use std::cmp::Reverse;

@@ -51,6 +51,8 @@ pub struct Shared {
     pub sources: Vec<IpAddr>,
     /// For https: the client's TLS configuration and the server name it announces.
     pub tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
+    /// The sessions' https target (their pages with `scheme: https`): its address and TLS.
+    pub https_target: Option<(SocketAddr, Arc<rustls::ClientConfig>, ServerName<'static>)>,
     /// Index 0 is the plan's request (a mix has one per path); sessions add one per page resource.
     pub requests: Vec<EncodedRequest>,
     /// The plan's paths mix: which request each send picks.
@@ -150,7 +152,9 @@ impl Worker {
         }
         let poll = Poll::new()?;
         let timer = SendTimer::new(poll.registry(), SEND_TIMER)?;
-        let ring = uring::ring_for(shared.io, shared.tls.is_some(), setup.connections);
+        // Sessions with https pages have TLS connections too: they run on epoll.
+        let tls = shared.tls.is_some() || shared.https_target.is_some();
+        let ring = uring::ring_for(shared.io, tls, setup.connections);
         Ok(Worker {
             setup,
             shared,
@@ -418,7 +422,11 @@ impl Worker {
         self.busy += usize::from(!self.conns[i].is_busy());
         let conn = &mut self.conns[i];
         let encoded = &self.shared.requests[send.request];
+        let cookie_buffer = conn.take_cookie_buffer();
         conn.begin(now, send.intended_us, self.shared.timeout_us, send.measured, send.request, encoded);
+        if self.shared.sessions.is_some() {
+            conn.collect_cookies(cookie_buffer);
+        }
         conn.on_schedule = send.on_schedule;
         if conn.stream.is_some() {
             return self.send(schedule, i, now);
@@ -449,10 +457,15 @@ impl Worker {
     }
 
     fn connect(&mut self, i: usize) -> io::Result<()> {
+        let shared = &self.shared;
+        let (address, tls) = match (&shared.https_target, shared.requests[self.conns[i].request].target) {
+            (Some((address, config, name)), 1) => (*address, Some((config.clone(), name.clone()))),
+            _ => (shared.address, shared.tls.clone()),
+        };
         let run_index = i * self.setup.threads + self.setup.index;
-        let mut socket = tcp::connect(self.shared.address, tcp::source_for(&self.shared.sources, run_index))?;
+        let mut socket = tcp::connect(address, tcp::source_for(&shared.sources, run_index))?;
         self.poll.registry().register(&mut socket, Token(i), Interest::READABLE | Interest::WRITABLE)?;
-        self.conns[i].stream = Some(match &self.shared.tls {
+        self.conns[i].stream = Some(match &tls {
             None => Transport::Plain(socket),
             Some((config, name)) => {
                 let session = rustls::ClientConnection::new(config.clone(), name.clone())
@@ -475,14 +488,23 @@ impl Worker {
         conn.calls += 1;
         conn.last_call = !self.shared.keepalive || self.shared.calls_per_connection == Some(conn.calls);
         conn.phase = Phase::Writing { written: 0 };
+        let request = &self.shared.requests[conn.request];
+        conn.compose(if conn.last_call { &request.last } else { &request.reuse }, schedule.cookie(i));
         self.write(schedule, i, now);
     }
 
     fn write(&mut self, schedule: &mut Schedule, i: usize, now: u64) {
         let conn = &mut self.conns[i];
         let request = &self.shared.requests[conn.request];
-        let bytes = if conn.last_call { &request.last } else { &request.reuse };
+        // Taken out for the call and put back: the buffer is kept, not reallocated.
+        let composed = std::mem::take(&mut conn.composed);
+        let bytes: &[u8] = match (composed.is_empty(), conn.last_call) {
+            (false, _) => &composed,
+            (true, true) => &request.last,
+            (true, false) => &request.reuse,
+        };
         let (written, step) = conn.transmit(bytes);
+        conn.composed = composed;
         if conn.measured {
             self.recorder.bytes_out += written;
         }
@@ -511,6 +533,9 @@ impl Worker {
     fn end_request(&mut self, schedule: &mut Schedule, i: usize, now: u64, outcome: Outcome, reusable: bool) {
         self.count(i, now, outcome);
         let conn = &mut self.conns[i];
+        if !conn.set_cookies().is_empty() {
+            schedule.store_cookies(i, conn.set_cookies());
+        }
         let keep = reusable && !conn.last_call && outcome.is_ok_and(|head| head.keep_alive);
         if !keep {
             conn.disconnect();

@@ -13,6 +13,9 @@ class PageVerdict:
     good_share: float
     good_or_tolerable_share: float
     valid: bool
+    #: Pages whose own response failed its check (error status, content marker missing); each is
+    #: also a FAIL, as SPECweb counts it.
+    invalid: int = 0
 
 
 @dataclass(frozen=True)
@@ -23,7 +26,8 @@ class Verdict:
 
 def verdict(sessions: dict[str, Any], good_share: float = 0.95, good_or_tolerable_share: float = 0.99) -> Verdict:
     """Valid when every page type has at least `good_share` GOOD and `good_or_tolerable_share`
-    GOOD + TOLERABLE pages; a page type with no measured page is not valid. With arrival phases,
+    GOOD + TOLERABLE pages; a page type with no measured page is not valid. A page that failed its
+    check (or any request of it) is already a FAIL in the engine's counts. With arrival phases,
     every page type of every phase is judged on its own ("post in phase 2"): a load is valid when
     every phase survives it, as the thesis's load test asks."""
     phases = sessions.get("phases") or []
@@ -45,5 +49,5 @@ def _judge(
         good = page["good"] / count if count else 0.0
         good_or_tolerable = (page["good"] + page["tolerable"]) / count if count else 0.0
         valid = count > 0 and good >= good_share and good_or_tolerable >= good_or_tolerable_share
-        pages.append(PageVerdict(name, count, good, good_or_tolerable, valid))
+        pages.append(PageVerdict(name, count, good, good_or_tolerable, valid, page.get("invalid", 0)))
     return all(p.valid for p in pages), tuple(pages)

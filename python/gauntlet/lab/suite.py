@@ -54,7 +54,10 @@ def qos_summary(load: LoadFile, result: dict[str, Any]) -> dict[str, Any]:
     shares = load.qos
     verdict = qos.verdict(result["sessions"], shares.good_share, shares.good_or_tolerable_share)
     pages = {
-        page.name: {"good_share": page.good_share, "good_or_tolerable_share": page.good_or_tolerable_share, "valid": page.valid}
+        page.name: {
+            "good_share": page.good_share, "good_or_tolerable_share": page.good_or_tolerable_share, "valid": page.valid,
+            "invalid": page.invalid,
+        }
         for page in verdict.pages
     }
     return {"valid": verdict.valid, "pages": pages}

@@ -6,7 +6,7 @@ Every mistake is reported before any load is sent, as one line `FILE:LINE: field
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
@@ -45,6 +45,22 @@ class PageSpec(_Strict):
     download: bool = False
     #: A string the page's own response must hold (a `content` error otherwise): its content marker.
     expect: str | None = None
+    scheme: Literal["http", "https"] = "http"
+    method: Literal["GET", "POST"] = "GET"
+    #: The form body of a POST, sent as application/x-www-form-urlencoded.
+    body: str | None = None
+
+    @model_validator(mode="after")
+    def body_with_post(self) -> PageSpec:
+        if self.body is not None and self.method != "POST":
+            raise ValueError(f"page '{self.name}' has a body but is a GET: add method: POST")
+        return self
+
+
+#: The name that ends a session in a transition row.
+END = "end"
+#: How far a row's sum may be from 1.
+ROW_SUM_TOLERANCE = 1e-6
 
 
 class SessionSpec(_Strict):
@@ -53,6 +69,28 @@ class SessionSpec(_Strict):
     weight: float = Field(default=1.0, gt=0, le=1e6)
     think: ThinkTime = {"kind": "fixed", "mean_us": 0}
     pages: list[PageSpec] = Field(min_length=1)
+    #: The first page of the walk through `transitions` (default: the first page).
+    start: str | None = None
+    #: Per page, the probability of each next page or of `end`; without it the pages run in order.
+    transitions: dict[str, dict[str, Annotated[float, Field(ge=0, le=1)]]] | None = None
+
+    @model_validator(mode="after")
+    def walk_names_its_pages(self) -> SessionSpec:
+        names = {page.name for page in self.pages}
+        if self.start is not None and self.start not in names:
+            raise ValueError(f"start '{self.start}' is not a page of '{self.name}': name one of {sorted(names)}")
+        if self.start is not None and self.transitions is None:
+            raise ValueError(f"'{self.name}' has a start but no transitions: give transitions, or drop start")
+        for source, row in (self.transitions or {}).items():
+            if source not in names:
+                raise ValueError(f"transitions row '{source}' is not a page of '{self.name}': name one of {sorted(names)}")
+            unknown = sorted(set(row) - names - {END})
+            if unknown:
+                raise ValueError(f"transitions row '{source}' goes to '{unknown[0]}', not a page: name a page or '{END}'")
+            total = sum(row.values())
+            if abs(total - 1) > ROW_SUM_TOLERANCE:
+                raise ValueError(f"transitions row '{source}' sums to {total:g}: make its probabilities sum to 1")
+        return self
 
 
 class PhaseSpec(_Strict):
@@ -117,12 +155,34 @@ class LoadFile(_Strict):
             return None
         return ", ".join(f"{p.users_per_s:g}/s for {p.duration / 1e6:g}s" for p in self.phases)
 
+    @property
+    def uses_https(self) -> bool:
+        return any(page.scheme == "https" for session in self.sessions for page in session.pages)
+
     def to_plan(self, url: str) -> Plan:
-        """The engine plan: the sessions, the windows, and room for two connections per user."""
+        """The engine plan: the sessions, the windows, and room for two connections per user and target.
+
+        A lab server listens on one scheme, so the https pages go to `url` itself, which must then
+        be https (the whole workload runs over TLS; docs/load-files.md)."""
         qos = self.qos
+        https_url = None
+        if self.uses_https:
+            if not url.lower().startswith("https://"):
+                raise GauntletError(
+                    printable(f"the load has https pages but the target {url} is plain http"),
+                    "Serve it over TLS (tls: true, or an https:// URL): the lab's servers have one listener",
+                )
+            https_url = url
         sessions = SessionsPlan(
             types=[
-                SessionType(name=s.name, weight=s.weight, think=Think(**s.think), pages=[Page(**p.model_dump(exclude_none=True)) for p in s.pages])
+                SessionType(
+                    name=s.name,
+                    weight=s.weight,
+                    think=Think(**s.think),
+                    pages=[Page(**p.model_dump(exclude_none=True)) for p in s.pages],
+                    start=s.start,
+                    transitions=s.transitions,
+                )
                 for s in self.sessions
             ],
             if_modified_since_share=self.if_modified_since,
@@ -136,10 +196,11 @@ class LoadFile(_Strict):
                 download_tolerable_bytes_per_s=qos.download_tolerable_bytes_per_s,
             ),
             seed=self.seed,
+            https_url=https_url,
         )
         return Plan(
             url=url,
-            connections=2 * (self.users or self.max_users),
+            connections=(4 if https_url else 2) * (self.users or self.max_users),
             threads=DEFAULT_THREADS,
             warmup_us=self.ramp_up + self.warm_up,
             duration_us=self.measure,

@@ -14,7 +14,8 @@ from gauntlet.report.charts import all_charts
 from gauntlet.report.output import write_atomically
 from gauntlet.report.phases import phase_views
 from gauntlet.report.points import grid_points
-from gauntlet.report.views import configs, environment_table, run_line, tables
+from gauntlet.report.specweb import specweb_table
+from gauntlet.report.views import TABLES, configs, environment_table, run_line, tables
 from gauntlet.store import Store
 
 TEMPLATES = jinja2.Environment(
@@ -42,7 +43,7 @@ def render(store: Store, run_ids: list[int]) -> str:
         run_lines=[run_line(run) for run in runs],
         charts=charts,
         figures={chart.chart_id: chart.figure for chart in charts},
-        tables=tables(points),
+        tables=tables(points, (*TABLES, specweb_table)),
         configs=configs(points),
         environments=[environment_table(run) for run in runs],
         suites=[(run.run_id, run.suite_text) for run in runs if run.suite_text],

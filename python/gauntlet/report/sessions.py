@@ -15,14 +15,14 @@ from gauntlet.units import format_count, format_duration_us
 
 def pages_table(sessions: dict[str, Any]) -> Table:
     table = Table(title="Pages", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
-    for column in ("page", "type", "count", "errors", "p50", "p90", "p99", "good", "tolerable", "fail"):
+    for column in ("page", "type", "count", "errors", "failed checks", "p50", "p90", "p99", "good", "tolerable", "fail"):
         table.add_column(column, justify="left" if column in ("page", "type") else "right")
     for name, page in sorted(sessions["pages"].items()):
         count = page["count"]
         good, tolerable, fail = (f"{page[c] / count:.1%}" if count else "-" for c in ("good", "tolerable", "fail"))
         times = page["page_time_us"]
         table.add_row(
-            name, page["type"], format_count(count), format_count(page["errors"]),
+            name, page["type"], format_count(count), format_count(page["errors"]), format_count(page.get("invalid", 0)),
             format_duration_us(times["p50"]), format_duration_us(times["p90"]), format_duration_us(times["p99"]),
             good, tolerable, fail,
         )
@@ -33,7 +33,8 @@ def verdict_line(verdict: Verdict) -> str:
     if verdict.valid:
         return "[green]QoS: VALID[/green] (every page type met its GOOD and GOOD+TOLERABLE shares)"
     failing = ", ".join(
-        f"{p.name} ({p.good_share:.1%} good, {p.good_or_tolerable_share:.1%} good or tolerable)"
+        f"{p.name} ({p.good_share:.1%} good, {p.good_or_tolerable_share:.1%} good or tolerable"
+        + (f", {p.invalid} failed checks)" if p.invalid else ")")
         for p in verdict.pages
         if not p.valid
     )

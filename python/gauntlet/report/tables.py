@@ -326,6 +326,7 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     """Stored runs as the HTML report's headline shows them (`gauntlet suite run` prints it at the end)."""
     # Imported here: `gauntlet run` prints the tables above without the store or the report's views.
     from gauntlet.report.points import grid_points
+    from gauntlet.report.specweb import specweb_table
     from gauntlet.report.views import SUMMARY_TABLES, run_line, tables
 
     for run_id in run_ids:
@@ -334,5 +335,5 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     if not points:
         console.print("no case stored yet")
         return
-    for table in tables(points, SUMMARY_TABLES):
+    for table in tables(points, (*SUMMARY_TABLES, specweb_table)):
         console.print(rich_table(table))

@@ -195,15 +195,19 @@ def qos_table(points: list[GridPoint]) -> Table:
         valid = all(qos_valid(r) for r in measured)
         results = [r["sessions"] for r in measured]
         for page in sorted({page for s in results for page in s["pages"]}):
-            counts = {k: sum(s["pages"].get(page, {}).get(k, 0) for s in results) for k in ("count", "good", "tolerable", "fail")}
+            kinds = ("count", "good", "tolerable", "fail", "invalid")
+            counts = {k: sum(s["pages"].get(page, {}).get(k, 0) for s in results) for k in kinds}
             views = counts["count"]
             shares = [_percent(counts[k] / views) if views else "-" for k in ("good", "tolerable", "fail")]
-            rows.append([name, page, format_count(views), *shares, "VALID" if valid else "INVALID"])
+            rows.append([name, page, format_count(views), *shares, format_count(counts["invalid"]), "VALID" if valid else "INVALID"])
     columns = (
         Column("case", False), Column("page", False), Column("views"), Column("good"), Column("tolerable"),
-        Column("fail"), Column("verdict", False),
+        Column("fail"), Column("failed checks"), Column("verdict", False),
     )
-    note = "GOOD/TOLERABLE/FAIL as SPECweb2005 defines them (time, or byte rate for downloads); verdict of the whole case."
+    note = (
+        "GOOD/TOLERABLE/FAIL as SPECweb2005 defines them (time, or byte rate for downloads); a page that failed its "
+        "check (error status, content marker missing) is a FAIL; verdict of the whole case."
+    )
     return Table("qos", "QoS verdicts", note, columns, rows)
 
 

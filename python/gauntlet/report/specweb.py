@@ -1,0 +1,73 @@
+"""SPECweb2005's headline table for session loads (the specweb-dynamic suite): per workload and
+configuration, the most simultaneous sessions that stayed valid, and what a page cost the server at
+that level — CPU ms, context switches and page faults per page, from the monitor, over the
+measured interval. A page is a page of the load (its main request and its embedded resources)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from gauntlet.report.points import GridPoint, point_names, spread
+from gauntlet.report.views import Column, Table, qos_valid
+from gauntlet.units import format_count
+
+LEVEL = "users"
+
+
+def pages_of(result: dict[str, Any]) -> int:
+    """The pages measured in a sessions result, every page type together."""
+    return sum(page["count"] for page in result["sessions"]["pages"].values())
+
+
+def per_page(result: dict[str, Any]) -> tuple[float, float, float] | None:
+    """(server CPU ms, context switches, page faults) per page; None without the monitor or a page."""
+    server, pages = result.get("server"), pages_of(result)
+    if not server or not pages:
+        return None
+    cpu_ms = (server["cpu_user_s"] + server["cpu_system_s"]) * 1e3
+    switches = server["voluntary_switches"] + server["involuntary_switches"]
+    faults = server["minor_faults"] + server["major_faults"]
+    return cpu_ms / pages, switches / pages, faults / pages
+
+
+def _sessions_results(point: GridPoint) -> list[dict[str, Any]]:
+    return [c.result for c in point.measured if c.result and c.result.get("sessions")]
+
+
+def _figure(results: list[dict[str, Any]], index: int) -> str:
+    value = spread(figures[index] for figures in map(per_page, results) if figures is not None)
+    return "-" if value is None else (f"{value.mean:,.1f}" if value.mean >= 10 else f"{value.mean:.2f}")
+
+
+def specweb_table(points: list[GridPoint]) -> Table:
+    """One row per series of session levels (a capacity search, or a single level): the valid
+    sessions found, and the per-page figures at the largest valid level (at the smallest level
+    probed when none was valid)."""
+    sessions = [p for p in points if isinstance(p.params.get(LEVEL), int) and _sessions_results(p)]
+    series: dict[str, list[GridPoint]] = defaultdict(list)
+    for point, name in zip(sessions, point_names(sessions, [LEVEL]), strict=True):
+        series[name].append(point)
+    rows = []
+    for name, probes in series.items():
+        judged = sorted(((p.params[LEVEL], all(qos_valid(r) for r in _sessions_results(p)), p) for p in probes), key=lambda t: t[0])
+        valid = [t for t in judged if t[1]]
+        users, _, at = valid[-1] if valid else judged[0]
+        results = _sessions_results(at)
+        above = [level for level, ok, _ in judged if not ok and level > users]
+        rows.append([
+            name,
+            format_count(users) if valid else f"0 (invalid at {format_count(users)})",
+            format_count(min(above)) if above else "none failed",
+            format_count(sum(map(pages_of, results)) // len(results)),
+            *(_figure(results, i) for i in range(3)),
+        ])
+    columns = (
+        Column("configuration", False), Column("valid sessions"), Column("first invalid above", False),
+        Column("pages"), Column("server CPU ms/page"), Column("context switches/page"), Column("page faults/page"),
+    )
+    note = (
+        "Valid: every page type met SPECweb2005's QoS (a page that failed its check is a FAIL). "
+        "Figures at the valid level shown, all the server's processes, means over the repeats (docs/reports.md)."
+    )
+    return Table("specweb", "Sessions that stayed valid, and the server's cost per page", note, columns, rows)
