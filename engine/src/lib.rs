@@ -8,6 +8,7 @@ pub mod cookies;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod http1;
+pub mod http2;
 pub mod limits;
 pub mod merge;
 pub mod plan;

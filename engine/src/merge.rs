@@ -187,6 +187,13 @@ pub fn merge_results(plan: &Plan, results: &[&RunResult]) -> Result<RunResult, P
     Ok(RunResult {
         schema: RESULT_SCHEMA.to_string(),
         address: first.address.clone(),
+        // One agent's handshakes may all have failed: another's tell what was negotiated.
+        negotiated: results
+            .iter()
+            .map(|r| &r.negotiated)
+            .find(|n| n.tls_version.is_some())
+            .unwrap_or(&first.negotiated)
+            .clone(),
         partial: results.iter().any(|r| r.partial),
         stop_reason: first_stop_reason(results.iter().map(|r| r.stop_reason)),
         started_unix_ms: results.iter().map(|r| r.started_unix_ms).min().unwrap_or(0),

@@ -21,6 +21,9 @@ pub enum HttpVersion {
     Http11,
     #[serde(rename = "1.0")]
     Http10,
+    /// HTTP/2: h2 through ALPN for https://, h2c with prior knowledge for http://.
+    #[serde(rename = "2")]
+    Http2,
 }
 
 /// What to send, to whom, with how many connections, for how long.
@@ -44,6 +47,11 @@ pub struct Plan {
     /// The HTTP version of the requests.
     #[serde(default = "default_http_version")]
     pub http_version: HttpVersion,
+    /// HTTP/2 only: streams each connection keeps open at once (h2load's -m); the closed loop's
+    /// concurrency is connections times streams. None: 1.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub streams_per_connection: Option<u32>,
     /// False sends Connection: close and opens a connection per request.
     #[serde(default = "default_true")]
     pub keepalive: bool,
@@ -334,6 +342,12 @@ impl Plan {
                 "`expect` is for the URL's own path: give each path of the mix, or each page, its own `expect`".into(),
             );
         }
+        if self.streams_per_connection == Some(0) {
+            return fail("streams_per_connection is 0: give at least 1 stream per connection".into());
+        }
+        if self.streams_per_connection.is_some() && self.http_version != HttpVersion::Http2 {
+            return fail("streams_per_connection is for HTTP/2: add http_version \"2\" (--http2) or drop it".into());
+        }
         if let Some(idle) = &self.idle {
             idle.validate().map_err(PlanError)?;
         }
@@ -352,6 +366,11 @@ impl Plan {
             }
         }
         self.body().map(|_| ())
+    }
+
+    /// Streams each connection carries at once: 1 unless HTTP/2 with streams_per_connection.
+    pub fn streams(&self) -> usize {
+        self.streams_per_connection.map_or(1, |n| n as usize)
     }
 
     /// The source addresses as IPs, each of the target's family and, unless the target may be

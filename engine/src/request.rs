@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::http1::check::Marker;
+use crate::http2::H2Request;
 use crate::plan::{HttpVersion, Plan, PlanError, Target};
 use crate::schedule::random::WeightedChoice;
 
@@ -17,6 +18,8 @@ pub struct EncodedRequest {
     pub is_head: bool,
     /// What the response's body must hold (None: any body will do).
     pub expect: Option<Arc<Marker>>,
+    /// Under HTTP/2 the request's fields and body (`reuse` and `last` are then empty).
+    pub h2: Option<H2Request>,
     /// Which target it goes to: 0 the plan's URL, 1 the sessions' https_url.
     pub target: usize,
 }
@@ -61,11 +64,24 @@ impl EncodedRequest {
         body: &[u8],
     ) -> EncodedRequest {
         let RequestLine { method, path } = line;
-        let encode = |connection: Option<&str>| -> Box<[u8]> {
-            let version = match plan.http_version {
-                HttpVersion::Http11 => "HTTP/1.1",
-                HttpVersion::Http10 => "HTTP/1.0",
+        let is_head = method.eq_ignore_ascii_case("HEAD");
+        if plan.http_version == HttpVersion::Http2 {
+            let scheme = if target.tls { "https" } else { "http" };
+            let mut headers = plan.headers.clone();
+            headers.extend(extra_header.map(|(name, value)| (name.to_string(), value.to_string())));
+            let h2 = H2Request::new(method, scheme, &target.host_header(), path, &headers, body);
+            return EncodedRequest {
+                reuse: Box::new([]),
+                last: Box::new([]),
+                is_head,
+                expect: None,
+                h2: Some(h2),
+                target: 0,
             };
+        }
+        let http10 = plan.http_version == HttpVersion::Http10;
+        let encode = |connection: Option<&str>| -> Box<[u8]> {
+            let version = if http10 { "HTTP/1.0" } else { "HTTP/1.1" };
             let mut head = format!("{method} {path} {version}\r\n");
             if !plan.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
                 head.push_str(&format!("Host: {}\r\n", target.host_header()));
@@ -89,12 +105,9 @@ impl EncodedRequest {
             bytes.extend_from_slice(body);
             bytes.into_boxed_slice()
         };
-        let reuse = match plan.http_version {
-            HttpVersion::Http11 => encode(None),
-            HttpVersion::Http10 => encode(Some("keep-alive")),
-        };
+        let reuse = if http10 { encode(Some("keep-alive")) } else { encode(None) };
         let last = encode(Some("close"));
-        EncodedRequest { reuse, last, is_head: method.eq_ignore_ascii_case("HEAD"), expect: None, target: 0 }
+        EncodedRequest { reuse, last, is_head, expect: None, h2: None, target: 0 }
     }
 }
 
@@ -150,6 +163,22 @@ mod tests {
     fn headers_body_and_host_override() {
         let r = encoded(r#", "method": "POST", "headers": [["Host", "example"], ["X-A", "1"]], "body_base64": "aGk=""#);
         assert_eq!(&*r.reuse, b"POST /p?q=1 HTTP/1.1\r\nHost: example\r\nX-A: 1\r\nContent-Length: 2\r\n\r\nhi");
+    }
+
+    #[test]
+    fn http2_requests_carry_fields_instead_of_bytes() {
+        let r = encoded(r#", "http_version": "2", "headers": [["X-A", "1"], ["Connection", "close"]]"#);
+        let h2 = r.h2.unwrap();
+        let fields: Vec<(&[u8], &[u8])> = h2.fields.iter().map(|(n, v)| (&n[..], &v[..])).collect();
+        let expected: [(&[u8], &[u8]); 5] = [
+            (b":method", b"GET"),
+            (b":scheme", b"http"),
+            (b":authority", b"127.0.0.1:8080"),
+            (b":path", b"/p?q=1"),
+            (b"x-a", b"1"),
+        ];
+        assert_eq!(fields, expected);
+        assert!(r.reuse.is_empty());
     }
 
     #[test]

@@ -9,7 +9,8 @@ use serde_json::json;
 
 use crate::agents::AgentFigures;
 use crate::clock::monotonic_us;
-use crate::plan::{Io, Plan};
+use crate::conn::tls::TlsNegotiated;
+use crate::plan::{HttpVersion, Io, Plan};
 use crate::schedule::idle::IdleResult;
 use crate::schedule::session::{ArrivalPhase, PageResult, SessionsPlan};
 use crate::stats::error::ErrorKind;
@@ -95,6 +96,8 @@ pub struct RunResult {
     pub client: ClientResult,
     /// Handshakes of https runs; None over plain HTTP.
     pub tls: Option<TlsResult>,
+    /// What the connections spoke: the protocol, TLS version and cipher, streams per connection.
+    pub negotiated: Negotiated,
     /// One entry per second of the measured interval.
     pub timeline: Vec<TimelineEntry>,
     /// Only in a distributed run's merged result: one entry per agent, its slice and its own
@@ -146,6 +149,37 @@ pub struct TlsResult {
     pub handshakes: u64,
     /// Of those, the ones that resumed an earlier session (abbreviated handshakes).
     pub resumed: u64,
+}
+
+/// What the connections of a run spoke.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Negotiated {
+    /// "http/1.1", "http/1.0" or "h2" (over TLS through ALPN, or h2c with prior knowledge).
+    pub protocol: String,
+    /// "1.2" or "1.3" from the first completed handshake; None over plain HTTP or when no
+    /// handshake completed.
+    pub tls_version: Option<String>,
+    /// The cipher suite of that handshake by its rustls name (TLS13_AES_256_GCM_SHA384).
+    pub tls_cipher: Option<String>,
+    /// Streams each connection carried at once (1 for HTTP/1).
+    pub streams_per_connection: u32,
+}
+
+impl Negotiated {
+    pub fn of(plan: &Plan, tls: Option<&TlsNegotiated>) -> Negotiated {
+        let protocol = match plan.http_version {
+            HttpVersion::Http11 => "http/1.1",
+            HttpVersion::Http10 => "http/1.0",
+            HttpVersion::Http2 => "h2",
+        };
+        Negotiated {
+            protocol: protocol.into(),
+            tls_version: tls.map(|t| t.version.clone()),
+            tls_cipher: tls.map(|t| t.cipher.clone()),
+            streams_per_connection: plan.streams() as u32,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -429,6 +463,7 @@ pub fn merge(
             || plan.sessions.as_ref().is_some_and(|s| s.https_url.is_some()))
         .then(|| TlsResult { handshakes: sum(|r| r.tls_handshakes), resumed: sum(|r| r.tls_resumed) }),
         sessions: merge_sessions(&plan, &outcomes.iter().filter_map(|o| o.sessions.as_ref()).collect::<Vec<_>>()),
+        negotiated: Negotiated::of(&plan, outcomes.iter().find_map(|o| o.negotiated_tls.as_ref())),
         timeline,
         agents: None,
         idle: None,

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::clock::{monotonic_us, now_us, unix_now_us};
 use crate::conn::tls::{client_config, server_name};
 use crate::limits;
-use crate::plan::{Plan, PlanError};
+use crate::plan::{HttpVersion, Plan, PlanError};
 use crate::request::plan_requests;
 use crate::result::merge;
 pub use crate::result::RunResult;
@@ -86,8 +86,9 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     };
     let threads = plan.thread_count();
     let settings = plan.tls.clone().unwrap_or_default();
+    let alpn: &[&[u8]] = if plan.http_version == HttpVersion::Http2 { &[b"h2"] } else { &[] };
     let client_tls = |host: &str| -> Result<_, PlanError> {
-        Ok((client_config(&settings).map_err(PlanError)?, server_name(host).map_err(PlanError)?))
+        Ok((client_config(&settings, alpn).map_err(PlanError)?, server_name(host).map_err(PlanError)?))
     };
     let tls = if target.tls { Some(client_tls(&target.host)?) } else { None };
     let https_target = match &https {
@@ -105,6 +106,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         requests,
         mix,
         sessions,
+        h2_streams: (plan.http_version == HttpVersion::Http2).then(|| plan.streams()),
         keepalive: plan.keepalive,
         io: plan.io,
         calls_per_connection: plan.calls_per_connection,

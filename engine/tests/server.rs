@@ -227,3 +227,28 @@ fn a_paths_mix_requests_each_path_in_proportion_to_its_weight() {
     assert!((0.72..0.78).contains(&large_share), "{large_share} of the requests went to the weight-3 path");
     server.stop();
 }
+
+/// BeSim's service time is held on the server's timers: one thread answers another connection's
+/// static request while a call waits, and the call's answer comes after its service time.
+#[test]
+fn besim_calls_wait_their_service_time_without_blocking_the_thread() {
+    let service = Duration::from_millis(300);
+    let config =
+        ServeConfig { threads: 1, besim_service_time_us: Some(service.as_micros() as u64), ..ServeConfig::default() };
+    let server = serve(&config).unwrap();
+    let mut call = connect(server.local_addr());
+    let started = Instant::now();
+    write!(call, "GET /besim/bank/profile?id=7 HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut other = connect(server.local_addr());
+    let (head, _) = get(&mut other, "/webtest.html", "");
+    assert!(head.starts_with("HTTP/1.1 200"));
+    assert!(started.elapsed() < service, "the static file waited for the call: {:?}", started.elapsed());
+    let (head, body) = read_response(&mut call);
+    assert!(started.elapsed() >= service);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(body.starts_with(b"BESIM bank/profile 7 1\nprofile|7|"));
+    let (_, stats) = get(&mut other, "/besim/stats", "");
+    let stats: serde_json::Value = serde_json::from_slice(&stats).unwrap();
+    assert_eq!(stats["calls"]["bank/profile"], 1);
+    server.stop();
+}

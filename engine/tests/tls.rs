@@ -50,12 +50,22 @@ fn a_connection_per_request_resumes_sessions_unless_told_not_to() {
 #[test]
 fn version_and_cipher_can_be_pinned() {
     let server = https_server();
-    for tls in [
-        r#"{"version": "1.2", "cipher": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}"#,
-        r#"{"version": "1.3", "cipher": "TLS13_CHACHA20_POLY1305_SHA256"}"#,
+    for (tls, version, cipher) in [
+        (
+            r#"{"version": "1.2", "cipher": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}"#,
+            "1.2",
+            "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+        ),
+        (r#"{"version": "1.3", "cipher": "TLS13_CHACHA20_POLY1305_SHA256"}"#, "1.3", "TLS13_CHACHA20_POLY1305_SHA256"),
     ] {
         let result = run(plan(&server, &format!(r#""connections": 2, "requests": 50, "tls": {tls}"#))).unwrap();
         assert_eq!((result.responses, result.errors_total), (50, 0), "{tls}: {:?}", result.errors);
+        let negotiated = &result.negotiated;
+        assert_eq!((negotiated.protocol.as_str(), negotiated.streams_per_connection), ("http/1.1", 1));
+        assert_eq!(
+            (negotiated.tls_version.as_deref(), negotiated.tls_cipher.as_deref()),
+            (Some(version), Some(cipher))
+        );
     }
     // The server's certificate is ECDSA: an RSA-only suite cannot be agreed on; the server's
     // alert ends the handshake.

@@ -120,12 +120,14 @@ def serve(
     *,
     tls_version: str | None = None,
     cipher: str | None = None,
+    besim_service_time_us: int | None = None,
 ) -> _engine.Server:
     """The built-in server in this process, listening when this returns. With `tls`, `tls_version`
-    ("1.2" or "1.3") and `cipher` (an IANA or rustls suite name) pin what it accepts."""
+    ("1.2" or "1.3") and `cipher` (an IANA or rustls suite name) pin what it accepts. With
+    `besim_service_time_us` it is also BeSim (servers/apps/besim.py), each call held that long."""
     config = {
         "host": host, "port": port, "threads": threads, "stall_ms": stall_ms, "stall_every_ms": stall_every_ms, "tls": tls,
-        "tls_version": tls_version, "cipher": cipher,
+        "tls_version": tls_version, "cipher": cipher, "besim_service_time_us": besim_service_time_us,
     }
     try:
         return _engine.Server(json.dumps(config))

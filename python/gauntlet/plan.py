@@ -112,9 +112,9 @@ class Plan(_Strict):
     method: str | None = None
     headers: list[tuple[str, str]] | None = None
     body_base64: str | None = None
-    #: "2": HTTP/2, h2 through ALPN for https://, h2c with prior knowledge for http://.
+    #: "2" is HTTP/2: h2 through ALPN for https://, h2c with prior knowledge for http://.
     http_version: Literal["1.1", "1.0", "2"] | None = None
-    #: HTTP/2: concurrent streams on each connection (h2load's -m); None: the engine's 1.
+    #: HTTP/2 only: streams each connection keeps open at once (h2load's -m); None: 1.
     streams_per_connection: int | None = None
     keepalive: bool | None = None
     #: The load threads' socket I/O: "epoll" (the engine's default) or "uring" (io_uring, plain http://).

@@ -23,6 +23,9 @@ from gauntlet.store.write import TIMELINE_COLUMNS
 if TYPE_CHECKING:
     import pandas
 
+#: The parameters a timeline row carries to say whose second it is.
+CASE_NAMES = ("server", "group")
+
 
 def open(path: str | Path) -> Results:
     """Open an existing results database for reading."""
@@ -64,11 +67,13 @@ class Results:
         return pandas.DataFrame(rows, columns=columns)
 
     def timelines(self, *run_ids: int) -> pandas.DataFrame:
-        """One row per second of every measured case of the given runs (all runs without any)."""
+        """One row per second of every measured case of the given runs (all runs without any), with the
+        case's server and group, so that servers can be overlaid without a join."""
         import pandas
 
         rows = [
-            {"run_id": case.run_id, "case_id": case.case_id, **second}
+            {"run_id": case.run_id, "case_id": case.case_id, "repeat": case.repeat, **{name: case.params.get(name) for name in CASE_NAMES},
+             **second}
             for case in self._cases(run_ids) if case.result is not None for second in case.result["timeline"]
         ]
-        return pandas.DataFrame(rows, columns=["run_id", "case_id", *TIMELINE_COLUMNS])
+        return pandas.DataFrame(rows, columns=["run_id", "case_id", "repeat", *CASE_NAMES, *TIMELINE_COLUMNS, "errors_by_kind"])

@@ -63,6 +63,7 @@ def test_bad_yaml_is_one_line(tmp_path: Path, kind: str, wrong: str, tail: bytes
     assert_one_line_error(done, message)
     assert f"{path}:{line}: " in done.stderr if line else f"{path}: " in done.stderr
     assert not (tmp_path / "report.html").exists()
+    assert not list(tmp_path.glob("results.db*")), "a refused suite writes no database"
 
 
 #: (file, field replaced, its new lines, line named, words of the message): numbers out of range, by name.
@@ -102,3 +103,4 @@ def test_a_suite_that_measures_nothing_is_refused_before_any_server_starts(tmp_p
     the suite exited 0."""
     path, done = run_on("suite", SUITE.replace(b"    requests: 10\n", b""), tmp_path)
     assert_one_line_error(done, "group static measures neither a number of requests nor a time")
+    assert not list(tmp_path.glob("results.db*")), "a refused suite writes no database"

@@ -21,11 +21,13 @@ def load_case(
     server: ServerInstance, params: dict[str, Any], *, repeat: int = 0, query: str = "", measure_s: float = MEASURE_S
 ) -> CaseRecord:
     """One case of the closed loop (or of a constant rate with `rate_per_s`): `params` name the
-    path, connections, keep-alive; `query` adds an injected fault (?delay_ms=5) the key does not show."""
+    path, connections, keep-alive, timeout (`timeout_s`); `query` adds an injected fault
+    (?delay_ms=5) the key does not show."""
     url = f"{server.url.rstrip('/')}{params.get('path', '/webtest.html')}{query}"
     options = LoadOptions(
         connections=params.get("connections", 4), threads=2, duration=f"{measure_s}s",
         no_keepalive=not params.get("keepalive", True), rate_per_s=params.get("rate_per_s"),
+        timeout=f"{params['timeout_s']}s" if "timeout_s" in params else None,
     )
     params = {"server": "builtin", "protocol": server.scheme, **params}
     return measure(options.plan(url), server, params, server_version=__version__, repeat=repeat).record

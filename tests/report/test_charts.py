@@ -96,14 +96,15 @@ def test_timelines_show_cases_of_two_seconds_or_more(study: list[CaseRow]) -> No
     assert len(traces) == 2 * len(long_cases) and [t["visible"] for t in traces] == [True, True, False, False]
     first = long_cases[0].result["timeline"] if long_cases[0].result else []
     assert traces[0]["y"] == [s["responses"] * 1e6 / s["span_us"] for s in first]
-    assert traces[1]["y"] == [s["p99_us"] / 1000 for s in first]
+    divisor, unit = charts.latency_unit([s["p99_us"] for case in long_cases for s in (case.result or {})["timeline"]])
+    assert traces[1]["y"] == [s["p99_us"] / divisor for s in first] and traces[1]["name"].endswith(f"p99 ({unit})")
     assert len(timeline.figure["layout"]["updatemenus"][0]["buttons"]) == len(long_cases)
 
 
 def test_a_view_appears_only_when_the_cases_hold_its_data(study: list[CaseRow]) -> None:
     static = [p for p in grid_points(study) if p.params.get("group") == "static"]
     ids = {c.chart_id.rsplit("-", 1)[0] for c in charts.all_charts(static)}
-    assert ids == {"throughput", "keepalive", "latency"}
+    assert ids == {"throughput", "response-time", "keepalive", "latency"}
     names = {t.table_id for t in views.tables(static)}
     # The study's static cases measure less than the monitor needs (docs/metrics.md, Invariants).
     assert names == {"cases", "breaches", "resources", "memory"}

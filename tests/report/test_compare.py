@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,35 +12,46 @@ from gauntlet.servers.builtin import start_builtin
 from gauntlet.store import Store
 from tests.conftest import Started
 from tests.helpers.cli_process import run_cli
-from tests.helpers.measured import load_case
+from tests.helpers.measured import MEASURE_S, load_case
 
 DELAY = "?delay_ms=20"
 BASE_ENVIRONMENT = {"cpu": {"cores": 2}, "kernel": "6.1.0", "load_average": [0.1, 0.1, 0.1], "taken_unix_ms": 1}
+
+
+#: A run to store: its suite text, environment, and cases as (params, repeat, query).
+RunCases = tuple[str | None, dict[str, Any], list[tuple[dict[str, Any], int, str]]]
+
+
+def stored_runs(path: Path, runs: list[RunCases], measure_s: float = MEASURE_S) -> list[int]:
+    """Each run measured on one built-in server and stored; their ids."""
+    started = Started()
+    try:
+        server = started.add(start_builtin(threads=2))
+        with Store.open(path) as store:
+            run_ids = []
+            for suite_text, environment, cases in runs:
+                run_id = store.begin_run(
+                    suite="compared", suite_text=suite_text, options={}, environment=environment, planned_cases=len(cases)
+                )
+                for params, repeat, query in cases:
+                    store.add_case(run_id, load_case(server, params, repeat=repeat, query=query, measure_s=measure_s))
+                store.end_run(run_id, "complete")
+                run_ids.append(run_id)
+    finally:
+        started.stop_all_and_check()
+    return run_ids
 
 
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
     """(database, baseline run, slowed run): connections 2 and 4 in both; 8 in the baseline only."""
     path = tmp_path_factory.mktemp("compare") / "results.db"
-    started = Started()
-    try:
-        server = started.add(start_builtin(threads=2))
-        with Store.open(path) as store:
-            run_ids = []
-            for query, levels, environment in (
-                ("", (2, 4, 8), BASE_ENVIRONMENT),
-                (DELAY, (2, 4), {**BASE_ENVIRONMENT, "kernel": "6.12.0", "load_average": [1.5, 1, 1], "taken_unix_ms": 2}),
-            ):
-                run_id = store.begin_run(
-                    suite="delay", suite_text=None, options={}, environment=environment, planned_cases=len(levels)
-                )
-                for connections in levels:
-                    store.add_case(run_id, load_case(server, {"path": "/webtest.html", "connections": connections}, query=query))
-                store.end_run(run_id, "complete")
-                run_ids.append(run_id)
-    finally:
-        started.stop_all_and_check()
-    return path, run_ids[0], run_ids[1]
+    slowed_environment = {**BASE_ENVIRONMENT, "kernel": "6.12.0", "load_average": [1.5, 1, 1], "taken_unix_ms": 2}
+    baseline, slowed = stored_runs(path, [
+        (None, environment, [({"path": "/webtest.html", "connections": c}, 0, query) for c in levels])
+        for query, levels, environment in (("", (2, 4, 8), BASE_ENVIRONMENT), (DELAY, (2, 4), slowed_environment))
+    ])
+    return path, baseline, slowed
 
 
 def test_a_delay_is_a_regression_and_fails_ci(two_runs: tuple[Path, int, int]) -> None:
@@ -79,3 +91,55 @@ def test_comparing_an_unknown_run_is_a_one_line_error(two_runs: tuple[Path, int,
     path, baseline, _ = two_runs
     done = run_cli("compare", str(baseline), "99", "--db", path)
     assert done.code == 2 and done.stderr.startswith("gauntlet: error: there is no run 99 in") and done.stderr.count("\n") == 1
+
+
+#: Every request waits this long in the server: under the short timeout, every one times out.
+SLOW = "?delay_ms=150"
+TIMEOUTS_S = (2.0, 0.05)
+SUITE_TEXT = "servers: [builtin]\ndefaults:\n  timeout: {}\n"
+
+
+@pytest.fixture(scope="module")
+def timeout_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
+    """(database, run with a 2 s timeout, the same suite with 50 ms): two levels, two repeats each."""
+    path = tmp_path_factory.mktemp("timeouts") / "results.db"
+    long_timeout, short_timeout = stored_runs(path, [
+        (SUITE_TEXT.format(f"{timeout_s}s"), BASE_ENVIRONMENT, [
+            ({"path": "/webtest.html", "connections": c, "timeout_s": timeout_s}, repeat, SLOW) for c in (2, 4) for repeat in (0, 1)
+        ])
+        for timeout_s in TIMEOUTS_S
+    ], measure_s=0.5)
+    return path, long_timeout, short_timeout
+
+
+def test_a_shorter_timeout_that_fails_requests_is_a_regression(timeout_runs: tuple[Path, int, int]) -> None:
+    """Issue 18: runs differing only in timeout, failed share 0 % -> 100 %: flagged, exit 1, and both
+    the changed setting and the suite files' changed line are named."""
+    path, long_timeout, short_timeout = timeout_runs
+    with Store.open(path, create=False) as store:
+        before, after = store.cases([long_timeout]), store.cases([short_timeout])
+    assert all(c.figures["failed_share"] == 0 for c in before)
+    # A response the starved client reads before it checks the timer may still count, on a busy machine.
+    assert all(c.figures["failed_share"] > 0.9 and c.figures["errors_timeout"] > 0 for c in after)
+    done = run_cli("compare", str(long_timeout), str(short_timeout), "--db", path)
+    assert done.code == 1, done.stdout + done.stderr
+    flagged = [line.split() for line in done.stdout.splitlines() if line.rstrip().endswith("REGRESSION")]
+    for level in ("2", "4"):
+        for figure in (["failed"], ["timeout", "errors"]):
+            row = next((w for w in flagged if w[:2 + len(figure)] == [level, "conns", *figure]), None)
+            assert row is not None, done.stdout
+            baseline, new, change, unit = row[2 + len(figure):6 + len(figure)]
+            assert (baseline, unit) == ("0.0%", "pts") and float(new.rstrip("%")) > 90 and float(change) > 90, row
+    assert "2 cases compared; " in done.stdout, "the cases pair across the changed timeout"
+    assert "warning: the runs differ in a setting of every case (timeout_s: 2 s timeout -> 0.05 s timeout)" in done.stderr
+    assert "warning: the runs' suite files differ (-  timeout: 2.0s | +  timeout: 0.05s)" in done.stderr
+
+
+def test_the_same_failures_are_inside_the_spread(timeout_runs: tuple[Path, int, int]) -> None:
+    path, _, short_timeout = timeout_runs
+    with Store.open(path, create=False) as store:
+        cases = store.cases([short_timeout])
+    found = compare(cases, cases, {}, {})
+    shares = [c for case in found.cases for c in case.changes if c.figure in ("failed_share", "errors_timeout")]
+    assert len(shares) == 4 and not any(c.regression for c in shares)
+    assert found.setting_differences == [] and not found.only_before

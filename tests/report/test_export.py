@@ -101,3 +101,40 @@ def test_the_cli_starts_without_pandas_plotly_or_the_store() -> None:
     code = "import sys, gauntlet.cli; print(sorted(m for m in ('pandas', 'plotly', 'gauntlet.store') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout == "[]\n"
+
+
+def test_every_error_kind_and_system_figure_has_a_column(study_db: tuple[Path, int], stored: list[CaseRow]) -> None:
+    """Issue 18: each error kind, the non-2xx share, interrupts, pages freed, CPU % and load, as columns."""
+    path, run_id = study_db
+    done = run_cli("export", str(run_id), "--format", "csv", "--db", path)
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    for column in ("failed_share", "errors_timeout", "errors_reset", "errors_connect_refused", "non_2xx_share",
+                   "server_interrupts_per_request", "server_pages_freed_per_request", "server_cpu_percent",
+                   "server_load_1m"):
+        assert column in rows[0], column
+    faults = [(row, case) for row, case in zip(rows, stored, strict=True) if case.params.get("group") == "faults"]
+    assert faults
+    for row, case in faults:
+        assert case.result is not None and case.result["errors"]["reset"] > 0
+        assert row["errors_reset"] == str(case.result["errors"]["reset"]) and float(row["failed_share"]) == 1.0
+    static = next(row for row, case in zip(rows, stored, strict=True) if case.params.get("group") == "static")
+    assert (static["errors_timeout"], static["failed_share"], static["non_2xx_share"]) == ("0", "0.0", "0.0")
+
+
+def test_timelines_say_whose_second_it_is(study_db: tuple[Path, int], stored: list[CaseRow]) -> None:
+    path, run_id = study_db
+    with gauntlet.results.open(path) as results:
+        timelines = results.timelines(run_id)
+    by_case = {c.case_id: c for c in stored}
+    assert len(timelines) > 0
+    for row in timelines.itertuples():
+        case = by_case[row.case_id]
+        assert (row.server, row.group, row.repeat) == (case.params.get("server"), case.params.get("group"), case.repeat)
+
+
+def test_every_error_kind_of_the_engine_has_a_column() -> None:
+    """A kind the engine adds needs its column (and a migration): the insert names every figure."""
+    from gauntlet.schema import run_result
+    from gauntlet.store.figures import ERROR_KINDS
+
+    assert set(run_result()["properties"]["errors"]["required"]) <= set(ERROR_KINDS)

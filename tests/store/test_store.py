@@ -135,7 +135,8 @@ def interrupted_result(server: ServerInstance, tmp_path: Path) -> dict[str, obje
 
 def test_migrations_are_numbered_in_order_and_recorded() -> None:
     numbers = [number for number, _ in migrations()]
-    assert numbers == list(range(1, len(numbers) + 1)) and SCHEMA_VERSION == numbers[-1]
+    # Each helper has its own number (helpers/contracts.md), so one may land before a lower one: a gap.
+    assert numbers[0] == 1 and numbers == sorted(set(numbers)) and SCHEMA_VERSION == numbers[-1]
 
 
 def test_a_database_from_a_newer_gauntlet_is_a_one_line_error(db_path: Path) -> None:

@@ -10,6 +10,7 @@ pub mod uring;
 use std::io;
 
 use backoff::Backoff;
+use mio::net::TcpStream;
 use transport::Transport;
 
 use crate::http1::{Head, Progress, ResponseParser};
@@ -169,8 +170,7 @@ impl Conn {
 
     /// After a readiness event while connecting: None while still connecting.
     pub fn connected(&mut self) -> Option<Result<(), ErrorKind>> {
-        let status = tcp::connect_status(self.stream.as_ref()?.socket())?;
-        Some(status.map_err(|err| ErrorKind::of_connect(&err)))
+        connect_result(self.stream.as_ref()?.socket())
     }
 
     /// Write what is left of `request`; returns the bytes written by this call.
@@ -226,6 +226,11 @@ impl Conn {
             }
         }
     }
+}
+
+/// After a readiness event on a connecting socket: None while still connecting.
+pub fn connect_result(socket: &TcpStream) -> Option<Result<(), ErrorKind>> {
+    Some(tcp::connect_status(socket)?.map_err(|err| ErrorKind::of_connect(&err)))
 }
 
 impl Default for Conn {

@@ -116,7 +116,30 @@ impl ServerCertVerifier for AnyCertificate {
     }
 }
 
-pub fn client_config(plan: &TlsPlan) -> Result<Arc<ClientConfig>, String> {
+/// What a connection's handshake settled on, as the result reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsNegotiated {
+    /// "1.2" or "1.3", as a plan names it.
+    pub version: String,
+    /// The cipher suite by its rustls name (as a plan may name it).
+    pub cipher: String,
+}
+
+impl TlsNegotiated {
+    /// None while the handshake is not over.
+    pub fn of(session: &rustls::Connection) -> Option<TlsNegotiated> {
+        let version = match session.protocol_version()? {
+            rustls::ProtocolVersion::TLSv1_3 => "1.3".to_string(),
+            rustls::ProtocolVersion::TLSv1_2 => "1.2".to_string(),
+            other => format!("{other:?}"),
+        };
+        let cipher = format!("{:?}", session.negotiated_cipher_suite()?.suite());
+        Some(TlsNegotiated { version, cipher })
+    }
+}
+
+/// The client's TLS; `alpn` the protocols it offers (["h2"] for HTTP/2, none for HTTP/1).
+pub fn client_config(plan: &TlsPlan, alpn: &[&[u8]]) -> Result<Arc<ClientConfig>, String> {
     let provider = Arc::new(provider(plan.cipher.as_deref())?);
     let mut config = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions(plan.version.as_deref())?)
@@ -127,6 +150,7 @@ pub fn client_config(plan: &TlsPlan) -> Result<Arc<ClientConfig>, String> {
     if !plan.resumption {
         config.resumption = rustls::client::Resumption::disabled();
     }
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     Ok(Arc::new(config))
 }
 
@@ -168,25 +192,25 @@ mod tests {
 
     #[test]
     fn versions_and_ciphers_are_checked() {
-        assert!(client_config(&TlsPlan::default()).is_ok());
+        assert!(client_config(&TlsPlan::default(), &[]).is_ok());
         let v12 = TlsPlan {
             version: Some("1.2".into()),
             cipher: Some("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into()),
             resumption: false,
         };
-        assert!(client_config(&v12).is_ok());
+        assert!(client_config(&v12, &[]).is_ok());
         let bad = TlsPlan { version: Some("1.1".into()), ..TlsPlan::default() };
-        assert!(client_config(&bad).unwrap_err().contains("1.2 or 1.3"));
+        assert!(client_config(&bad, &[]).unwrap_err().contains("1.2 or 1.3"));
         let unknown = TlsPlan { cipher: Some("RC4".into()), ..TlsPlan::default() };
-        assert!(client_config(&unknown).unwrap_err().contains("TLS13_AES_128_GCM_SHA256"));
+        assert!(client_config(&unknown, &[]).unwrap_err().contains("TLS13_AES_128_GCM_SHA256"));
         let mismatch = TlsPlan {
             version: Some("1.3".into()),
             cipher: Some("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into()),
             resumption: true,
         };
-        assert!(client_config(&mismatch).is_err());
+        assert!(client_config(&mismatch, &[]).is_err());
         let iana = TlsPlan { cipher: Some("TLS_AES_128_GCM_SHA256".into()), ..TlsPlan::default() };
-        assert!(client_config(&iana).is_ok());
+        assert!(client_config(&iana, &[]).is_ok());
     }
 
     #[test]

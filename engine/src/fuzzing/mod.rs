@@ -3,10 +3,12 @@
 //! corpus (engine/fuzz/corpus/TARGET/) through the same functions.
 
 mod chunked;
+mod h2;
 mod http1;
 mod tls;
 
 pub use chunked::chunked_body;
+pub use h2::h2_frames;
 pub use http1::http1_response;
 pub use tls::tls_client;
 
@@ -14,8 +16,12 @@ pub use tls::tls_client;
 pub type Target = fn(&[u8]);
 
 /// Every target by the name of its corpus directory.
-pub const TARGETS: [(&str, Target); 3] =
-    [("http1_response", http1_response), ("chunked_body", chunked_body), ("tls_client", tls_client)];
+pub const TARGETS: [(&str, Target); 4] = [
+    ("http1_response", http1_response),
+    ("chunked_body", chunked_body),
+    ("tls_client", tls_client),
+    ("h2_frames", h2_frames),
+];
 
 /// The first `N` bytes steer the harness (zeros when the input is shorter); the rest is the input.
 fn control<const N: usize>(data: &[u8]) -> ([u8; N], &[u8]) {

@@ -80,7 +80,7 @@ fn plan(mode: u8) -> TlsPlan {
 
 /// A new client, as the worker makes one per connection, and its ClientHello.
 fn client(plan: &TlsPlan) -> (Connection, Vec<u8>) {
-    let config = client_config(plan).expect("a valid plan");
+    let config = client_config(plan, &[]).expect("a valid plan");
     let name = server_name("localhost").expect("a valid name");
     let mut session = Connection::Client(ClientConnection::new(config, name).expect("a client"));
     let mut hello = Vec::new();

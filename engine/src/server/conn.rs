@@ -192,7 +192,9 @@ impl ServerConn {
             let now = now_us();
             let stall = faults.stall.unwrap_or(context.stall);
             let delay_ms = faults.delay_ms + faults.delay_per_connection_ms * open_connections(context);
-            let due_us = (now + delay_ms * 1_000).max(context.start_us + stall.release_us(now - context.start_us));
+            let service_us = context.besim.as_ref().map_or(0, |besim| besim.hold_us(&target));
+            let due_us =
+                (now + delay_ms * 1_000 + service_us).max(context.start_us + stall.release_us(now - context.start_us));
             let answer = Answer {
                 keep_alive: request.keep_alive,
                 head_only: request.head_only,
@@ -223,11 +225,20 @@ impl ServerConn {
     fn respond(&mut self, context: &Context, target: &str, answer: Answer) {
         let Answer { keep_alive, head_only, revalidate, status, session } = answer;
         self.close_after_output |= !keep_alive;
+        let connection = if keep_alive { "keep-alive" } else { "close" };
+        if let Some(called) = context.besim.as_ref().and_then(|besim| besim.answer(target)) {
+            context.counters[context.index].requests.fetch_add(1, Ordering::Relaxed);
+            let mut out = Vec::with_capacity(called.body.len() + 160);
+            routes::write_head(&mut out, called.status, called.content_type, called.body.len(), connection);
+            if !head_only {
+                out.extend_from_slice(called.body.as_bytes());
+            }
+            return self.emit(&out);
+        }
         let route = context.routes.find(target);
         if !matches!(route, Route::Stats) {
             context.counters[context.index].requests.fetch_add(1, Ordering::Relaxed);
         }
-        let connection = if keep_alive { "keep-alive" } else { "close" };
         if let (None, Some(session)) = (status, session) {
             return self.emit(&session);
         }

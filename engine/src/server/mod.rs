@@ -3,6 +3,7 @@
 //! the standard workload from memory, keep-alive or not, HTTP/1.0 and 1.1, pipelined requests in
 //! order, with fault injection for testing measurement.
 
+pub mod besim;
 mod conn;
 pub mod faults;
 pub mod routes;
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock::now_us;
 use crate::conn::tls;
 use crate::conn::transport::{TlsStream, Transport};
+use besim::Besim;
 use conn::{Served, ServerConn};
 use faults::Stall;
 use routes::Routes;
@@ -48,6 +50,8 @@ pub struct ServeConfig {
     pub tls_version: Option<String>,
     /// With `tls`: the only cipher suite served, by its rustls or IANA name (None: rustls's).
     pub cipher: Option<String>,
+    /// Serve BeSim's calls under /besim/ (besim.rs), each held this many µs (None: no BeSim).
+    pub besim_service_time_us: Option<u64>,
 }
 
 impl Default for ServeConfig {
@@ -61,6 +65,7 @@ impl Default for ServeConfig {
             tls: false,
             tls_version: None,
             cipher: None,
+            besim_service_time_us: None,
         }
     }
 }
@@ -125,6 +130,7 @@ struct Context {
     counters: Arc<[Counters]>,
     /// This thread's counters.
     index: usize,
+    besim: Option<Arc<Besim>>,
 }
 
 /// Connections open on the whole server now.
@@ -194,6 +200,7 @@ pub fn serve(config: &ServeConfig) -> Result<ServerHandle, ServeError> {
     let stop = Arc::new(AtomicBool::new(false));
     let routes = Arc::new(Routes::new());
     let stall = Stall { ms: config.stall_ms, every_ms: config.stall_every_ms };
+    let besim = config.besim_service_time_us.map(|us| Arc::new(Besim::new(us)));
     let start_us = now_us();
     let mut wakers = Vec::new();
     let mut threads = Vec::new();
@@ -208,7 +215,14 @@ pub fn serve(config: &ServeConfig) -> Result<ServerHandle, ServeError> {
             tls: tls.clone(),
             next_generation: 0,
             timers: BinaryHeap::new(),
-            context: Context { routes: routes.clone(), stall, start_us, counters: counters.clone(), index },
+            context: Context {
+                routes: routes.clone(),
+                stall,
+                start_us,
+                counters: counters.clone(),
+                index,
+                besim: besim.clone(),
+            },
             stop: stop.clone(),
             scratch: vec![0; 64 * 1024].into_boxed_slice(),
         };

@@ -22,9 +22,17 @@ pub enum ErrorKind {
     Tls,
     /// A complete response (status below 400) whose body lacks the marker its request expects.
     Content,
+    /// HTTP/2: the server's GOAWAY left the stream unprocessed, or the connection closed after it.
+    Goaway,
+    /// HTTP/2: the server reset the stream (RST_STREAM).
+    StreamReset,
+    /// HTTP/2: the server broke the protocol (a malformed frame, an oversized or undecodable
+    /// header block, a flow-control violation, a response without a status); a connection-level
+    /// one ends the connection and every stream on it.
+    H2Protocol,
 }
 
-pub const ERROR_KIND_COUNT: usize = 9;
+pub const ERROR_KIND_COUNT: usize = 12;
 
 impl ErrorKind {
     pub const ALL: [ErrorKind; ERROR_KIND_COUNT] = [
@@ -37,6 +45,9 @@ impl ErrorKind {
         ErrorKind::Truncated,
         ErrorKind::Tls,
         ErrorKind::Content,
+        ErrorKind::Goaway,
+        ErrorKind::StreamReset,
+        ErrorKind::H2Protocol,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -50,6 +61,9 @@ impl ErrorKind {
             ErrorKind::Truncated => "truncated",
             ErrorKind::Tls => "tls",
             ErrorKind::Content => "content",
+            ErrorKind::Goaway => "goaway",
+            ErrorKind::StreamReset => "stream_reset",
+            ErrorKind::H2Protocol => "h2_protocol",
         }
     }
 

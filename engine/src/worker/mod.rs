@@ -17,7 +17,10 @@ use rustls::pki_types::ServerName;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod h2;
+
 use crate::clock::now_us;
+use crate::conn::tls::TlsNegotiated;
 use crate::conn::transport::{TlsStream, Transport};
 use crate::conn::uring::{self, Io, Ring};
 use crate::conn::{tcp, Conn, Outcome, Phase, Step};
@@ -58,6 +61,8 @@ pub struct Shared {
     /// The plan's paths mix: which request each send picks.
     pub mix: Option<WeightedChoice>,
     pub sessions: Option<Arc<SessionsShared>>,
+    /// HTTP/2: the streams each connection carries at once; None for HTTP/1.
+    pub h2_streams: Option<usize>,
     pub keepalive: bool,
     /// epoll or io_uring.
     pub io: Io,
@@ -103,6 +108,8 @@ pub struct WorkerOutcome {
     pub wall_us: u64,
     pub stop_reason: StopReason,
     pub sessions: Option<SessionsOutcome>,
+    /// TLS version and cipher of the first handshake that completed; None over plain HTTP.
+    pub negotiated_tls: Option<TlsNegotiated>,
     /// The I/O this thread used, and why it is not the plan's when it is not.
     pub io: Io,
     pub io_fallback: Option<String>,
@@ -138,6 +145,9 @@ pub struct Worker {
     /// (when, connection): requests waiting out a connect backoff.
     reconnects: BinaryHeap<Reverse<(u64, usize)>>,
     window: Window,
+    /// HTTP/2's connections; `conns` are then its stream slots.
+    h2: Option<h2::Links>,
+    negotiated_tls: Option<TlsNegotiated>,
     /// The io_uring this thread runs on (moved into its thread-local at the start), or why not.
     ring: Result<Option<Ring>, String>,
     /// Connections with completions to handle, from the ring.
@@ -148,16 +158,18 @@ impl Worker {
     pub fn new(setup: WorkerSetup, shared: Arc<Shared>, recorder: Recorder) -> io::Result<Worker> {
         let mut conns = Vec::new();
         if shared.sessions.is_none() {
-            conns.resize_with(setup.connections, Conn::new);
+            conns.resize_with(setup.connections * shared.h2_streams.unwrap_or(1), Conn::new);
         }
         let poll = Poll::new()?;
         let timer = SendTimer::new(poll.registry(), SEND_TIMER)?;
         // Sessions with https pages have TLS connections too: they run on epoll.
         let tls = shared.tls.is_some() || shared.https_target.is_some();
-        let ring = uring::ring_for(shared.io, tls, setup.connections);
+        let ring = match (shared.io, shared.h2_streams) {
+            (Io::Uring, Some(_)) => Err("io_uring carries HTTP/1 only: HTTP/2 runs on epoll".into()),
+            _ => uring::ring_for(shared.io, tls, setup.connections),
+        };
         Ok(Worker {
             setup,
-            shared,
             poll,
             conns,
             scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
@@ -167,6 +179,9 @@ impl Worker {
             timer,
             reconnects: BinaryHeap::new(),
             window: Window { start_us: 0, measure_start_us: 0, measure_end_us: u64::MAX, run_end_us: u64::MAX },
+            h2: shared.h2_streams.map(h2::Links::new),
+            negotiated_tls: None,
+            shared,
             ring,
             ring_ready: Vec::new(),
         })
@@ -242,12 +257,14 @@ impl Worker {
         self.count_unanswered(&schedule, end_us);
         self.shared.peak_rss.sample();
         self.conns.iter_mut().for_each(Conn::disconnect);
+        self.h2.as_mut().map(h2::Links::close_all);
         uring::uninstall();
         self.recorder.finish(end_us.max(self.window.measure_start_us));
         self.recorder.publish(&self.shared.live[self.setup.index]);
         let (cpu_us, wall_us) = (thread_cpu_us() - cpu_start_us, now_us() - start_us);
         let cpu_wait_us = thread_cpu_wait_us().saturating_sub(wait_start_us);
         let sessions = schedule.into_sessions_outcome();
+        let negotiated_tls = self.negotiated_tls;
         WorkerOutcome {
             recorder: self.recorder,
             end_us,
@@ -256,6 +273,7 @@ impl Worker {
             wall_us,
             stop_reason,
             sessions,
+            negotiated_tls,
             io,
             io_fallback,
         }
@@ -300,6 +318,8 @@ impl Worker {
         let setup = &self.setup;
         let mix = || PathMix::new(self.shared.mix.clone(), MIX_SEED ^ setup.index as u64);
         let budget = Budget(setup.budget);
+        // Under HTTP/2 the closed loop's users and the rate's free slots are streams.
+        let slots = setup.connections * self.shared.h2_streams.unwrap_or(1);
         match (&self.shared.sessions, setup.rate_per_s) {
             (Some(sessions), _) => {
                 let users = UsersSetup {
@@ -312,9 +332,9 @@ impl Worker {
             }
             (None, Some(rate_per_s)) => {
                 let pace = RateSchedule::new(self.window.start_us, rate_per_s, setup.index, setup.threads);
-                Schedule::Rate(ConstantRate::new(pace, setup.connections, self.window, budget, mix()))
+                Schedule::Rate(ConstantRate::new(pace, slots, self.window, budget, mix()))
             }
-            (None, None) => Schedule::Closed(ClosedLoop::new(setup.connections, self.window, budget, mix())),
+            (None, None) => Schedule::Closed(ClosedLoop::new(slots, self.window, budget, mix())),
         }
     }
 
@@ -326,6 +346,9 @@ impl Worker {
                 Action::Send(send) => self.begin(schedule, send, now),
                 // A connection never used (a page without resources) has nothing to close.
                 Action::Close(i) => {
+                    if self.h2.is_some() {
+                        self.h2_close(i);
+                    }
                     if let Some(conn) = self.conns.get_mut(i) {
                         conn.disconnect();
                         conn.phase = Phase::Closed;
@@ -337,6 +360,9 @@ impl Worker {
     }
 
     fn on_event(&mut self, schedule: &mut Schedule, i: usize, readiness: Readiness, now: u64) {
+        if self.h2.is_some() {
+            return self.h2_event(schedule, i, readiness, now);
+        }
         let busy_tls = self.conns[i].is_busy() && matches!(self.conns[i].stream, Some(Transport::Tls(_)));
         if readiness.writable && busy_tls {
             if let Err(e) = self.conns[i].stream.as_mut().map_or(Ok(()), Transport::flush) {
@@ -428,7 +454,11 @@ impl Worker {
             conn.collect_cookies(cookie_buffer);
         }
         conn.on_schedule = send.on_schedule;
-        if conn.stream.is_some() {
+        let connected = match &self.h2 {
+            Some(links) => links.is_connected(i),
+            None => conn.stream.is_some(),
+        };
+        if connected {
             return self.send(schedule, i, now);
         }
         let retry_at_us = conn.backoff.retry_at_us();
@@ -457,6 +487,9 @@ impl Worker {
     }
 
     fn connect(&mut self, i: usize) -> io::Result<()> {
+        if self.h2.is_some() {
+            return self.h2_connect(i);
+        }
         let shared = &self.shared;
         let (address, tls) = match (&shared.https_target, shared.requests[self.conns[i].request].target) {
             (Some((address, config, name)), 1) => (*address, Some((config.clone(), name.clone()))),
@@ -484,6 +517,9 @@ impl Worker {
     }
 
     fn send(&mut self, schedule: &mut Schedule, i: usize, now: u64) {
+        if self.h2.is_some() {
+            return self.h2_send(schedule, i, now);
+        }
         let conn = &mut self.conns[i];
         conn.calls += 1;
         conn.last_call = !self.shared.keepalive || self.shared.calls_per_connection == Some(conn.calls);
@@ -522,6 +558,9 @@ impl Worker {
         }
         if let (Ok(_), 1, Some(resumed)) = (outcome, conn.calls, conn.stream.as_ref().and_then(|s| s.resumed())) {
             self.recorder.tls_handshake(resumed);
+            if let (None, Some(Transport::Tls(tls))) = (&self.negotiated_tls, &conn.stream) {
+                self.negotiated_tls = TlsNegotiated::of(&tls.session);
+            }
         }
         match outcome {
             Ok(head) => self.recorder.response(head.status, now - conn.intended_us, now - conn.started_us),
@@ -531,6 +570,9 @@ impl Worker {
 
     /// The request on `i` ended: count it, keep or close the connection, and tell the scheduler.
     fn end_request(&mut self, schedule: &mut Schedule, i: usize, now: u64, outcome: Outcome, reusable: bool) {
+        if let Some(links) = &mut self.h2 {
+            links.release(i);
+        }
         self.count(i, now, outcome);
         let conn = &mut self.conns[i];
         if !conn.set_cookies().is_empty() {
@@ -575,7 +617,11 @@ impl Worker {
     /// also counts in the latency at its age.
     fn count_one_unanswered(&mut self, i: usize, end_us: u64) {
         let conn = &self.conns[i];
-        let Some(stage) = conn.stage() else { return };
+        let stage = match &self.h2 {
+            Some(links) => links.stage(i, conn),
+            None => conn.stage(),
+        };
+        let Some(stage) = stage else { return };
         self.recorder.unanswered(stage, end_us.saturating_sub(conn.started_us));
         if conn.on_schedule {
             latency::record(&mut self.recorder.latency, end_us.saturating_sub(conn.intended_us));

@@ -17,12 +17,13 @@ def compare_command(
     run_a: Annotated[int, typer.Argument(help="The baseline run")],
     run_b: Annotated[int, typer.Argument(help="The run compared with it")],
     threshold: Annotated[
-        float, typer.Option("--threshold", min=0, help="Exit 1 only for a regression larger than PCT percent")
+        float, typer.Option("--threshold", min=0, help="Exit 1 only for a regression larger than PCT percent (points for shares)")
     ] = 0.0,
     db: DbOption = DEFAULT_DB_PATH,
 ) -> int:
-    """Compare requests/s, p99 and CPU per request; regressions count only beyond the runs' own spread."""
-    from gauntlet.report.compare import compare, comparison_table, failing
+    """Compare requests/s, p99, CPU per request, the failed share and each error kind; regressions count
+    only beyond the runs' own spread."""
+    from gauntlet.report.compare import compare, comparison_table, failing, warnings
     from gauntlet.report.tables import rich_table
     from gauntlet.store import Store
 
@@ -30,12 +31,8 @@ def compare_command(
     with Store.open(db, create=False) as store:
         before, after = store.run(run_a), store.run(run_b)
         comparison = compare(store.cases([run_a]), store.cases([run_b]), before.environment, after.environment)
-    if comparison.environment_differences:
-        err.print(Text(
-            f"warning: the runs' environments differ ({'; '.join(comparison.environment_differences)}); "
-            "changes may come from the machine, not the server",
-            style="yellow",
-        ), soft_wrap=True)
+    for line in warnings(comparison, before.suite_text, after.suite_text):
+        err.print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)
     out.print(rich_table(comparison_table(comparison)))
     for points, which in ((comparison.only_before, f"run {run_a}"), (comparison.only_after, f"run {run_b}")):
         if points:

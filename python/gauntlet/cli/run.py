@@ -174,7 +174,7 @@ def server_spec(
         return None
     kind = kind or "builtin"
     defined = {name: value for name, value in settings.items() if value is not None}
-    if "app" in defined and "backend" not in defined:
+    if "app" in defined and "backend" not in defined and kind != "tomcat":
         defined["backend"] = "php-fpm"
     if kind == "builtin" and "workers" not in defined:
         defined["workers"] = threads
@@ -237,7 +237,7 @@ def run_command(
     ] = None,
     https: Annotated[bool, typer.Option("--https", help="--server: serve HTTPS (self-signed certificate)")] = False,
     app: Annotated[
-        str | None, typer.Option("--app", help="--server: serve this application (wordpress) through --backend (default php-fpm)")
+        str | None, typer.Option("--app", help="--server: serve this application (wordpress, specweb) through --backend (default php-fpm; JSP on tomcat)")
     ] = None,
     no_opcache: Annotated[bool, typer.Option("--no-opcache", help="--server: PHP without its opcode cache")] = False,
     access_log: Annotated[

@@ -52,29 +52,34 @@ class StoreSink:
         self._display.finished(case_line(record))
 
 
-def _prepare(store: Store, suite: str | None, resume: int | None, variant: tuple[bool, bool], servers: str | None,
-             repeat: int | None, restart_between: bool) -> tuple[int, Prepared]:
-    """The run to add cases to (new, or the one resumed) and what it has left to measure; `variant` is
-    (quick, full)."""
+def _new_run(suite: str | None, variant: tuple[bool, bool], servers: str | None, repeat: int | None,
+             restart_between: bool) -> Prepared:
+    """A new run's agenda, checked before the store is opened: a refused suite writes nothing.
+    `variant` is (quick, full)."""
+    from gauntlet.lab import suite as lab_suite
+    from gauntlet.suite.load import load_suite
+
+    if suite is None:
+        raise GauntletError("no suite given", "Name one (gauntlet suite list), give a suite file, or --resume RUN")
+    loaded = load_suite(suite, *variant)
+    asked = [kind.strip() for kind in servers.split(",") if kind.strip()] if servers else None
+    return lab_suite.prepare(loaded, lab_suite.new_options(loaded, asked, repeat, restart_between), {})
+
+
+def _begin(store: Store, prepared: Prepared | None, resume: int | None) -> tuple[int, Prepared]:
+    """The run to add cases to (new, or the one resumed) and what it has left to measure."""
     from gauntlet.lab import suite as lab_suite
 
     if resume is not None:
-        if suite is not None:
-            raise GauntletError("--resume takes the run's own suite and options", "Give --resume RUN without a suite")
         done = store.done(resume)
         row = store.resume_run(resume)
         return resume, lab_suite.resumed(row.suite_text or "", row.options, done)
-    if suite is None:
-        raise GauntletError("no suite given", "Name one (gauntlet suite list), give a suite file, or --resume RUN")
+    assert prepared is not None
     from gauntlet.host import snapshot
-    from gauntlet.suite.load import load_suite
 
-    loaded = load_suite(suite, *variant)
-    asked = [kind.strip() for kind in servers.split(",") if kind.strip()] if servers else None
-    prepared = lab_suite.prepare(loaded, lab_suite.new_options(loaded, asked, repeat, restart_between), {})
     run_id = store.begin_run(
-        suite=loaded.suite.name, suite_text=loaded.text, options=prepared.options, environment=snapshot(),
-        planned_cases=prepared.agenda.total(),
+        suite=prepared.loaded.suite.name, suite_text=prepared.loaded.text, options=prepared.options,
+        environment=snapshot(), planned_cases=prepared.agenda.total(),
     )
     return run_id, prepared
 
@@ -115,8 +120,11 @@ def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: 
     from gauntlet.report.tables import print_summary
     from gauntlet.store import Store
 
-    with Store.open(db) as store:
-        run_id, prepared = _prepare(store, suite, resume, variant, servers, repeat, restart_between)
+    if resume is not None and suite is not None:
+        raise GauntletError("--resume takes the run's own suite and options", "Give --resume RUN without a suite")
+    new = None if resume is not None else _new_run(suite, variant, servers, repeat, restart_between)
+    with Store.open(db, create=resume is None) as store:
+        run_id, prepared = _begin(store, new, resume)
         for line in prepared.skipped:
             err.print(f"[yellow]{escape(line)}[/yellow]")
         total = prepared.agenda.total()

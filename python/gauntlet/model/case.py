@@ -60,6 +60,12 @@ def plan_params(plan: Plan, model: str) -> dict[str, Any]:
             params[name] = getattr(plan, name)
     if plan.duration_us is not None:
         params["duration_s"] = plan.duration_us / 1e6
+    # Settings that change what is measured (a request that times out at 1 s succeeds at 15 s): part
+    # of the case's identity, so that `compare` and `--resume` never take one for the other.
+    if plan.timeout_us is not None:
+        params["timeout_s"] = plan.timeout_us / 1e6
+    if plan.warmup_us is not None:
+        params["warmup_s"] = plan.warmup_us / 1e6
     if plan.http_version not in (None, "1.1"):
         params["http_version"] = plan.http_version
     if plan.streams_per_connection is not None:

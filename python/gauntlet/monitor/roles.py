@@ -1,6 +1,6 @@
 """The server's processes, with a role for each process: the master (the process Gauntlet
 started), its workers (children running the same program), backends (other programs: PHP-FPM or
-uWSGI pools, CGI children) and the database (MariaDB), so that a result says which one ran out of
+uWSGI pools, CGI children) and the database (MariaDB, BeSim), so that a result says which one ran out of
 CPU or memory."""
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ def descendants(root_pid: int) -> list[int]:
     return found
 
 
-#: The programs of a database an application talks to (the kernel's 15-character comm).
-DATABASE_PROGRAMS = frozenset({"mariadbd", "mysqld"})
+#: The programs of a database an application talks to (the kernel's 15-character comm); BeSim, the
+#: specweb application's back end, names itself so (servers/apps/besim.py).
+DATABASE_PROGRAMS = frozenset({"mariadbd", "mysqld", "besim"})
 
 
 def backend_role(sample: ProcSample) -> str:

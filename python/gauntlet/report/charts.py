@@ -15,7 +15,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from gauntlet.report.downsample import lttb
-from gauntlet.report.points import CaseValue, GridPoint, Spread, describe, difference_text, error_share, point_names
+from gauntlet.report.palette import colors
+from gauntlet.report.points import (
+    CaseValue,
+    GridPoint,
+    Spread,
+    describe,
+    difference_text,
+    error_share,
+    kind_share,
+    point_names,
+    stored_figure,
+    varying,
+)
+from gauntlet.store import CaseRow
+from gauntlet.store.figures import ERROR_KINDS
 
 #: The parameters that split a view into one chart each: lines are only drawn between cases that
 #: agree on these (the same part of the study, the same file, the same connection handling).
@@ -39,21 +53,62 @@ def _text(value: Any) -> str:
     return html.escape(str(value), quote=False)
 
 
-def _figure(name: str) -> CaseValue:
-    return lambda case: case.figures.get(name)
+#: Where the legend sits: right of the plot, outside it (Plotly widens the margin to fit), so that
+#: it covers neither the plot nor an axis title; further right when a second y axis has its ticks
+#: and title there.
+LEGEND = {"x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"}
+LEGEND_BESIDE_Y2 = {**LEGEND, "x": 1.12}
+#: Names longer than this would squeeze the plot beside them: the legend goes below it instead,
+#: one name a row, the chart taller by as many rows (the plot keeps its height).
+LEGEND_BESIDE_CHARS = 16
+LEGEND_ROW_PX = 20
+#: Below the plot, room for the x axis's ticks and title before the legend's first row.
+X_AXIS_PX = 70
+#: (largest value in µs below which the unit is used, divisor, unit): latency in the run's own units.
+LATENCY_UNITS = ((1_000, 1, "µs"), (10_000_000, 1_000, "ms"), (float("inf"), 1_000_000, "s"))
+
+
+def latency_unit(values_us: list[float]) -> tuple[float, str]:
+    """(divisor, unit) that shows the largest of `values_us` with a few digits: µs below 1 ms, ms
+    below 10 s, else s."""
+    largest = max(values_us, default=0)
+    return next((divisor, unit) for limit, divisor, unit in LATENCY_UNITS if largest < limit)
 
 
 def _layout(x_title: str, y_title: str, **axes: Any) -> dict[str, Any]:
     """The chart's title is the report's heading above it, not drawn twice."""
     return {
-        "xaxis": {"title": {"text": x_title}, **axes.get("xaxis", {})},
-        "yaxis": {"title": {"text": y_title}, "rangemode": "tozero", **axes.get("yaxis", {})},
+        "xaxis": {"title": {"text": x_title}, "automargin": True, **axes.get("xaxis", {})},
+        "yaxis": {"title": {"text": y_title}, "rangemode": "tozero", "automargin": True, **axes.get("yaxis", {})},
         "showlegend": True,
-        "legend": {"orientation": "h", "y": -0.2, "yanchor": "top"},
+        "legend": LEGEND_BESIDE_Y2 if "yaxis2" in axes else LEGEND,
         "margin": {"t": 20, "b": 50, "l": 60, "r": 20},
         "height": 440,
         **{k: v for k, v in axes.items() if k not in ("xaxis", "yaxis")},
     }
+
+
+def _legend_below(layout: dict[str, Any], rows: int) -> None:
+    """The legend under the x axis's title, the chart as much taller as the rows need."""
+    margin = layout["margin"]
+    plot_px = layout["height"] - margin["t"] - margin["b"]
+    margin["b"] = X_AXIS_PX + rows * LEGEND_ROW_PX
+    layout["height"] = plot_px + margin["t"] + margin["b"]
+    layout["legend"] = {"orientation": "v", "x": 0, "xanchor": "left", "y": -X_AXIS_PX / plot_px, "yanchor": "top"}
+
+
+def _chart(chart_id: str, title: str, note: str, traces: list[dict[str, Any]], layout: dict[str, Any]) -> Chart:
+    """The chart with every trace in a colour of its own (its line, markers and error bars), and its
+    legend where it covers nothing."""
+    if any(len(html.unescape(trace["name"])) > LEGEND_BESIDE_CHARS for trace in traces):
+        _legend_below(layout, sum(1 for trace in traces if trace.get("visible", True)))
+    for trace, color in zip(traces, colors(len(traces)), strict=True):
+        trace["marker"] = {**trace.get("marker", {}), "color": color}
+        if trace["type"] == "scatter":
+            trace["line"] = {**trace.get("line", {}), "color": color}
+        if "error_y" in trace:
+            trace["error_y"] = {**trace["error_y"], "color": color}
+    return Chart(chart_id, title, note, {"data": traces, "layout": layout})
 
 
 def _error_bars(spreads: list[Spread]) -> dict[str, Any]:
@@ -107,7 +162,7 @@ def _lines(
             if xs[0] > 0 and xs[-1] / xs[0] >= LOG_AXIS_RATIO:
                 x_axis["type"] = "log"
             layout = _layout(x_title, y_title, xaxis=x_axis)
-            charts.append(Chart(f"{chart_id}-{len(charts) + 1}", _titled(title, facet), note, {"data": traces, "layout": layout}))
+            charts.append(_chart(f"{chart_id}-{len(charts) + 1}", _titled(title, facet), note, traces, layout))
     return charts
 
 
@@ -149,7 +204,7 @@ def _compared(
                           "textposition": "outside"}
             traces.append(trace)
         layout = _layout("", "requests/s", barmode="group")
-        charts.append(Chart(f"{chart_id}-{len(charts) + 1}", _titled(title, facet), note, {"data": traces, "layout": layout}))
+        charts.append(_chart(f"{chart_id}-{len(charts) + 1}", _titled(title, facet), note, traces, layout))
     return charts
 
 
@@ -171,7 +226,7 @@ def _pairs(
 
 def throughput_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
     return _lines(
-        points, "connections", _figure("requests_per_s"), chart_id="throughput", title="Requests/s vs concurrency",
+        points, "connections", stored_figure("requests_per_s"), chart_id="throughput", title="Requests/s vs concurrency",
         note="Mean requests/s of the repeats at each concurrency, bars from the slowest to the fastest repeat.",
         x_title="connections", y_title="requests/s",
     )
@@ -185,12 +240,12 @@ def errors_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
         note="Requests that ended in an error (connect, timeout, reset, ...) as a share of all that ended.",
         x_title="connections", y_title="failed requests (%)",
     )
-    return [chart for chart in found if any(y > 0 for trace in chart.figure["data"] for y in trace["y"])]
+    return _with_some_above_zero(found)
 
 
 def throughput_vs_rate(points: list[GridPoint]) -> list[Chart]:
     return _lines(
-        points, "rate_per_s", _figure("requests_per_s"), chart_id="rate", title="Replies/s vs offered rate",
+        points, "rate_per_s", stored_figure("requests_per_s"), chart_id="rate", title="Replies/s vs offered rate",
         note="Responses per second at each offered rate (constant-rate load, latency from the due time).",
         x_title="offered requests/s", y_title="replies/s",
     )
@@ -198,7 +253,7 @@ def throughput_vs_rate(points: list[GridPoint]) -> list[Chart]:
 
 def worker_scaling(points: list[GridPoint]) -> list[Chart]:
     return _lines(
-        points, "workers", _figure("requests_per_s"), chart_id="workers", title="Worker scaling",
+        points, "workers", stored_figure("requests_per_s"), chart_id="workers", title="Worker scaling",
         note="Requests/s as the server's worker processes (or threads) grow.",
         x_title="server workers", y_title="requests/s",
     )
@@ -253,22 +308,30 @@ def latency_percentiles(points: list[GridPoint]) -> list[Chart]:
     """Every point's latency spectrum, from its repeats' merged histograms (exact across repeats)."""
     charts: list[Chart] = []
     for facet, members in _facet_groups(points, ("group",)).items():
-        traces = []
+        named = []
         for point, name in zip(members, point_names(members, ["group"]), strict=True):
             values_us = point.latency_percentiles_us(list(LATENCY_QUANTILES.values()))
             if values_us is not None:
-                traces.append({
-                    "type": "scatter", "mode": "lines+markers", "name": _text(name),
-                    "x": list(LATENCY_QUANTILES), "y": [v / 1000 for v in values_us],
-                })
-        if traces:
-            layout = _layout("percentile", "latency (ms)", yaxis={"type": "log", "dtick": "D2", "rangemode": "normal"})
-            charts.append(Chart(
+                named.append((name, values_us))
+        if named:
+            divisor, unit = latency_unit([v for _, values in named for v in values])
+            traces = [
+                {"type": "scatter", "mode": "lines+markers", "name": _text(name), "x": list(LATENCY_QUANTILES),
+                 "y": [v / divisor for v in values_us]}
+                for name, values_us in named
+            ]
+            layout = _layout("percentile", f"latency ({unit})", yaxis={"type": "log", "dtick": "D2", "rangemode": "normal"})
+            charts.append(_chart(
                 f"latency-{len(charts) + 1}", _titled("Latency percentiles", facet),
                 "Latency at each percentile, from the repeats' histograms merged (latency from the intended send).",
-                {"data": traces, "layout": layout},
+                traces, layout,
             ))
     return charts
+
+
+def _per_second(case: CaseRow) -> list[dict[str, Any]]:
+    """The case's seconds that have a span (a rate needs one)."""
+    return [s for s in (case.result["timeline"] if case.result else []) if s["span_us"] > 0]
 
 
 def timelines(points: list[GridPoint]) -> list[Chart]:
@@ -280,17 +343,18 @@ def timelines(points: list[GridPoint]) -> list[Chart]:
         return []
     repeated = Counter(name for name, _ in cases)
     labels = [_text(name if repeated[name] == 1 else f"{name}, repeat {case.repeat}") for name, case in cases]
+    divisor, unit = latency_unit([s["p99_us"] for _, case in cases for s in _per_second(case)])
     traces = []
     for index, (label, (_, case)) in enumerate(zip(labels, cases, strict=True)):
-        seconds = [s for s in (case.result["timeline"] if case.result else []) if s["span_us"] > 0]
+        seconds = _per_second(case)
         rate = lttb([(s["second"], s["responses"] * 1e6 / s["span_us"]) for s in seconds], MAX_TIMELINE_POINTS)
-        p99 = lttb([(s["second"], s["p99_us"] / 1000) for s in seconds], MAX_TIMELINE_POINTS)
-        for name, line, axis in ((f"{label}: requests/s", rate, "y"), (f"{label}: p99 (ms)", p99, "y2")):
+        p99 = lttb([(s["second"], s["p99_us"] / divisor) for s in seconds], MAX_TIMELINE_POINTS)
+        for name, line, axis in ((f"{label}: requests/s", rate, "y"), (f"{label}: p99 ({unit})", p99, "y2")):
             traces.append({"type": "scatter", "mode": "lines+markers", "name": name, "yaxis": axis, "visible": index == 0,
                            "x": [x for x, _ in line], "y": [y for _, y in line]})
     layout = _layout(
         "second of the measurement", "requests/s",
-        yaxis2={"title": {"text": "p99 latency (ms)"}, "overlaying": "y", "side": "right", "rangemode": "tozero"},
+        yaxis2={"title": {"text": f"p99 latency ({unit})"}, "overlaying": "y", "side": "right", "rangemode": "tozero"},
     )
     if len(cases) > 1:
         layout["updatemenus"] = [{
@@ -305,12 +369,131 @@ def timelines(points: list[GridPoint]) -> list[Chart]:
     note = "Requests/s and p99 latency second by second"
     note += f", {len(cases)} cases (pick one in the menu)" if len(cases) > 1 else ""
     note += f"; long runs shown with at most {MAX_TIMELINE_POINTS} points (LTTB)."
-    return [Chart("timeline-1", "Per-second timeline", note, {"data": traces, "layout": layout})]
+    return [_chart("timeline-1", "Per-second timeline", note, traces, layout)]
+
+
+def _mean_latency_lines(points: list[GridPoint], x_param: str, *, chart_id: str, title: str, x_title: str) -> list[Chart]:
+    """Mean response time against `x_param`, in the unit its largest value reads best in."""
+    means = [v for p in points for c in p.measured if (v := c.figures.get("latency_mean_us")) is not None]
+    divisor, unit = latency_unit(means)
+    return _lines(
+        points, x_param, lambda case: None if (v := case.figures.get("latency_mean_us")) is None else v / divisor,
+        chart_id=chart_id, title=title, x_title=x_title, y_title=f"mean response time ({unit})",
+        note="Mean latency of the repeats (from the intended send), bars from the lowest to the highest repeat.",
+    )
+
+
+def _kind_share_pct(kind: str) -> CaseValue:
+    share = kind_share(kind)
+    return lambda case: None if (value := share(case)) is None else 100 * value
+
+
+def _with_some_above_zero(charts: list[Chart]) -> list[Chart]:
+    return [chart for chart in charts if any(y > 0 for trace in chart.figure["data"] for y in trace["y"])]
+
+
+def response_time_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
+    """Nguyen's Figs. 3-5, middle panel."""
+    return _mean_latency_lines(points, "connections", chart_id="response-time", title="Response time vs concurrency",
+                               x_title="connections")
+
+
+def error_kinds_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
+    """Nguyen's timed-out requests apart from other errors: one chart per error kind that occurred."""
+    return [
+        chart
+        for kind in ERROR_KINDS
+        for chart in _with_some_above_zero(_lines(
+            points, "connections", _kind_share_pct(kind), chart_id=f"errors-{kind.replace('_', '-')}",
+            title=f"{kind.replace('_', ' ').capitalize()} errors vs concurrency",
+            note=f"Requests that ended in the error '{kind}' (docs/results.md) as a share of all that ended.",
+            x_title="connections", y_title=f"{kind.replace('_', ' ')} errors (% of requests)",
+        ))
+    ]
+
+
+def _figure_vs_rate(name: str, chart_id: str, title: str, y_title: str, note: str) -> Callable[[list[GridPoint]], list[Chart]]:
+    def view(points: list[GridPoint]) -> list[Chart]:
+        return _lines(points, "rate_per_s", stored_figure(name), chart_id=chart_id, title=title, note=note,
+                      x_title="offered requests/s", y_title=y_title)
+
+    view.__name__ = chart_id.replace("-", "_")
+    return view
+
+
+def response_time_vs_rate(points: list[GridPoint]) -> list[Chart]:
+    """The Deathmatch's response time against the offered rate."""
+    return _mean_latency_lines(points, "rate_per_s", chart_id="rate-response-time", title="Response time vs offered rate",
+                               x_title="offered requests/s")
+
+
+SYSTEM_NOTE = "Means of the repeats, bars from the lowest to the highest; system-wide counters count the whole machine."
+#: The Deathmatch's system figures against the offered rate (sar's, in the paper).
+RATE_SYSTEM_VIEWS = (
+    _figure_vs_rate("server_cpu_percent", "rate-cpu", "Server CPU vs offered rate", "server CPU (% of one core)",
+                    "The server's processes' CPU over the measured interval (200 % = two cores). " + SYSTEM_NOTE),
+    _figure_vs_rate("server_load_1m", "rate-load", "Load average vs offered rate", "1-minute load average",
+                    "/proc/loadavg at the end of the case. " + SYSTEM_NOTE),
+    _figure_vs_rate("server_interrupts_per_request", "rate-interrupts", "Interrupts vs offered rate",
+                    "interrupts per request", "/proc/stat intr over the measured interval, per request. " + SYSTEM_NOTE),
+    _figure_vs_rate("server_system_context_switches_per_request", "rate-switches", "Context switches vs offered rate",
+                    "context switches per request", "/proc/stat ctxt over the measured interval, per request. " + SYSTEM_NOTE),
+    _figure_vs_rate("server_pages_freed_per_request", "rate-pages-freed", "Pages freed vs offered rate",
+                    "pages freed per request", "/proc/vmstat pgfree over the measured interval, per request. " + SYSTEM_NOTE),
+)
+
+
+#: Nguyen's soak, Figs. 6-8: each per-second figure of the servers' timelines, overlaid.
+OVER_TIME = (
+    ("throughput", "Throughput over time", "requests/s"),
+    ("latency", "Median latency over time", "median latency"),
+    ("bandwidth", "Bandwidth over time", "received (MB/s)"),
+)
+
+
+def _second_value(key: str, second: dict[str, Any], latency_divisor: float) -> float:
+    if key == "throughput":
+        return float(second["responses"] * 1e6 / second["span_us"])
+    if key == "latency":
+        return float(second["p50_us"] / latency_divisor)
+    return float(second["bytes_in"] / second["span_us"])  # bytes per µs = MB/s
+
+
+#: The parameters that say which server (and how configured) measured a case.
+SERVER_PARAMS = {"server", "workers", "threads_per_child", "backend", "backend_workers", "backend_socket"}
+
+
+def servers_over_time(points: list[GridPoint]) -> list[Chart]:
+    """Where the cases of a part of the study differ only in their server (a soak), each server's
+    throughput, median latency and bandwidth second by second, one line per server (its first
+    repeat). The timeline holds percentiles per second, not means: the median stands in for the
+    paper's mean."""
+    charts: list[Chart] = []
+    for facet, members in _facet_groups(points, FACETS).items():
+        timed = [p for p in members if p.measured and len(_per_second(p.measured[0])) >= 2]
+        if len(timed) < 2 or not set(varying(timed)) <= SERVER_PARAMS:
+            continue
+        seconds = {name: _per_second(p.measured[0]) for p, name in zip(timed, point_names(timed), strict=True)}
+        divisor, unit = latency_unit([s["p50_us"] for line in seconds.values() for s in line])
+        for key, title, y_title in OVER_TIME:
+            traces = []
+            for server, line in seconds.items():
+                drawn = lttb([(s["second"], _second_value(key, s, divisor)) for s in line], MAX_TIMELINE_POINTS)
+                traces.append({"type": "scatter", "mode": "lines+markers", "name": _text(server),
+                               "x": [x for x, _ in drawn], "y": [y for _, y in drawn]})
+            shown_title = f"{y_title} ({unit})" if key == "latency" else y_title
+            charts.append(_chart(
+                f"over-time-{key}-{len(charts) // len(OVER_TIME) + 1}", _titled(title, facet),
+                f"Second by second, each server's first repeat; long runs shown with at most {MAX_TIMELINE_POINTS} points (LTTB).",
+                traces, _layout("second of the measurement", shown_title),
+            ))
+    return charts
 
 
 VIEWS: tuple[Callable[[list[GridPoint]], list[Chart]], ...] = (
-    throughput_vs_concurrency, keepalive_comparison, http2_comparison, worker_scaling, https_penalty, throughput_vs_rate,
-    errors_vs_concurrency, latency_percentiles, timelines,
+    throughput_vs_concurrency, response_time_vs_concurrency, keepalive_comparison, http2_comparison, worker_scaling, https_penalty,
+    throughput_vs_rate, response_time_vs_rate, *RATE_SYSTEM_VIEWS, errors_vs_concurrency, error_kinds_vs_concurrency,
+    latency_percentiles, servers_over_time, timelines,
 )
 
 

@@ -3,26 +3,49 @@
 A change counts as a regression only when it goes the bad way by more than the runs' own spread:
 the larger relative range (max - min) / mean of the two runs' repeats of that case, or, when
 neither run repeated it, DEFAULT_NOISE (report.points.noise). A change within it is said to be
-inside the spread.
+inside the spread. Shares (failed requests, each error kind, non-2xx responses) change in points,
+not relative to a baseline that is often 0: their spread is the larger range (max - min) of the
+repeats, at least DEFAULT_SHARE_NOISE.
+
+Cases pair by key. A parameter that has one value throughout each run but a different one in each
+(the suite's timeout changed from 15 s to 1 s) is a setting of the runs, not of a case: cases pair
+without it, and the comparison names it.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from gauntlet.host import differences
-from gauntlet.report.points import GridPoint, Spread, grid_points, noise
+from gauntlet.model.record import case_key
+from gauntlet.report.points import CaseValue, GridPoint, Spread, describe, grid_points, kind_share, noise, stored_figure
 from gauntlet.report.views import Column, Table, case_cells, format_per_request
 from gauntlet.store import CaseRow
+from gauntlet.store.figures import ERROR_KINDS
 from gauntlet.units import format_count, format_duration_us
+
+#: The change in points a share must exceed when neither run repeated the case: a run that fails
+#: 1 request in 100 more often than its baseline is flagged; a few stray errors are not.
+DEFAULT_SHARE_NOISE = 0.01
 
 
 class Compared(NamedTuple):
     heading: str
     higher_is_better: bool
     show: Callable[[float], str]
+    #: The case's value; None: the stored figure of that name.
+    value: CaseValue | None = None
+    #: A share (0..1) compared in points rather than relative to the baseline.
+    share: bool = False
+    #: Compared only where some repeat of either run has it above 0.
+    only_when_seen: bool = False
+
+
+def _percent(share: float) -> str:
+    return f"{share:.1%}"
 
 
 #: The figures compared, as the table shows them.
@@ -31,6 +54,12 @@ COMPARED = {
     "latency_p99_us": Compared("p99", False, format_duration_us),
     "client_cpu_us_per_request": Compared("client µs/req", False, format_per_request),
     "server_cpu_us_per_request": Compared("server µs/req", False, format_per_request),
+    "failed_share": Compared("failed", False, _percent, share=True),
+    **{
+        f"errors_{kind}": Compared(f"{kind.replace('_', ' ')} errors", False, _percent, kind_share(kind), True, True)
+        for kind in ERROR_KINDS
+    },
+    "non_2xx_share": Compared("non-2xx", False, _percent, share=True, only_when_seen=True),
 }
 
 
@@ -43,6 +72,10 @@ class Change:
     change: float
     #: The relative change it had to exceed to count.
     noise: float
+
+    @property
+    def share(self) -> bool:
+        return COMPARED[self.figure].share
 
     @property
     def worse(self) -> bool:
@@ -68,35 +101,104 @@ class Comparison:
     only_after: list[GridPoint]
     #: Environment entries (dotted keys) that differ or exist in one run only.
     environment_differences: list[str]
+    #: Parameters with one value in each run, different between them ('timeout_s: 15 -> 1'):
+    #: cases were paired without them.
+    setting_differences: list[str]
 
     def regressions(self) -> list[tuple[CaseChange, Change]]:
         return [(case, change) for case in self.cases for change in case.changes if change.regression]
 
 
 def change(figure: str, before: Spread | None, after: Spread | None) -> Change | None:
-    """None when either run lacks the figure or the baseline is 0 (no relative change exists)."""
-    if before is None or after is None or before.mean == 0:
+    """None when either run lacks the figure, or the baseline is 0 for a relative figure (no relative
+    change exists)."""
+    if before is None or after is None:
+        return None
+    if COMPARED[figure].share:
+        spreads = [s.high - s.low for s in (before, after) if s.n > 1]
+        return Change(figure, before, after, after.mean - before.mean, max([DEFAULT_SHARE_NOISE, *spreads]))
+    if before.mean == 0:
         return None
     return Change(figure, before, after, (after.mean - before.mean) / before.mean, noise(before, after))
+
+
+def _changes(old: GridPoint, new: GridPoint) -> list[Change]:
+    found = []
+    for figure, compared in COMPARED.items():
+        value = compared.value or stored_figure(figure)
+        before, after = old.value(value), new.value(value)
+        if compared.only_when_seen and not any(s is not None and s.high > 0 for s in (before, after)):
+            continue
+        if (c := change(figure, before, after)) is not None:
+            found.append(c)
+    return found
+
+
+def run_settings(points: list[GridPoint]) -> dict[str, str]:
+    """Parameter -> its value in words, for the parameters that have one value across the run."""
+    names = {name for point in points for name in point.params}
+    settings = {}
+    for name in names:
+        values = {repr(point.params.get(name)) for point in points}
+        if len(values) == 1:
+            value = points[0].params.get(name)
+            settings[name] = "not set" if value is None else describe({name: value}, [name])
+    return settings
 
 
 def compare(
     before: list[CaseRow], after: list[CaseRow], environment_before: dict[str, Any], environment_after: dict[str, Any]
 ) -> Comparison:
-    points_before = {p.key: p for p in grid_points(before)}
-    points_after = {p.key: p for p in grid_points(after)}
-    cases = []
-    for key, old in points_before.items():
-        new = points_after.get(key)
-        if new is not None:
-            found = [change(figure, old.figure(figure), new.figure(figure)) for figure in COMPARED]
-            cases.append(CaseChange(old, new, [c for c in found if c is not None]))
+    old_points, new_points = grid_points(before), grid_points(after)
+    old_settings, new_settings = run_settings(old_points), run_settings(new_points)
+    changed = sorted(n for n in old_settings.keys() & new_settings.keys() if old_settings[n] != new_settings[n])
+
+    def paired_key(point: GridPoint) -> str:
+        return case_key({k: v for k, v in point.params.items() if k not in changed})
+
+    points_before = {paired_key(p): p for p in old_points}
+    points_after = {paired_key(p): p for p in new_points}
+    cases = [CaseChange(old, points_after[key], _changes(old, points_after[key]))
+             for key, old in points_before.items() if key in points_after]
     return Comparison(
         cases=cases,
         only_before=[p for k, p in points_before.items() if k not in points_after],
         only_after=[p for k, p in points_after.items() if k not in points_before],
         environment_differences=differences(environment_before, environment_after),
+        setting_differences=[f"{name}: {old_settings[name]} -> {new_settings[name]}" for name in changed],
     )
+
+
+def suite_differences(before: str | None, after: str | None) -> list[str]:
+    """The lines of the suite file that one run had and the other did not ('-  timeout: 15s')."""
+    if before is None or after is None:
+        return []
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+    return [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()]
+
+
+#: Changed lines of the suite files named in the warning; the rest are counted.
+SUITE_LINES_SHOWN = 6
+
+
+def warnings(comparison: Comparison, suite_before: str | None, suite_after: str | None) -> list[str]:
+    """What differs between the two runs besides the servers, each in a line: the changes may come from it."""
+    found = []
+    if comparison.setting_differences:
+        found.append(
+            f"the runs differ in a setting of every case ({'; '.join(comparison.setting_differences)}); "
+            "cases are paired across it, and their changes may come from it"
+        )
+    changed = suite_differences(suite_before, suite_after)
+    if changed:
+        more = f" and {len(changed) - SUITE_LINES_SHOWN} more" if len(changed) > SUITE_LINES_SHOWN else ""
+        found.append(f"the runs' suite files differ ({' | '.join(changed[:SUITE_LINES_SHOWN])}{more})")
+    if comparison.environment_differences:
+        found.append(
+            f"the runs' environments differ ({'; '.join(comparison.environment_differences)}); "
+            "changes may come from the machine, not the server"
+        )
+    return found
 
 
 def failing(comparison: Comparison, threshold_pct: float) -> list[tuple[CaseChange, Change]]:
@@ -110,6 +212,13 @@ def verdict(c: Change) -> str:
     return "inside the spread" if abs(c.change) <= c.noise else "better"
 
 
+def _change_text(c: Change) -> tuple[str, str]:
+    """(the change, the spread it had to exceed) as the table shows them."""
+    if c.share:
+        return f"{100 * c.change:+.1f} pts", f"{100 * c.noise:.1f} pts"
+    return f"{c.change:+.0%}", f"{c.noise:.0%}"
+
+
 def comparison_table(comparison: Comparison) -> Table:
     """One row per case and compared figure: baseline, new, the change, the spread it had to exceed,
     and REGRESSION when it did (so CI logs can be searched for it)."""
@@ -119,8 +228,8 @@ def comparison_table(comparison: Comparison) -> Table:
         for c in case.changes:
             compared = COMPARED[c.figure]
             rows.append([
-                *cells, compared.heading, compared.show(c.before.mean), compared.show(c.after.mean), f"{c.change:+.0%}",
-                f"{c.noise:.0%}", verdict(c),
+                *cells, compared.heading, compared.show(c.before.mean), compared.show(c.after.mean), *_change_text(c),
+                verdict(c),
             ])
     columns = (
         *leading, Column("figure", False), Column("baseline"), Column("new"), Column("change"), Column("spread"),
@@ -128,6 +237,7 @@ def comparison_table(comparison: Comparison) -> Table:
     )
     note = (
         "Means over each run's repeats; spread: the change a regression must exceed. A change no larger "
-        "than the spread is inside it: the two runs cannot be told apart on that figure."
+        "than the spread is inside it: the two runs cannot be told apart on that figure. Shares (failed, each "
+        "error kind, non-2xx) change in points (pts) of all requests."
     )
     return Table("comparison", "Comparison", note, columns, rows)

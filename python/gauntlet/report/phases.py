@@ -15,6 +15,7 @@ from typing import Any
 
 from gauntlet.report.charts import Chart, _text
 from gauntlet.report.downsample import lttb
+from gauntlet.report.palette import colors
 from gauntlet.report.points import GridPoint, point_names
 from gauntlet.store import CaseRow
 
@@ -27,8 +28,6 @@ PANELS = (
     ("server memory (RSS)", "MB"),
 )
 ROLE_PANELS = (("CPU by role", "% of a core"), ("memory (RSS) by role", "MB"))
-#: Plotly's default colours, one per server, the same in every panel.
-COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 ROLE_DASHES = ("solid", "dot", "dash", "dashdot", "longdash")
 PHASE_FILLS = ("#e8ebf0", "#d5d9e0")
 MAX_POINTS = 600
@@ -136,8 +135,8 @@ def _layout(panels: tuple[tuple[str, str], ...], phases: list[dict[str, Any]], h
 
 def _phase_chart(index: int, title: str, named: list[tuple[str, CaseRow]], phases: list[dict[str, Any]]) -> Chart:
     traces = []
-    for number, (name, case) in enumerate(named):
-        colour = COLOURS[number % len(COLOURS)]
+    # One colour per server, the same in every panel, none repeated however many servers.
+    for colour, (name, case) in zip(colors(len(named)), named, strict=True):
         lines = (
             _per_second(case, lambda s: s["users_arrived"]),
             _per_second(case, lambda s: s["pages"]),
@@ -156,8 +155,7 @@ def _phase_chart(index: int, title: str, named: list[tuple[str, CaseRow]], phase
 
 def _role_chart(index: int, title: str, named: list[tuple[str, CaseRow]], phases: list[dict[str, Any]]) -> Chart:
     traces = []
-    for number, (name, case) in enumerate(named):
-        colour = COLOURS[number % len(COLOURS)]
+    for colour, (name, case) in zip(colors(len(named)), named, strict=True):
         for role_number, role in enumerate(_roles(case)):
             label, dash = f"{name}: {_text(role)}", ROLE_DASHES[role_number % len(ROLE_DASHES)]
             cpu = _server_line(case, _role_value(role, "cpu_percent"))

@@ -24,7 +24,7 @@ def _number(value: Any) -> str:
 PARAM_ORDER = (
     "run", "group", "server", "workers", "threads_per_child", "backend", "backend_workers", "protocol", "tls_version",
     "cipher", "keepalive", "calls_per_connection", "http_version", "streams", "workload", "path", "model", "connections", "rate_per_s", "users",
-    "requests", "duration_s",
+    "requests", "duration_s", "timeout_s", "warmup_s",
 )
 PARAM_WORDS: dict[str, Callable[[Any], str]] = {
     "run": lambda v: f"run {v}",
@@ -41,10 +41,17 @@ PARAM_WORDS: dict[str, Callable[[Any], str]] = {
     "users": lambda v: _counted(v, "user"),
     "requests": lambda v: _counted(v, "request"),
     "duration_s": lambda v: f"{_number(v)} s",
+    "timeout_s": lambda v: f"{_number(v)} s timeout",
+    "warmup_s": lambda v: f"{_number(v)} s warm-up",
 }
 #: Parameters whose value says itself (nginx, https, /webtest.html, ST-1, rate, static).
 PLAIN_PARAMS = ("group", "server", "backend", "protocol", "cipher", "workload", "path", "model")
 CaseValue = Callable[[CaseRow], float | None]
+
+
+def stored_figure(name: str) -> CaseValue:
+    """The case's flat figure of that name (gauntlet.store.figures)."""
+    return lambda case: case.figures.get(name)
 
 
 @dataclass(frozen=True)
@@ -133,10 +140,24 @@ def grid_points(cases: Iterable[CaseRow], by_run: bool = False) -> list[GridPoin
 
 def error_share(case: CaseRow) -> float | None:
     """Failed requests over all requests that ended, 0..1."""
+    ended = error_share_base(case)
+    return None if not ended else (case.figures.get("errors_total") or 0) / ended
+
+
+def kind_share(kind: str) -> CaseValue:
+    """Requests that ended in this error kind over all that ended, 0..1."""
+
+    def value(case: CaseRow) -> float | None:
+        count, ended = case.figures.get(f"errors_{kind}"), error_share_base(case)
+        return None if count is None or not ended else count / ended
+
+    return value
+
+
+def error_share_base(case: CaseRow) -> int | None:
+    """Requests that ended: responses and errors."""
     responses, errors = case.figures.get("responses"), case.figures.get("errors_total")
-    if responses is None or errors is None or responses + errors == 0:
-        return None
-    return errors / (responses + errors)
+    return None if responses is None or errors is None else int(responses + errors)
 
 
 def param_sort_key(name: str) -> tuple[int, str]:

@@ -15,7 +15,8 @@ from typing import Any
 
 from gauntlet.engine import workload_files
 from gauntlet.errors import GauntletError
-from gauntlet.servers.apps.wordpress import PreparedApp, check_app_pages, prepare_wordpress
+from gauntlet.servers.apps import prepare_app, startup_checks
+from gauntlet.servers.apps.wordpress import PreparedApp, check_app_pages
 from gauntlet.servers.backends.catalog import Gateway, backend_named, gateway_for
 from gauntlet.servers.backends.pools import PreparedBackend, prepare_backend
 from gauntlet.servers.base import (
@@ -100,8 +101,8 @@ def launch(setup: Launch) -> ServerInstance:
         + (f"\n# ---- {app.config.name}\n{app.config_text}" if app else ""),
         scheme="https" if spec.tls else "http",
         spec=spec,
-        # Stopped in this order after the server: the PHP pool, then the database it talks to.
-        backends=[*([pool] if pool else []), *([app.database] if app else [])],
+        # Stopped in this order after the server: the PHP pool, then the database (BeSim) it talks to.
+        backends=[*([pool] if pool else []), *([app.service] if app else [])],
         access_log=workdir / ACCESS_LOG if spec.access_log else None,
         flush_access_log=setup.flush_access_log,
         preface_log_marker=setup.preface_log_marker,
@@ -124,7 +125,7 @@ def launch(setup: Launch) -> ServerInstance:
         if spawned.backend is not None:
             check_page(instance, spawned.backend)
         if app is not None:
-            check_app_pages(instance, ERROR_LOG)
+            check_app_pages(instance, ERROR_LOG, startup_checks(spec))
     except BaseException:
         instance.stop()
         raise
@@ -142,7 +143,7 @@ def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises, pin: TlsP
         (workdir / sub).mkdir(mode=0o777 if setup.shared_error_log else 0o755)
     if spec.tls:
         write_certificate(workdir)
-    app = prepare_wordpress(spec, premises, docroot, setup.ready_timeout_s) if spec.app else None
+    app = prepare_app(spec, premises, docroot, setup.ready_timeout_s) if spec.app else None
     backend = None
     try:
         backend = prepare_backend(spec, gateway, premises, docroot, setup.ready_timeout_s) if gateway else None
@@ -178,7 +179,7 @@ def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises, pin: TlsP
         env = setup.env(workdir) if setup.env else None
         proc = spawn(setup.argv(config_path), cwd=workdir, log_path=log_path, env=env, premises=premises)
     except BaseException:
-        started = [*([backend.process] if backend and backend.process else []), *([app.database] if app else [])]
+        started = [*([backend.process] if backend and backend.process else []), *([app.service] if app else [])]
         for process in started:
             stop_processes(process.proc, sig=process.stop_signal)
         raise

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gauntlet.monitor.cgroup import Cgroup, create_cgroup
@@ -22,6 +22,8 @@ class Premises:
     #: All the instance's processes run in it (None: the machine offers none; see docs/metrics.md).
     cgroup: Cgroup | None
     guard: Guard
+    #: Directories outside the work dir that the instance uses (session files on a tmpfs), removed with it.
+    scratch: list[Path] = field(default_factory=list)
 
     @classmethod
     def open(cls, kind: str) -> Premises:
@@ -52,7 +54,8 @@ class Premises:
                 kill_all(self.cgroup.pids(), grace_s)
                 cleared = self.cgroup.remove()
         finally:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            for path in [*self.scratch, self.workdir]:
+                shutil.rmtree(path, ignore_errors=True)
             self.guard.close(dismissed=cleared)
 
 

@@ -216,10 +216,14 @@ class AppCombination:
 
 
 def app_combinations() -> list[AppCombination]:
-    """Every application on every kind through each of its backends (`gauntlet servers`)."""
+    """Every application on every kind through each of its backends, and as JSP on Tomcat
+    (`gauntlet servers`)."""
     found = []
     for app in APPS.values():
         missing = app.missing_packages()
+        if app.jsp:
+            tomcat = availability("tomcat")
+            found.append(AppCombination(app.name, "tomcat", "jsp", None if tomcat.available else tomcat.reason))
         for kind in KINDS.values():
             for backend in app.backends:
                 pair = combination(kind, backend)
@@ -239,7 +243,7 @@ def check_spec(spec: ServerSpec) -> tuple[Availability, Combination | None]:
     found = availability(spec.kind)
     if not found.available:
         raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")
-    if spec.app is not None and spec.backend is None:
+    if spec.app is not None and spec.backend is None and spec.kind != "tomcat":
         raise GauntletError(f"{spec.app} needs a PHP backend", "add --backend php-fpm (or mod_php on apache-prefork)")
     refusal = app_refusal(spec)
     if refusal is not None:

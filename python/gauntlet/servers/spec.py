@@ -51,6 +51,11 @@ class ServerSpec:
     apcu: bool = False
     #: How the application reaches its database: "unix" (MariaDB's socket, TCP off) or "tcp" (a loopback port).
     database_socket: str = "unix"
+    #: Where the specweb application's PHP sessions are kept: "disk" (a directory in the work dir) or
+    #: "memory" (a directory on /dev/shm, a tmpfs: SPECweb's tuned session storage).
+    php_sessions: str = "disk"
+    #: The specweb application's back end (BeSim): µs each call takes (None: besim.py's default).
+    besim_service_time_us: int | None = None
 
     def requests_per_connection(self, default: int, unlimited: int) -> int:
         """keepalive_requests in a server's terms: `default` when unset, and for 0 (no limit) the

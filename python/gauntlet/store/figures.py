@@ -60,6 +60,42 @@ def _php_worker(name: str) -> Callable[[Result], Figure]:
     return read
 
 
+#: The engine's error kinds (docs/results.md), HTTP/2's included: one column each. A kind the
+#: engine did not count (an HTTP/2 kind in a result from before it had them) is None.
+ERROR_KINDS = (
+    "connect_refused", "connect_timeout", "connect_error", "reset", "timeout", "malformed", "truncated", "tls",
+    "content", "goaway", "stream_reset", "h2_protocol",
+)
+
+
+def _failed_share(result: Result) -> Figure:
+    """Requests that ended in an error over all that ended (responses + errors), 0..1."""
+    responses, errors = result.get("responses"), result.get("errors_total")
+    if responses is None or errors is None or responses + errors == 0:
+        return None
+    return float(errors / (responses + errors))
+
+
+def _non_2xx(result: Result) -> Figure:
+    codes = result.get("status_codes")
+    return None if codes is None else sum(n for code, n in codes.items() if not code.startswith("2"))
+
+
+def _non_2xx_share(result: Result) -> Figure:
+    """Responses with a status outside 200..299 over all responses, 0..1."""
+    non_2xx, responses = _non_2xx(result), result.get("responses")
+    return None if non_2xx is None or not responses else non_2xx / responses
+
+
+def _server_cpu_percent(result: Result) -> Figure:
+    """The server's CPU over the measured interval in % of one core (200: two cores busy), as
+    sar and the Deathmatch report it."""
+    server = result.get("server")
+    if not server or not server.get("elapsed_s"):
+        return None
+    return float(100 * (server["cpu_user_s"] + server["cpu_system_s"]) / server["elapsed_s"])
+
+
 FIGURES: dict[str, Callable[[Result], Figure]] = {
     "responses": _field("responses"),
     "errors_total": _field("errors_total"),
@@ -94,6 +130,16 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
     "qos_valid": _field("qos", "valid"),
     "php_worker_rss_bytes": _php_worker("rss_bytes"),
     "php_worker_vm_size_bytes": _php_worker("vm_size_bytes"),
+    "failed_share": _failed_share,
+    **{f"errors_{kind}": _field("errors", kind) for kind in ERROR_KINDS},
+    "non_2xx_responses": _non_2xx,
+    "non_2xx_share": _non_2xx_share,
+    "server_cpu_percent": _server_cpu_percent,
+    "server_load_1m": _field("server", "load_1m"),
+    "server_interrupts_per_request": _field("server", "interrupts_per_request"),
+    "server_system_context_switches_per_request": _field("server", "system_context_switches_per_request"),
+    "server_pages_freed_per_request": _field("server", "pages_freed_per_request"),
+    "server_loopback_packets_per_request": _field("server", "loopback_packets_per_request"),
 }
 
 

@@ -45,6 +45,8 @@ def server_specs(entry: ServerEntry, group: Group) -> Iterable[tuple[ServerSpec,
         "backend": group.backend,
         "backend_socket": group.backend_socket,
         "backend_workers": group.backend_workers,
+        "opcache": group.opcache,
+        "php_sessions": group.php_sessions,
     }
     for point in _product(axes):
         protocol, keepalive, http_version = point.pop("protocol"), point.pop("keepalive"), point.pop("http_version")

@@ -122,6 +122,10 @@ class Group(_Strict):
     backend: Axis[str] | None = None
     backend_socket: Axis[Literal["unix", "tcp"]] | None = None
     backend_workers: Axis[Size] | None = None
+    #: PHP's opcode cache on or off (php-fpm, mod_php).
+    opcache: Axis[bool] | None = None
+    #: Where the specweb application keeps its PHP sessions: disk (the work dir) or memory (a tmpfs).
+    php_sessions: Axis[Literal["disk", "memory"]] | None = None
     # Load axes.
     workload: Axis[str] | None = None
     path: Axis[Annotated[str, Field(pattern=r"^/")]] | None = None

@@ -46,7 +46,8 @@ class AppConfig:
 @dataclass
 class PreparedApp:
     config: AppConfig
-    database: BackendProcess
+    #: The process the application asks for its data (MariaDB, BeSim): started before the server.
+    service: BackendProcess
     #: Every config rendered for it (wp-config.php, mariadb.cnf), to keep with the result.
     config_text: str
     #: Seconds the copy of the seeded data directory took.
@@ -92,16 +93,16 @@ def prepare_wordpress(spec: ServerSpec, premises: Premises, docroot: Path, timeo
     return PreparedApp(AppConfig("wordpress"), database, f"{wp_config}\n# ---- mariadb\n{database.config_text}", copy_s)
 
 
-def check_app_pages(instance: ServerInstance, error_log: Path) -> None:
-    """One GET of each page type: a page without its marker (a database error, the installer)
+def check_app_pages(instance: ServerInstance, error_log: Path, checks: list[tuple[str, str]]) -> None:
+    """One GET of each (path, marker): a page without its marker (a database error, the installer)
     fails the start with the logs, not the run."""
-    for page in pages().values():
-        answer = http_get(instance.host, instance.port, page.path, tls=instance.scheme == "https", timeout_s=30.0)
-        if answer is not None and answer[0] == 200 and page.marker.encode() in answer[1]:
+    for path, marker in checks:
+        answer = http_get(instance.host, instance.port, path, tls=instance.scheme == "https", timeout_s=30.0)
+        if answer is not None and answer[0] == 200 and marker.encode() in answer[1]:
             continue
         got = "no HTTP response" if answer is None else f"status {answer[0]} without its marker ({answer[1][:80]!r})"
         logs = "; ".join(
             f"{name}'s log ends: {log_tail(path)}"
             for name, path in [(instance.kind, instance.workdir / error_log), *((b.name, b.log_path) for b in instance.backends)]
         )
-        raise GauntletError(f"{instance.kind} with WordPress gave {got} for {page.path}; {logs}", "fix what the logs say")
+        raise GauntletError(f"{instance.kind} with {instance.spec.app} gave {got} for {path}; {logs}", "fix what the logs say")

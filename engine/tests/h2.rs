@@ -1,0 +1,169 @@
+//! HTTP/2: the engine against a small in-test server (tests/common/h2_peer.rs), h2c and h2 over
+//! TLS, under each load model, and against hostile servers whose failures count as their own
+//! error kinds.
+
+mod common;
+#[path = "common/h2_peer.rs"]
+mod h2_peer;
+
+use std::net::TcpStream;
+use std::time::Instant;
+
+use common::{plan, Counters, Peer};
+use gauntlet_engine::run::{run, RunResult};
+use gauntlet_engine::server::{serve as serve_builtin, ServeConfig};
+use gauntlet_engine::worker::StopReason;
+use h2_peer::{serve, serve_tls, Behaviour, MARKER};
+
+fn normal(stream: TcpStream, counters: &Counters) {
+    let _ = serve(stream, counters, Behaviour::Normal);
+}
+
+fn h2_run(peer: &Peer, fields: &str) -> RunResult {
+    run(plan(&peer.url("/page.html"), &format!(r#""http_version": "2", {fields}"#))).unwrap()
+}
+
+fn errors(result: &RunResult, kind: &str) -> u64 {
+    result.errors[kind]
+}
+
+#[test]
+fn h2c_streams_carry_every_request_and_check_content() {
+    let peer = Peer::start(normal);
+    let fields = format!(r#""connections": 2, "streams_per_connection": 4, "requests": 400, "expect": "{MARKER}""#);
+    let result = h2_run(&peer, &fields);
+    assert_eq!((result.responses, result.errors_total), (400, 0), "{:?}", result.errors);
+    assert_eq!(result.status_codes["200"], 400);
+    assert_eq!(peer.requests(), 400);
+    assert_eq!((result.connections_opened, peer.connections()), (2, 2));
+    let negotiated = &result.negotiated;
+    assert_eq!((negotiated.protocol.as_str(), negotiated.streams_per_connection), ("h2", 4));
+    assert_eq!(negotiated.tls_version, None);
+    let timeline_requests: u64 = result.timeline.iter().map(|s| s.requests).sum();
+    assert_eq!(timeline_requests, 400, "the timeline counts streams as requests");
+    let wrong = h2_run(&peer, r#""connections": 1, "requests": 20, "expect": "not on the page""#);
+    assert_eq!((wrong.responses, errors(&wrong, "content")), (0, 20));
+}
+
+fn tls(stream: TcpStream, counters: &Counters) {
+    let _ = serve_tls(stream, counters, Behaviour::Normal);
+}
+
+#[test]
+fn h2_over_tls_is_negotiated_through_alpn() {
+    let peer = Peer::start(tls);
+    let url = peer.url("/").replace("http://", "https://");
+    let plan = plan(&url, r#""http_version": "2", "connections": 2, "streams_per_connection": 10, "requests": 300"#);
+    let result = run(plan).unwrap();
+    assert_eq!((result.responses, result.errors_total), (300, 0), "{:?}", result.errors);
+    assert_eq!(peer.requests(), 300);
+    assert_eq!(result.tls.unwrap().handshakes, 2);
+    assert_eq!(result.negotiated.tls_version.as_deref(), Some("1.3"));
+    assert!(result.negotiated.tls_cipher.unwrap().starts_with("TLS13_"));
+}
+
+#[test]
+fn a_constant_rate_sends_on_schedule_over_streams() {
+    let peer = Peer::start(normal);
+    let result =
+        h2_run(&peer, r#""connections": 1, "streams_per_connection": 8, "rate_per_s": 400, "duration_us": 1000000"#);
+    assert_eq!(result.errors_total, 0, "{:?}", result.errors);
+    assert!((380..=420).contains(&result.responses), "{} responses at 400/s for 1 s", result.responses);
+    assert_eq!(result.schedule.unwrap().unsent, 0);
+}
+
+fn goaway(stream: TcpStream, counters: &Counters) {
+    let _ = serve(stream, counters, Behaviour::GoawayAfter(25));
+}
+
+#[test]
+fn a_goaway_mid_run_fails_only_the_streams_it_names_and_the_run_goes_on() {
+    let peer = Peer::start(goaway);
+    let result = h2_run(&peer, r#""connections": 2, "streams_per_connection": 4, "duration_us": 1000000"#);
+    assert!(result.responses >= 100, "{} responses", result.responses);
+    assert!(errors(&result, "goaway") > 0, "{:?}", result.errors);
+    assert_eq!(result.errors_total, errors(&result, "goaway"), "{:?}", result.errors);
+    assert!(peer.connections() >= 4, "new connections after each GOAWAY");
+}
+
+fn resets(stream: TcpStream, counters: &Counters) {
+    let _ = serve(stream, counters, Behaviour::ResetEvery(3));
+}
+
+#[test]
+fn reset_streams_count_as_stream_reset_and_the_connection_stays() {
+    let peer = Peer::start(resets);
+    let result = h2_run(&peer, r#""connections": 1, "streams_per_connection": 6, "requests": 300"#);
+    assert_eq!((result.responses, errors(&result, "stream_reset")), (200, 100), "{:?}", result.errors);
+    assert_eq!(result.errors_total, 100);
+    assert_eq!(peer.connections(), 1);
+}
+
+fn zero_window(stream: TcpStream, counters: &Counters) {
+    let _ = serve(stream, counters, Behaviour::ZeroWindow);
+}
+
+#[test]
+fn a_window_that_never_opens_ends_in_timeouts_on_time() {
+    let peer = Peer::start(zero_window);
+    let started = Instant::now();
+    // 70 002 bytes: more than the connection window a client may use before SETTINGS arrive.
+    let body = "A".repeat(93_336);
+    let fields = format!(
+        r#""method": "POST", "body_base64": "{body}", "connections": 1, "streams_per_connection": 2,
+           "duration_us": 1000000, "timeout_us": 300000"#
+    );
+    let result = h2_run(&peer, &fields);
+    assert!(started.elapsed().as_secs_f64() < 2.0, "the run ended on time");
+    assert_eq!(result.stop_reason, StopReason::Duration);
+    assert_eq!(result.responses, 0);
+    assert!(errors(&result, "timeout") >= 4, "{:?}", result.errors);
+    assert_eq!(result.errors_total, errors(&result, "timeout"));
+    let unanswered = &result.unanswered;
+    assert_eq!((unanswered.count, unanswered.awaiting_response.count), (2, 2), "both streams were stuck at the end");
+}
+
+fn oversized(stream: TcpStream, counters: &Counters) {
+    let _ = serve(stream, counters, Behaviour::OversizedHeaders);
+}
+
+fn malformed(stream: TcpStream, counters: &Counters) {
+    let _ = serve(stream, counters, Behaviour::MalformedFrame);
+}
+
+#[test]
+fn oversized_header_blocks_and_malformed_frames_end_the_connection_as_h2_protocol() {
+    for handler in [oversized as fn(TcpStream, &Counters), malformed] {
+        let peer = Peer::start(handler);
+        let result = h2_run(&peer, r#""connections": 1, "streams_per_connection": 2, "requests": 20"#);
+        assert_eq!(result.responses, 0);
+        assert_eq!((result.errors_total, errors(&result, "h2_protocol")), (20, 20), "{:?}", result.errors);
+        assert!(peer.connections() >= 10, "each error ended its connection: {}", peer.connections());
+    }
+}
+
+#[test]
+fn sessions_fetch_their_pages_over_streams() {
+    let peer = Peer::start(normal);
+    let sessions = r#"{"types": [{"name": "browse", "weight": 1, "think": {"kind": "fixed", "mean_us": 50000},
+        "pages": [{"name": "home", "path": "/a", "embedded": ["/e1", "/e2", "/e3"]}]}], "users": 2}"#;
+    let fields =
+        format!(r#""connections": 4, "streams_per_connection": 2, "duration_us": 500000, "sessions": {sessions}"#);
+    let result = h2_run(&peer, &fields);
+    let sessions = result.sessions.unwrap();
+    assert!(sessions.pages["home"].count >= 10, "{} pages", sessions.pages["home"].count);
+    assert_eq!(sessions.pages["home"].errors, 0);
+    assert_eq!(result.errors_total, 0, "{:?}", result.errors);
+    // The server may have answered the last streams after the measured interval ended.
+    assert!((0..=4).contains(&(peer.requests() - result.responses)), "{} of {}", result.responses, peer.requests());
+    assert_eq!(peer.connections(), 2, "a user's two connections share one HTTP/2 connection");
+}
+
+#[test]
+fn an_http1_server_shows_as_h2_protocol_errors() {
+    let server = serve_builtin(&ServeConfig::default()).unwrap();
+    let url = format!("http://{}/webtest.html", server.local_addr());
+    let result = run(plan(&url, r#""http_version": "2", "connections": 1, "requests": 5"#)).unwrap();
+    server.stop();
+    assert_eq!((result.responses, errors(&result, "h2_protocol")), (0, 5), "{:?}", result.errors);
+}

@@ -1,0 +1,58 @@
+"""The Deathmatch and Nguyen suites expand to their papers' grids (docs/suites.md#deathmatch,
+#nguyen): servers, load model, levels, timeouts, repeats; every quick case outlasts its timeout."""
+
+from __future__ import annotations
+
+import pytest
+
+from gauntlet.model.case import Case
+from gauntlet.suite.expand import expand
+from gauntlet.suite.load import load_suite
+
+
+def cases(name: str, quick: bool = False) -> list[Case]:
+    loaded = load_suite(name, quick)
+    kinds = [entry.kind for entry in loaded.suite.servers]
+    return [case for block in expand(loaded.suite, kinds, loaded.path.parent) for case in block.cases]
+
+
+def test_deathmatch_is_the_papers_rate_sweep_past_saturation() -> None:
+    loaded = load_suite("deathmatch")
+    assert (loaded.suite.repeats, loaded.suite.restart_every) == (6, 3), "six runs, a restart after three"
+    found = cases("deathmatch")
+    servers = {case.params["server"] for case in found}
+    assert servers == {"apache-prefork", "apache-worker", "inets", "lighttpd", "mochiweb", "nginx", "yaws"}, "every contender"
+    for server in servers:
+        mine = [c for c in found if c.params["server"] == server]
+        assert [c.params["rate_per_s"] for c in mine] == [1000.0 * k for k in range(1, 16)], server
+        for case in mine:
+            assert case.plan is not None and case.path == "/image_10k.png"
+            assert (case.plan.calls_per_connection, case.plan.keepalive) == (10, True)
+            assert case.plan.duration_us == 10_000_000
+
+
+def test_nguyen_is_ab_at_each_servers_concurrency_with_one_process() -> None:
+    found = cases("nguyen")
+    sweep = [c for c in found if c.group.startswith("concurrency")]
+    levels = {
+        server: [c.params["connections"] for c in sweep if c.params["server"] == server]
+        for server in {c.params["server"] for c in sweep}
+    }
+    assert levels["apache-prefork"] == list(range(200, 4001, 200))
+    assert levels["node"] == list(range(400, 8001, 400))
+    assert levels["nginx"] == list(range(1000, 20001, 1000))
+    for case in sweep:
+        assert case.plan is not None and case.server.workers == 1, "one process per server"
+        assert case.plan.keepalive is False, "ab: a new connection per request"
+        assert (case.plan.timeout_us, case.plan.duration_us) == (15_000_000, 30_000_000)
+        assert case.params["timeout_s"] == 15, "the timeout is part of the case's identity"
+    soak = [c for c in found if c.group == "soak"]
+    assert {c.params["server"] for c in soak} == set(levels)
+    assert all(c.plan is not None and c.plan.requests == 6_000_000 for c in soak)
+
+
+@pytest.mark.parametrize("name", ["deathmatch", "nguyen"])
+def test_quick_cases_outlast_their_timeout(name: str) -> None:
+    for case in cases(name, quick=True):
+        assert case.plan is not None and case.plan.duration_us is not None and case.plan.timeout_us is not None
+        assert case.plan.duration_us > case.plan.timeout_us, f"{case.group}: a timeout could never show"
