@@ -118,8 +118,9 @@ pub struct Client {
     block: Option<Block>,
     decoder: Decoder,
     encoder: Encoder,
-    /// Each request's header block once every field of it is indexed (the same bytes each time).
-    blocks: Vec<Option<Box<[u8]>>>,
+    /// Each request's header block once every field of it is indexed, with the encoder's
+    /// insertions when it was made: another request's new entries shift the indices it holds.
+    blocks: Vec<Option<(usize, Box<[u8]>)>>,
     streams: Vec<Stream>,
     next_id: u32,
     peer: PeerSettings,
@@ -205,15 +206,17 @@ impl Client {
         let end_stream = request.body.is_empty();
         let max_frame = self.peer.max_frame_bytes;
         match &self.blocks[index] {
-            Some(block) => write_headers(&mut self.out, id, block, end_stream, max_frame),
-            None => {
+            Some((insertions, block)) if *insertions == self.encoder.insertions() => {
+                write_headers(&mut self.out, id, block, end_stream, max_frame)
+            }
+            _ => {
                 let mut block = Vec::new();
                 self.encoder.encode(request.field_slices(), &mut block);
                 write_headers(&mut self.out, id, &block, end_stream, max_frame);
                 if self.encoder.all_indexed(request.field_slices()) {
                     let mut repeat = Vec::new();
                     self.encoder.encode(request.field_slices(), &mut repeat);
-                    self.blocks[index] = Some(repeat.into());
+                    self.blocks[index] = Some((self.encoder.insertions(), repeat.into()));
                 }
             }
         }
@@ -642,6 +645,31 @@ mod tests {
         let bytes_in = (frames_for_half * DEFAULT_MAX_FRAME_BYTES + 3 + 1) as u64;
         assert_eq!(ended, [Ended { slot: 3, outcome: Ok(Head { status: 200, keep_alive: true }), bytes_in }]);
         assert_eq!(client.active(), 0);
+    }
+
+    #[test]
+    fn cached_header_blocks_stay_right_as_other_requests_fill_the_table() {
+        let mut client = Client::new();
+        let paths = ["/a", "/b", "/a", "/c", "/b", "/a"];
+        let requests: Vec<H2Request> =
+            ["/a", "/b", "/c"].iter().map(|p| H2Request::new("GET", "http", "h", p, &[], b"")).collect();
+        for (slot, path) in paths.iter().enumerate() {
+            let index = (path.as_bytes()[1] - b'a') as usize;
+            client.open(slot, index, &requests[index], None);
+        }
+        let mut server = Decoder::default();
+        let mut decoded = Vec::new();
+        for (head, payload) in sent(&mut client).iter().filter(|(h, _)| h.kind == HEADERS) {
+            assert_eq!(head.flags & END_HEADERS, END_HEADERS);
+            server
+                .decode(payload, |name, value| {
+                    if name == b":path" {
+                        decoded.push(value.to_vec())
+                    }
+                })
+                .unwrap();
+        }
+        assert_eq!(decoded, paths.map(|p| p.as_bytes().to_vec()));
     }
 
     #[test]

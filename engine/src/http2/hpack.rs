@@ -291,7 +291,14 @@ impl Encoder {
         }
     }
 
-    /// Whether every field of a block is in the table: the block is then the same every time.
+    /// Entries inserted so far: a block that refers to the table is the same bytes only as long
+    /// as this is (each insertion shifts the indices of the entries before it).
+    pub fn insertions(&self) -> usize {
+        self.inserted
+    }
+
+    /// Whether every field of a block is in the table: the block is then the same bytes until
+    /// the next insertion.
     pub fn all_indexed<'a>(&self, fields: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) -> bool {
         !self.announce_size
             && fields.into_iter().all(|(n, v)| {
