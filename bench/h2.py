@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import shutil
 import socket
 import subprocess
@@ -26,11 +25,20 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 
 from gauntlet.engine import self_signed_certificate, workload_files
-from gauntlet.lab.calibrate import ENGINE, EXTRA_TIME_S, Sample, children_cpu_s, median_ratio, parse, server_cpu_s
+from gauntlet.lab.calibrate import (
+    ENGINE,
+    EXTRA_TIME_S,
+    Sample,
+    children_cpu_s,
+    median_ratio,
+    medians,
+    parse,
+    server_cpu_s,
+    write_samples,
+)
 from gauntlet.plan import Plan
 from gauntlet.servers.base import write_docroot
 
@@ -139,15 +147,13 @@ def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
     ]
     for page, measured in samples.items():
         for tool in TOOLS:
-            mine = [s for s in measured if s.tool == tool]
-            rps = statistics.median(s.requests_per_s for s in mine)
-            client_us = statistics.median(s.client_us_per_request for s in mine)
-            server_us = statistics.median(s.server_us_per_request or 0.0 for s in mine)
+            m = medians(measured, tool)
             rps_ratio = median_ratio(measured, tool, PEER, lambda s: s.requests_per_s)
             cpu_ratio = median_ratio(measured, tool, PEER, lambda s: s.client_us_per_request)
             lines.append(
-                f"| {page} | {tool} | {rps:,.0f} | {rps_ratio:.2f} | {client_us:.1f} | {cpu_ratio:.2f} | "
-                f"{server_us:.1f} | {sum(s.errors for s in mine)} |"
+                f"| {page} | {tool} | {m['requests_per_s']:,.0f} | {rps_ratio:.2f} | "
+                f"{m['client_cpu_us_per_request']:.1f} | {cpu_ratio:.2f} | "
+                f"{m['server_cpu_us_per_request'] or 0.0:.1f} | {m['errors']} |"
             )
     return "\n".join(lines)
 
@@ -182,9 +188,7 @@ def main() -> None:
                     sample = measure(tool, round_, base_url + path, pids, args)
                     samples[page].append(sample)
                     show(page, sample)
-    OUT_DIR.mkdir(exist_ok=True)
-    out_path = OUT_DIR / f"h2-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out_path.write_text(json.dumps({page: [asdict(s) for s in found] for page, found in samples.items()}, indent=1))
+    out_path = write_samples(OUT_DIR, "h2", samples)
     print(table(samples, args))
     print(f"\nraw samples: {out_path}")
 

@@ -21,15 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import subprocess
 import sys
-import time
-from dataclasses import asdict
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from gauntlet.lab.calibrate import ENGINE, Load, Sample, argv, median_ratio, run_rounds
+from gauntlet.lab.calibrate import ENGINE, Load, Sample, argv, median_ratio, medians, run_rounds, write_samples
 from gauntlet.servers.nginx import start_nginx
 from gauntlet.servers.spec import ServerSpec
 
@@ -100,16 +97,13 @@ def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
     ]
     for mode, measured in samples.items():
         for tool in tools_for(mode):
-            mine = [s for s in measured if s.tool == tool]
-
-            rps = statistics.median(s.requests_per_s for s in mine)
-            client_us = statistics.median(s.client_us_per_request for s in mine)
-            server_us = statistics.median(s.server_us_per_request or 0.0 for s in mine)
-            errors = sum(s.errors for s in mine)
+            m = medians(measured, tool)
             lines.append(
-                f"| {mode} | {tool} | {rps:,.0f} | {median_ratio(measured, tool, 'wrk', requests_per_s):.2f} | "
-                f"{client_us:.1f} | {median_ratio(measured, tool, 'wrk', client_us_per_request):.2f} | "
-                f"{median_ratio(measured, tool, FLOOR, client_us_per_request):.2f} | {server_us:.1f} | {errors} |"
+                f"| {mode} | {tool} | {m['requests_per_s']:,.0f} | "
+                f"{median_ratio(measured, tool, 'wrk', requests_per_s):.2f} | "
+                f"{m['client_cpu_us_per_request']:.1f} | {median_ratio(measured, tool, 'wrk', client_us_per_request):.2f} | "
+                f"{median_ratio(measured, tool, FLOOR, client_us_per_request):.2f} | "
+                f"{m['server_cpu_us_per_request'] or 0.0:.1f} | {m['errors']} |"
             )
     return "\n".join(lines)
 
@@ -146,9 +140,7 @@ def main() -> None:
                 )
 
             samples[mode] = run_rounds(load, tools_for(mode), args.rounds, server.pids(), show, extra_tools)
-    OUT_DIR.mkdir(exist_ok=True)
-    out_path = OUT_DIR / f"peers-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out_path.write_text(json.dumps({mode: [asdict(s) for s in found] for mode, found in samples.items()}, indent=1))
+    out_path = write_samples(OUT_DIR, "peers", samples)
     print(table(samples, args))
     print(f"\nraw samples: {out_path}")
 

@@ -18,8 +18,10 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from gauntlet import engine
@@ -186,18 +188,29 @@ def median_ratio(samples: Sequence[Sample], tool: str, other: str, value: Callab
     return statistics.median(value(r[tool]) / value(r[other]) for r in by_round.values() if tool in r and other in r)
 
 
+def medians(samples: Sequence[Sample], tool: str) -> dict[str, Any]:
+    """One tool's medians over its rounds, and its errors added up."""
+    mine = [s for s in samples if s.tool == tool]
+    server = [s.server_us_per_request for s in mine if s.server_us_per_request is not None]
+    return {
+        "requests_per_s": statistics.median(s.requests_per_s for s in mine),
+        "client_cpu_us_per_request": statistics.median(s.client_us_per_request for s in mine),
+        "server_cpu_us_per_request": statistics.median(server) if server else None,
+        "errors": sum(s.errors for s in mine),
+    }
+
+
+def write_samples(out_dir: Path, prefix: str, samples: Mapping[str, Sequence[Sample]]) -> Path:
+    """Every sample, grouped as given, to a timestamped JSON file in `out_dir`; its path."""
+    out_dir.mkdir(exist_ok=True)
+    out_path = out_dir / f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out_path.write_text(json.dumps({group: [asdict(s) for s in found] for group, found in samples.items()}, indent=1))
+    return out_path
+
+
 def summary(samples: Sequence[Sample], peers: Sequence[str]) -> dict[str, Any]:
     """Each tool's medians, and the engine's ratios to each peer (JSON-able)."""
-    tools: dict[str, Any] = {}
-    for tool in (ENGINE, *peers):
-        mine = [s for s in samples if s.tool == tool]
-        server = [s.server_us_per_request for s in mine if s.server_us_per_request is not None]
-        tools[tool] = {
-            "requests_per_s": statistics.median(s.requests_per_s for s in mine),
-            "client_cpu_us_per_request": statistics.median(s.client_us_per_request for s in mine),
-            "server_cpu_us_per_request": statistics.median(server) if server else None,
-            "errors": sum(s.errors for s in mine),
-        }
+    tools = {tool: medians(samples, tool) for tool in (ENGINE, *peers)}
     ratios = {
         peer: {
             "requests_per_s": median_ratio(samples, ENGINE, peer, lambda s: s.requests_per_s),
