@@ -3,9 +3,10 @@
 //! it, so that later requests are a few index bytes. The encoder never fills its table past the
 //! size allowed, so nothing it indexed is evicted and an index, once sent, stays valid.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use super::huffman;
+use super::table::Table;
 
 /// RFC 7541 Appendix A.
 pub const STATIC_TABLE: [(&str, &str); 61] = [
@@ -154,8 +155,7 @@ pub fn encode_string(value: &[u8], out: &mut Vec<u8>) {
 /// One connection's response header decoding.
 #[derive(Debug)]
 pub struct Decoder {
-    /// Newest first.
-    table: VecDeque<Field>,
+    table: Table,
     table_bytes: usize,
     max_table_bytes: usize,
     name: Vec<u8>,
@@ -165,7 +165,7 @@ pub struct Decoder {
 impl Default for Decoder {
     fn default() -> Decoder {
         Decoder {
-            table: VecDeque::new(),
+            table: Table::default(),
             table_bytes: 0,
             max_table_bytes: DEFAULT_TABLE_BYTES,
             name: Vec::new(),
@@ -177,8 +177,8 @@ impl Default for Decoder {
 impl Decoder {
     fn evict_to(&mut self, max_bytes: usize) {
         while self.table_bytes > max_bytes {
-            let (name, value) = self.table.pop_back().expect("a table over its size has entries");
-            self.table_bytes -= entry_bytes(&name, &value);
+            let freed = self.table.pop_back().expect("a table over its size has entries");
+            self.table_bytes -= freed + ENTRY_OVERHEAD_BYTES;
         }
     }
 
@@ -187,7 +187,7 @@ impl Decoder {
         // An entry larger than the table empties it and is not kept (RFC 7541 4.4).
         self.evict_to(self.max_table_bytes.saturating_sub(bytes));
         if bytes <= self.max_table_bytes {
-            self.table.push_front((name.into(), value.into()));
+            self.table.push_front(name, value);
             self.table_bytes += bytes;
         }
     }
@@ -196,7 +196,7 @@ impl Decoder {
         match index {
             0 => Err(HpackError),
             1..=61 => Ok((STATIC_TABLE[index - 1].0.as_bytes(), STATIC_TABLE[index - 1].1.as_bytes())),
-            _ => self.table.get(index - 62).map(|(n, v)| (&n[..], &v[..])).ok_or(HpackError),
+            _ => self.table.get(index - 62).ok_or(HpackError),
         }
     }
 
