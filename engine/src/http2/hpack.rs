@@ -133,11 +133,47 @@ fn decode_string(input: &[u8], out: &mut Vec<u8>) -> Result<usize, HpackError> {
     let raw = input.get(at..at + len).ok_or(HpackError)?;
     out.clear();
     if huffman_coded {
-        huffman::decode(raw, out).map_err(|_| HpackError)?;
+        RECENT.with_borrow_mut(|recent| recent.decode(raw, out))?;
     } else {
         out.extend_from_slice(raw);
     }
     Ok(at + len)
+}
+
+/// Slots of `Recent`.
+const RECENT_SLOTS: usize = 16;
+
+/// Huffman strings this thread decoded lately, by their coded bytes: a server repeats most of its
+/// response fields (content-type, last-modified, etag, server) on every response of a page, and
+/// decoding costs a table lookup a symbol where a hit is a compare and a copy. Decoding is a
+/// function of the bytes, so a hit is exactly what decoding would give; only successes are kept.
+#[derive(Default)]
+struct Recent {
+    /// (coded, decoded), by a hash of the coded bytes.
+    slots: [(Vec<u8>, Vec<u8>); RECENT_SLOTS],
+}
+
+thread_local! {
+    static RECENT: std::cell::RefCell<Recent> = std::cell::RefCell::default();
+}
+
+impl Recent {
+    fn decode(&mut self, coded: &[u8], out: &mut Vec<u8>) -> Result<(), HpackError> {
+        let (first, last) = (coded.first().copied().unwrap_or(0), coded.last().copied().unwrap_or(0));
+        let slot = &mut self.slots[(coded.len() + usize::from(first) * 7 + usize::from(last) * 3) % RECENT_SLOTS];
+        if slot.0 != coded {
+            // Emptied first: an empty coded string decodes to an empty one, whatever fails below.
+            slot.0.clear();
+            slot.1.clear();
+            if huffman::decode(coded, &mut slot.1).is_err() {
+                slot.1.clear();
+                return Err(HpackError);
+            }
+            slot.0.extend_from_slice(coded);
+        }
+        out.extend_from_slice(&slot.1);
+        Ok(())
+    }
 }
 
 /// Append a string literal, Huffman-coded when that is shorter.
@@ -423,6 +459,27 @@ mod tests {
         // the default, a size update after a field.
         for block in [&[0x80][..], &[0xbf, 0x10], &[0x40, 0x05, b'a'], &[0x3f, 0xe1, 0x3f], &[0x82, 0x20]] {
             assert_eq!(fields_of(&mut decoder, block), Err(HpackError), "{block:?}");
+        }
+    }
+
+    #[test]
+    fn recently_decoded_strings_are_exact_and_failures_are_not_kept() {
+        let mut recent = Recent::default();
+        let mut out = Vec::new();
+        // "no-cache" (RFC 7541 C.4.2), twice; a bad string (padding of 8 bits) in the empty
+        // string's slot; then "no-cache" and "".
+        let no_cache: &[u8] = &[0xa8, 0xeb, 0x10, 0x64, 0x9c, 0xbf];
+        let cases: [(&[u8], Option<&[u8]>); 5] = [
+            (no_cache, Some(b"no-cache")),
+            (no_cache, Some(b"no-cache")),
+            (&[0x07, 0xff], None),
+            (no_cache, Some(b"no-cache")),
+            (&[], Some(b"")),
+        ];
+        for (coded, expected) in cases {
+            out.clear();
+            let decoded = recent.decode(coded, &mut out);
+            assert_eq!(decoded.ok().map(|()| &out[..]), expected, "{coded:?}");
         }
     }
 
