@@ -140,17 +140,23 @@ fn decode_string(input: &[u8], out: &mut Vec<u8>) -> Result<usize, HpackError> {
     Ok(at + len)
 }
 
-/// Slots of `Recent`.
-const RECENT_SLOTS: usize = 16;
+/// Strings `Recent` keeps: room for a response's dozen and a few more.
+const RECENT_STRINGS: usize = 16;
 
-/// Huffman strings this thread decoded lately, by their coded bytes: a server repeats most of its
-/// response fields (content-type, last-modified, etag, server) on every response of a page, and
-/// decoding costs a table lookup a symbol where a hit is a compare and a copy. Decoding is a
-/// function of the bytes, so a hit is exactly what decoding would give; only successes are kept.
-#[derive(Default)]
+/// Huffman strings this thread decoded lately, by their coded bytes, the last used first: a server
+/// repeats most of its response fields (server, content-type, last-modified, etag) on every
+/// response of a page, and decoding costs a table lookup a symbol where a hit is a few length
+/// compares and a copy. Decoding is a function of the bytes, so a hit is exactly what decoding
+/// would give; only successes are kept.
 struct Recent {
-    /// (coded, decoded), by a hash of the coded bytes.
-    slots: [(Vec<u8>, Vec<u8>); RECENT_SLOTS],
+    /// (coded, decoded).
+    strings: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Default for Recent {
+    fn default() -> Recent {
+        Recent { strings: vec![Default::default(); RECENT_STRINGS] }
+    }
 }
 
 thread_local! {
@@ -159,19 +165,24 @@ thread_local! {
 
 impl Recent {
     fn decode(&mut self, coded: &[u8], out: &mut Vec<u8>) -> Result<(), HpackError> {
-        let (first, last) = (coded.first().copied().unwrap_or(0), coded.last().copied().unwrap_or(0));
-        let slot = &mut self.slots[(coded.len() + usize::from(first) * 7 + usize::from(last) * 3) % RECENT_SLOTS];
-        if slot.0 != coded {
-            // Emptied first: an empty coded string decodes to an empty one, whatever fails below.
-            slot.0.clear();
-            slot.1.clear();
-            if huffman::decode(coded, &mut slot.1).is_err() {
-                slot.1.clear();
-                return Err(HpackError);
+        let at = match self.strings.iter().position(|(c, _)| c == coded) {
+            Some(at) => at,
+            None => {
+                // The least recently used one's buffers take the new string.
+                let at = RECENT_STRINGS - 1;
+                let (kept_coded, decoded) = &mut self.strings[at];
+                kept_coded.clear();
+                decoded.clear();
+                if huffman::decode(coded, decoded).is_err() {
+                    decoded.clear();
+                    return Err(HpackError);
+                }
+                kept_coded.extend_from_slice(coded);
+                at
             }
-            slot.0.extend_from_slice(coded);
-        }
-        out.extend_from_slice(&slot.1);
+        };
+        self.strings[..=at].rotate_right(1);
+        out.extend_from_slice(&self.strings[0].1);
         Ok(())
     }
 }
@@ -466,12 +477,13 @@ mod tests {
     fn recently_decoded_strings_are_exact_and_failures_are_not_kept() {
         let mut recent = Recent::default();
         let mut out = Vec::new();
-        // "no-cache" (RFC 7541 C.4.2), twice; a bad string (padding of 8 bits) in the empty
-        // string's slot; then "no-cache" and "".
+        // "no-cache" (RFC 7541 C.4.2), twice; a bad string (padding of 8 bits); then "no-cache"
+        // and "".
         let no_cache: &[u8] = &[0xa8, 0xeb, 0x10, 0x64, 0x9c, 0xbf];
-        let cases: [(&[u8], Option<&[u8]>); 5] = [
+        let cases: [(&[u8], Option<&[u8]>); 6] = [
             (no_cache, Some(b"no-cache")),
             (no_cache, Some(b"no-cache")),
+            (&[0x07, 0xff], None),
             (&[0x07, 0xff], None),
             (no_cache, Some(b"no-cache")),
             (&[], Some(b"")),
