@@ -23,6 +23,7 @@ pub struct Table {
 }
 
 impl Table {
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
