@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import resource
+import socket
 import subprocess
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from gauntlet import schema
+from gauntlet import engine, schema
 from gauntlet.lab import local_split
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.builtin_stats import server_stats
@@ -90,3 +91,37 @@ def test_thirty_thousand_connections_against_the_builtin_server(tmp_path: Path) 
     assert all(a["state"] == "completed" and a["responses"] > 0 for a in result["agents"]), result["agents"]
     assert len(result["plan"]["source_addresses"]) >= 2
     assert result["server"]["max_processes"] >= 2
+
+
+def test_a_split_run_on_a_closed_port_counts_every_failed_connect_as_one_process_does() -> None:
+    with socket.socket() as holder:  # bound, never listening: the port stays closed and ours
+        holder.bind(("127.0.0.1", 0))
+        plan = {"url": f"http://127.0.0.1:{holder.getsockname()[1]}/", "connections": 4, "threads": 2, "requests": 40}
+        alone = engine.run(plan).result
+        split = local_split.run_split(plan, 2).result
+    for result in (alone, split):
+        assert (result["requests"], result["errors_total"], result["errors"]["connect_refused"]) == (40, 40, 40)
+    assert [a["state"] for a in split["agents"]] == ["unreachable", "unreachable"]
+
+
+def test_connects_left_hanging_from_the_warm_up_are_unanswered_not_silent() -> None:
+    """A listener whose accept queue is full drops every SYN: the shares' connects, begun in the
+    warm-up, hang past the run's end, and the merged result shows each of them."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        fillers = [socket.socket() for _ in range(2)]
+        for sock in fillers:  # the first fills the queue (backlog 0 holds one); the second's SYN is dropped
+            sock.setblocking(False)
+            sock.connect_ex(("127.0.0.1", port))
+        plan = {"url": f"http://127.0.0.1:{port}/", "connections": 6, "threads": 2, "duration_us": 500_000,
+                "warmup_us": 500_000, "timeout_us": 5_000_000}
+        try:
+            result = local_split.run_split(plan, 2).result
+        finally:
+            for sock in fillers:
+                sock.close()
+    assert result["unanswered"]["connecting"]["count"] == 6
+    assert result["unanswered"]["connecting"]["max_age_us"] >= 1_000_000
+    assert [a["state"] for a in result["agents"]] == ["unreachable", "unreachable"]

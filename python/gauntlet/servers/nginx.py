@@ -8,6 +8,8 @@ through fcgiwrap (FastCGI in, CGI out).
 
 from __future__ import annotations
 
+import math
+
 from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
@@ -73,6 +75,8 @@ def start_nginx(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
 
 def worker_connections(spec: ServerSpec) -> int:
     """Room in one worker for every connection the run brings (workers share the listening socket
-    unevenly: one may take them all), and as many again to a backend when there is one."""
-    clients = (spec.expected_connections or 0) + SPARE_CONNECTIONS
+    unevenly: one may take them all), and as many again to a backend when there is one. nginx
+    closes idle connections once fewer than a sixteenth of its connections are free, so a sixteenth
+    more."""
+    clients = math.ceil((spec.expected_connections or 0) * 16 / 15) + SPARE_CONNECTIONS
     return max(WORKER_CONNECTIONS, clients * (2 if spec.backend or spec.app else 1))
