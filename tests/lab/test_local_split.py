@@ -67,12 +67,18 @@ def test_more_connections_than_the_machine_allows_are_one_line() -> None:
     assert "hard limit" in lines[0] and "limits.conf" in lines[0], lines[0]
 
 
-@pytest.mark.parametrize(("connections", "sources"), [(100, 0), (30_000, 3), (100_000, 8)])
-def test_source_addresses_are_added_past_half_a_port_range(connections: int, sources: int) -> None:
-    plan = local_split.fitted({"url": "http://127.0.0.1:8080/", "connections": connections})
+@pytest.mark.parametrize(("connections", "time_wait", "sources"), [
+    (100, 0, 0), (30_000, 0, 3), (100_000, 0, 8),
+    (8000, 53_000, 5),  # the ports TIME_WAIT holds count too
+])
+def test_source_addresses_are_added_past_half_a_port_range(connections: int, time_wait: int, sources: int) -> None:
+    plan = local_split.fitted({"url": "http://127.0.0.1:8080/", "connections": connections}, time_wait)
     given = plan.get("source_addresses") or []
     assert len(given) == sources
     assert len(set(given)) == sources and all(a.startswith("127.") for a in given)
+    if sources:
+        again = local_split.fitted({"url": "http://127.0.0.1:8080/", "connections": connections}, time_wait)
+        assert not set(again["source_addresses"]) & set(given), "the next run leaves from fresh addresses"
 
 
 @pytest.mark.slow
