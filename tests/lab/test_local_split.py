@@ -131,3 +131,14 @@ def test_connects_left_hanging_from_the_warm_up_are_unanswered_not_silent() -> N
     assert result["unanswered"]["connecting"]["count"] == 6
     assert result["unanswered"]["connecting"]["max_age_us"] >= 1_000_000
     assert [a["state"] for a in result["agents"]] == ["unreachable", "unreachable"]
+
+
+def test_a_split_run_reports_its_shares_progress_summed(builtin_server: ServerInstance) -> None:
+    seen: list[engine.Progress] = []
+    plan = {"url": f"{builtin_server.url}hello", "connections": 4, "duration_us": 1_500_000}
+    result = local_split.run_split(plan, 2, seen.append).result
+    measuring = [p for p in seen if p["measuring"]]
+    assert measuring, f"no progress while measuring: {seen}"
+    assert all(0 < p["elapsed_us"] <= 1_600_000 for p in measuring)
+    requests = [int(p["requests"]) for p in measuring]
+    assert requests == sorted(requests) and 0 < requests[-1] <= result["requests"]
