@@ -7,13 +7,15 @@ mod common;
 mod h2_peer;
 
 use std::net::TcpStream;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use common::{plan, Counters, Peer};
+use gauntlet_engine::http2::frame::NO_ERROR;
 use gauntlet_engine::run::{run, RunResult};
 use gauntlet_engine::server::{serve as serve_builtin, ServeConfig};
 use gauntlet_engine::worker::StopReason;
-use h2_peer::{serve, serve_tls, Behaviour, MARKER};
+use h2_peer::{serve, serve_tls, Behaviour, INTERNAL_ERROR, MARKER};
 
 fn normal(stream: TcpStream, counters: &Counters) {
     let _ = serve(stream, counters, Behaviour::Normal);
@@ -72,18 +74,32 @@ fn a_constant_rate_sends_on_schedule_over_streams() {
     assert_eq!(result.schedule.unwrap().unsent, 0);
 }
 
-fn goaway(stream: TcpStream, counters: &Counters) {
-    let _ = serve(stream, counters, Behaviour::GoawayAfter(25));
+fn graceful_goaway(stream: TcpStream, counters: &Counters) {
+    let _ = serve(stream, counters, Behaviour::GoawayAfter(25, NO_ERROR));
+}
+
+fn goaway_on_error(stream: TcpStream, counters: &Counters) {
+    let _ = serve(stream, counters, Behaviour::GoawayAfter(25, INTERNAL_ERROR));
 }
 
 #[test]
-fn a_goaway_mid_run_fails_only_the_streams_it_names_and_the_run_goes_on() {
-    let peer = Peer::start(goaway);
-    let result = h2_run(&peer, r#""connections": 2, "streams_per_connection": 4, "duration_us": 1000000"#);
-    assert!(result.responses >= 100, "{} responses", result.responses);
-    assert!(errors(&result, "goaway") > 0, "{:?}", result.errors);
-    assert_eq!(result.errors_total, errors(&result, "goaway"), "{:?}", result.errors);
-    assert!(peer.connections() >= 4, "new connections after each GOAWAY");
+fn streams_a_graceful_goaway_left_unprocessed_are_sent_again_and_only_an_error_goaway_fails_them() {
+    let fields = r#""connections": 2, "streams_per_connection": 4, "requests": 300"#;
+    let peer = Peer::start(graceful_goaway);
+    let result = h2_run(&peer, fields);
+    let unprocessed = peer.counters.unprocessed.load(Ordering::SeqCst);
+    assert_eq!((result.responses, result.errors_total), (300, 0), "{:?}", result.errors);
+    assert_eq!(peer.requests(), 300, "each request processed once");
+    assert!(unprocessed >= 11, "at least one stream on each of 11 GOAWAYs: {unprocessed}");
+    assert_eq!(result.goaway_resent, unprocessed, "every stream the server did not process was sent again");
+    assert_eq!(result.connections_opened, peer.connections());
+
+    let peer = Peer::start(goaway_on_error);
+    let result = h2_run(&peer, fields);
+    let unprocessed = peer.counters.unprocessed.load(Ordering::SeqCst);
+    assert!(unprocessed > 0);
+    assert_eq!((result.responses, errors(&result, "goaway")), (peer.requests(), unprocessed), "{:?}", result.errors);
+    assert_eq!((result.requests, result.errors_total, result.goaway_resent), (300, unprocessed, 0));
 }
 
 fn resets(stream: TcpStream, counters: &Counters) {

@@ -128,6 +128,8 @@ pub struct Client {
     recv_window: i64,
     /// The last stream id of the server's GOAWAY: no new streams.
     goaway: Option<u32>,
+    /// Slots whose streams a graceful GOAWAY left unprocessed; the caller drains it.
+    pub unprocessed: Vec<usize>,
 }
 
 impl Default for Client {
@@ -177,6 +179,7 @@ impl Client {
             send_window: DEFAULT_WINDOW,
             recv_window: RECV_WINDOW,
             goaway: None,
+            unprocessed: Vec::new(),
         }
     }
 
@@ -387,15 +390,7 @@ impl Client {
             }
             GOAWAY if payload.len() < 8 || head.stream != 0 => protocol_error(),
             GOAWAY => {
-                let last = u32_at(payload, 0) & 0x7fff_ffff;
-                self.goaway = Some(self.goaway.map_or(last, |seen| seen.min(last)));
-                let (lost, kept): (Vec<Stream>, Vec<Stream>) = self.streams.drain(..).partition(|s| s.id > last);
-                self.streams = kept;
-                ended.extend(lost.into_iter().map(|s| Ended {
-                    slot: s.slot,
-                    outcome: Err(ErrorKind::Goaway),
-                    bytes_in: s.bytes_in,
-                }));
+                self.on_goaway(u32_at(payload, 0) & 0x7fff_ffff, u32_at(payload, 4), ended);
                 Ok(())
             }
             WINDOW_UPDATE if payload.len() != 4 => Err(ConnectionError(FRAME_SIZE_ERROR)),
@@ -404,6 +399,22 @@ impl Client {
             // Push is off (SETTINGS_ENABLE_PUSH 0): a promise is a protocol error.
             PUSH_PROMISE => protocol_error(),
             _ => Ok(()),
+        }
+    }
+
+    /// The server processed no stream above `last` (RFC 9113 §6.8). After a graceful GOAWAY
+    /// (NO_ERROR: a server at its requests-per-connection limit, or shutting down) their slots are
+    /// left in `unprocessed`, in the order they were opened, to be sent again; after an error
+    /// code they fail as `goaway`.
+    fn on_goaway(&mut self, last: u32, code: u32, ended: &mut Vec<Ended>) {
+        self.goaway = Some(self.goaway.map_or(last, |seen| seen.min(last)));
+        let (mut lost, kept): (Vec<Stream>, Vec<Stream>) = self.streams.drain(..).partition(|s| s.id > last);
+        self.streams = kept;
+        lost.sort_unstable_by_key(|s| s.id);
+        if code == NO_ERROR {
+            self.unprocessed.extend(lost.iter().map(|s| s.slot));
+        } else {
+            ended.extend(lost.iter().map(|s| Ended { slot: s.slot, outcome: Err(ErrorKind::Goaway), bytes_in: s.bytes_in }));
         }
     }
 

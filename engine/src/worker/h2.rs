@@ -44,11 +44,13 @@ pub(super) struct Links {
     /// The link whose event is being handled: requests begun meanwhile on it are opened and
     /// written together at the event's end, in one write.
     handling: Option<usize>,
+    /// Per slot: its request was already sent again after a graceful GOAWAY.
+    resent: Vec<bool>,
 }
 
 impl Links {
     pub(super) fn new(streams: usize) -> Links {
-        Links { streams, links: Vec::new(), ended: Vec::new(), handling: None }
+        Links { streams, links: Vec::new(), ended: Vec::new(), handling: None, resent: Vec::new() }
     }
 
     pub(super) fn is_connected(&self, slot: usize) -> bool {
@@ -58,6 +60,9 @@ impl Links {
     /// The slot's request ended or was given up: its stream, if still open, is reset; a link
     /// left with nothing to do while it connects is abandoned.
     pub(super) fn release(&mut self, slot: usize) {
+        if let Some(resent) = self.resent.get_mut(slot) {
+            *resent = false;
+        }
         let Some(link) = self.links.get_mut(slot / self.streams) else { return };
         link.client.cancel(slot);
         link.waiting.retain(|&s| s != slot);
@@ -184,7 +189,9 @@ impl Worker {
             }
         }
         if readiness.readable {
-            match self.h2_read(l, readiness.peer_closed, now) {
+            let read = self.h2_read(l, readiness.peer_closed, now);
+            self.h2_resend_unprocessed(l, now);
+            match read {
                 Ok(true) => {}
                 Ok(false) => return self.h2_closed(schedule, l, now),
                 // After a GOAWAY the server may close abruptly (a reset): the GOAWAY explains it.
@@ -239,6 +246,28 @@ impl Worker {
             // Edge-triggered readiness, as in `Conn::receive`.
             if n < self.scratch.len() && !peer_closed && transport.short_read_drains() {
                 return Ok(true);
+            }
+        }
+    }
+
+    /// Requests whose streams a graceful GOAWAY left unprocessed go back to the front of their
+    /// link's queue, for the connection that replaces it once its other streams are done. They
+    /// keep their due time, start and deadline: their latency counts from the first send. Left
+    /// unprocessed a second time (a server going away for good), one fails as `goaway`.
+    fn h2_resend_unprocessed(&mut self, l: usize, now: u64) {
+        let h2 = self.h2.as_mut().expect("an HTTP/2 run");
+        let unprocessed = mem::take(&mut h2.links[l].client.unprocessed);
+        for &slot in unprocessed.iter().rev() {
+            if h2.resent.len() <= slot {
+                h2.resent.resize(slot + 1, false);
+            }
+            if mem::replace(&mut h2.resent[slot], true) {
+                h2.ended.push(Ended { slot, outcome: Err(ErrorKind::Goaway), bytes_in: 0 });
+                continue;
+            }
+            h2.links[l].waiting.push_front(slot);
+            if self.conns[slot].measured && now < self.window.measure_end_us {
+                self.recorder.goaway_resent += 1;
             }
         }
     }

@@ -17,13 +17,15 @@ use super::Counters;
 /// What the page's body holds.
 pub const MARKER: &str = "h2-test-page";
 const BODY: &[u8] = b"<html><body>h2-test-page, served over HTTP/2</body></html>";
-const INTERNAL_ERROR: u32 = 2;
+pub const INTERNAL_ERROR: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Behaviour {
     Normal,
-    /// After this many responses on a connection: GOAWAY naming the last one, then close.
-    GoawayAfter(u64),
+    /// After this many responses on a connection: GOAWAY with this error code naming the last
+    /// one; it answers nothing more, counts the streams left unprocessed, and closes when the
+    /// client does.
+    GoawayAfter(u64, u32),
     /// Every n-th stream (over all connections) is reset instead of answered.
     ResetEvery(u64),
     /// SETTINGS_INITIAL_WINDOW_SIZE 0 and never a WINDOW_UPDATE: a request body longer than the
@@ -44,7 +46,8 @@ fn read_frame(stream: &mut impl Read) -> io::Result<(FrameHead, Vec<u8>)> {
     Ok((head, payload))
 }
 
-/// Serve one connection as `behaviour` says; every answered or reset stream counts as a request.
+/// Serve one connection as `behaviour` says; every answered or reset stream counts as a request,
+/// every stream a GOAWAY left unprocessed in `counters.unprocessed`.
 pub fn serve(mut stream: impl Read + Write, counters: &Counters, behaviour: Behaviour) -> io::Result<()> {
     let mut preface = [0; 24];
     stream.read_exact(&mut preface)?;
@@ -68,17 +71,24 @@ pub fn serve(mut stream: impl Read + Write, counters: &Counters, behaviour: Beha
         if !request_ends {
             continue;
         }
-        let count = counters.requests.fetch_add(1, Ordering::SeqCst) + 1;
         out.clear();
-        match behaviour {
-            Behaviour::ResetEvery(n) if count % n == 0 => write_rst_stream(&mut out, head.stream, INTERNAL_ERROR),
-            Behaviour::GoawayAfter(n) if answered_here == n => {
-                // Gracefully, as servers do: the client closes once its streams are done.
-                write_goaway(&mut out, head.stream - 2, NO_ERROR);
+        if let Behaviour::GoawayAfter(n, code) = behaviour {
+            if answered_here == n {
+                // The client closes once its streams are done; the last one was answered.
+                write_goaway(&mut out, head.stream - 2, code);
                 stream.write_all(&out)?;
-                while read_frame(&mut stream).is_ok() {}
+                counters.unprocessed.fetch_add(1, Ordering::SeqCst);
+                while let Ok((head, _)) = read_frame(&mut stream) {
+                    if head.kind == HEADERS {
+                        counters.unprocessed.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
                 return Ok(());
             }
+        }
+        let count = counters.requests.fetch_add(1, Ordering::SeqCst) + 1;
+        match behaviour {
+            Behaviour::ResetEvery(n) if count % n == 0 => write_rst_stream(&mut out, head.stream, INTERNAL_ERROR),
             Behaviour::MalformedFrame => write_frame(&mut out, PING, 0, 0, &[0; 5]),
             Behaviour::OversizedHeaders => {
                 write_frame(&mut out, HEADERS, 0, head.stream, &[0x88]);
