@@ -159,20 +159,30 @@ fn oversized_header_blocks_and_malformed_frames_end_the_connection_as_h2_protoco
 }
 
 #[test]
-fn sessions_fetch_their_pages_over_streams() {
-    let peer = Peer::start(normal);
-    let sessions = r#"{"types": [{"name": "browse", "weight": 1, "think": {"kind": "fixed", "mean_us": 50000},
-        "pages": [{"name": "home", "path": "/a", "embedded": ["/e1", "/e2", "/e3"]}]}], "users": 2}"#;
-    let fields =
-        format!(r#""connections": 4, "streams_per_connection": 2, "duration_us": 500000, "sessions": {sessions}"#);
-    let result = h2_run(&peer, &fields);
-    let sessions = result.sessions.unwrap();
-    assert!(sessions.pages["home"].count >= 10, "{} pages", sessions.pages["home"].count);
-    assert_eq!(sessions.pages["home"].errors, 0);
+fn sessions_carry_a_users_pages_and_cookies_as_streams_of_one_connection_per_target() {
+    let (plain, secure) = (Peer::start(normal), Peer::start(tls));
+    let https_url = secure.url("/").replace("http://", "https://");
+    let login = r#"{"name": "login", "path": "/__gauntlet/session?login=ann", "expect": "cookie=[]"}"#;
+    let home = r#"{"name": "home", "path": "/a", "embedded": ["/e1", "/e2", "/e3"]}"#;
+    let pay = r#"{"name": "pay", "path": "/__gauntlet/session", "scheme": "https", "embedded": ["/e1", "/e2"],
+        "expect": "cookie=[gauntlet_user=ann]"}"#;
+    let sessions = format!(
+        r#"{{"users": 2, "https_url": "{https_url}", "types": [{{"name": "shop", "weight": 1,
+            "think": {{"kind": "fixed", "mean_us": 20000}}, "pages": [{login}, {home}, {pay}]}}]}}"#
+    );
+    let result = h2_run(&plain, &format!(r#""connections": 8, "duration_us": 500000, "sessions": {sessions}"#));
     assert_eq!(result.errors_total, 0, "{:?}", result.errors);
-    // The server may have answered the last streams after the measured interval ended.
-    assert!((0..=4).contains(&(peer.requests() - result.responses)), "{} of {}", result.responses, peer.requests());
-    assert_eq!(peer.connections(), 2, "a user's two connections share one HTTP/2 connection");
+    let pages = result.sessions.unwrap().pages;
+    for name in ["login", "home", "pay"] {
+        assert!(pages[name].count >= 5, "{name}: {} pages", pages[name].count);
+        assert_eq!((pages[name].errors, pages[name].invalid), (0, 0), "{name} failed its check");
+    }
+    // The server may have answered a user's last two streams on each target after the interval.
+    let served = plain.requests() + secure.requests();
+    assert!((0..=8).contains(&(served - result.responses)), "{} of {served}", result.responses);
+    let users = (plain.connections(), secure.connections(), result.tls.unwrap().handshakes);
+    assert_eq!(users, (2, 2, 2), "each user: one h2c connection, one h2 connection over TLS");
+    assert_eq!(result.negotiated.streams_per_connection, 2);
 }
 
 #[test]

@@ -15,7 +15,7 @@ use crate::conn::tls::TlsNegotiated;
 use crate::conn::transport::{TlsStream, Transport};
 use crate::conn::{connect_result, tcp, Conn, Phase};
 use crate::http2::{Client, Ended};
-use crate::schedule::Schedule;
+use crate::schedule::{Schedule, Scheduler};
 use crate::stats::error::ErrorKind;
 use crate::stats::unanswered::Stage;
 
@@ -100,18 +100,27 @@ impl Worker {
             self.h2_links().links.resize_with(l + 1, Link::default);
         }
         if self.h2_links().links[l].transport.is_none() {
-            let transport = self.h2_socket(l)?;
-            self.h2_links().links[l] = Link { transport: Some(transport), ..Link::default() };
+            let transport = self.h2_socket(l, slot)?;
+            let mut link = Link { transport: Some(transport), ..Link::default() };
+            link.client.collect_cookies = self.shared.sessions.is_some();
+            self.h2_links().links[l] = link;
         }
         self.h2_links().links[l].waiting.push_back(slot);
         Ok(())
     }
 
-    fn h2_socket(&mut self, l: usize) -> io::Result<Transport> {
+    /// Link `l`'s connection, to the target of `slot`'s request: a session's https pages go to
+    /// their own target, on a link of their own (sessions: two slots a link, one link a target).
+    fn h2_socket(&mut self, l: usize, slot: usize) -> io::Result<Transport> {
+        let shared = &self.shared;
+        let (address, tls) = match (&shared.https_target, shared.requests[self.conns[slot].request].target) {
+            (Some((address, config, name)), 1) => (*address, Some((config, name))),
+            _ => (shared.address, shared.tls.as_ref().map(|(config, name)| (config, name))),
+        };
         let run_index = l * self.setup.threads + self.setup.index;
-        let mut socket = tcp::connect(self.shared.address, tcp::source_for(&self.shared.sources, run_index))?;
+        let mut socket = tcp::connect(address, tcp::source_for(&shared.sources, run_index))?;
         self.poll.registry().register(&mut socket, Token(l), Interest::READABLE | Interest::WRITABLE)?;
-        Ok(match &self.shared.tls {
+        Ok(match tls {
             None => Transport::Plain(socket),
             Some((config, name)) => {
                 let session = rustls::ClientConnection::new(config.clone(), name.clone())
@@ -131,7 +140,8 @@ impl Worker {
         }
     }
 
-    /// Open streams for the waiting slots while the server allows, then write what is queued.
+    /// Open streams for the waiting slots while the server allows (a session's with its cookies),
+    /// then write what is queued.
     fn h2_pump(&mut self, schedule: &mut Schedule, l: usize, now: u64) {
         let (keepalive, calls) = (self.shared.keepalive, self.shared.calls_per_connection);
         let h2 = self.h2.as_mut().expect("an HTTP/2 run");
@@ -144,7 +154,7 @@ impl Worker {
             let index = self.conns[slot].request;
             let request = &self.shared.requests[index];
             let fields = request.h2.as_ref().expect("HTTP/2 runs encode HTTP/2 requests");
-            link.client.open(slot, index, fields, request.expect.as_ref());
+            link.client.open(slot, index, fields, request.expect.as_ref(), schedule.cookie(slot));
             link.opened += 1;
             link.retiring = !keepalive || calls == Some(link.opened);
         }
@@ -191,6 +201,7 @@ impl Worker {
         if readiness.readable {
             let read = self.h2_read(l, readiness.peer_closed, now);
             self.h2_resend_unprocessed(l, now);
+            self.h2_store_cookies(schedule, l);
             match read {
                 Ok(true) => {}
                 Ok(false) => return self.h2_closed(schedule, l, now),
@@ -269,6 +280,17 @@ impl Worker {
             if self.conns[slot].measured && now < self.window.measure_end_us {
                 self.recorder.goaway_resent += 1;
             }
+        }
+    }
+
+    /// A session's jar takes the cookies its responses set, before their slots go on.
+    fn h2_store_cookies(&mut self, schedule: &mut Schedule, l: usize) {
+        let client = &mut self.h2_links().links[l].client;
+        if client.set_cookies.is_empty() {
+            return;
+        }
+        for (slot, set_cookies) in mem::take(&mut client.set_cookies) {
+            schedule.store_cookies(slot, &set_cookies);
         }
     }
 

@@ -1,7 +1,8 @@
 //! A small blocking HTTP/2 server for the engine's tests (h2c with prior knowledge, or h2 over
 //! TLS with ALPN), written on the engine's own frame and HPACK code, with hostile variants: GOAWAY
 //! mid-run, RST_STREAM on some streams, a send window that never opens, an oversized header
-//! block, a malformed frame.
+//! block, a malformed frame. Like the built-in server's session route, `/__gauntlet/session`
+//! echoes the request's cookie (`cookie=[...]`) and `?login=NAME` sets `gauntlet_user=NAME`.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -58,11 +59,21 @@ pub fn serve(mut stream: impl Read + Write, counters: &Counters, behaviour: Beha
     stream.write_all(&out)?;
     let (mut decoder, mut encoder) = (Decoder::default(), Encoder::new());
     let mut answered_here = 0;
+    // Each open stream's (id, :path, cookie).
+    let mut requests: Vec<(u32, String, String)> = Vec::new();
     loop {
         let (head, payload) = read_frame(&mut stream)?;
         let request_ends = match head.kind {
             HEADERS => {
-                decoder.decode(&payload, |_, _| {}).expect("the client's header block decodes");
+                let (mut path, mut cookie) = (String::new(), String::new());
+                decoder
+                    .decode(&payload, |name, value| match name {
+                        b":path" => path = String::from_utf8_lossy(value).into(),
+                        b"cookie" => cookie = String::from_utf8_lossy(value).into(),
+                        _ => {}
+                    })
+                    .expect("the client's header block decodes");
+                requests.push((head.stream, path, cookie));
                 head.flags & END_STREAM != 0
             }
             DATA => head.flags & END_STREAM != 0,
@@ -97,12 +108,20 @@ pub fn serve(mut stream: impl Read + Write, counters: &Counters, behaviour: Beha
                 }
             }
             _ => {
+                let at = requests.iter().position(|r| r.0 == head.stream).expect("a stream the client opened");
+                let (_, path, cookie) = requests.swap_remove(at);
+                let mut fields: Vec<(&[u8], &[u8])> =
+                    vec![(b":status", b"200"), (b"content-type", b"text/html"), (b"x-served-by", b"gauntlet h2 peer")];
+                let set_cookie = path.split_once("login=").map(|(_, name)| format!("gauntlet_user={name}; Path=/"));
+                if let Some(set_cookie) = &set_cookie {
+                    fields.push((b"set-cookie", set_cookie.as_bytes()));
+                }
                 let mut block = Vec::new();
-                let fields: [(&[u8], &[u8]); 3] =
-                    [(b":status", b"200"), (b"content-type", b"text/html"), (b"x-served-by", b"gauntlet h2 peer")];
                 encoder.encode(fields, &mut block);
                 write_frame(&mut out, HEADERS, END_HEADERS, head.stream, &block);
-                write_frame(&mut out, DATA, END_STREAM, head.stream, BODY);
+                let echo = format!("session cookie=[{cookie}]");
+                let body = if path.starts_with("/__gauntlet/session") { echo.as_bytes() } else { BODY };
+                write_frame(&mut out, DATA, END_STREAM, head.stream, body);
                 answered_here += 1;
             }
         }
