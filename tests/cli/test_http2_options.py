@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gauntlet.cli.load_options import LoadOptions
+from gauntlet.model.case import plan_params
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.servers.spec import ServerSpec
 from tests.conftest import require_available
@@ -25,6 +26,9 @@ def test_http2_and_its_streams_reach_the_plan() -> None:
     assert default["http_version"] == "2" and "streams_per_connection" not in default, "the engine's default: 1"
     http1 = LoadOptions().plan(URL).engine_json()
     assert "http_version" not in http1 and "streams_per_connection" not in http1
+    # The case's identity: `--http2` is `--http2 --streams 1`; HTTP/1.1 has no streams.
+    streams = [plan_params(LoadOptions(http2=True, streams=n).plan(URL), "closed").get("streams") for n in (None, 1, 10)]
+    assert streams == [1, 1, 10] and "streams" not in plan_params(LoadOptions().plan(URL), "closed")
 
 
 def test_run_starts_a_server_that_serves_http2_and_says_what_it_spoke(tmp_path: Path) -> None:
