@@ -48,7 +48,8 @@ pub struct Plan {
     #[serde(default = "default_http_version")]
     pub http_version: HttpVersion,
     /// HTTP/2 only: streams each connection keeps open at once (h2load's -m); the closed loop's
-    /// concurrency is connections times streams. None: 1.
+    /// concurrency is connections times streams. None: 1. Not with sessions: over HTTP/2 a user's
+    /// page and images are 2 streams of its one connection per target.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub streams_per_connection: Option<u32>,

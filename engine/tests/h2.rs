@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use common::{plan, Counters, Peer};
 use gauntlet_engine::http2::frame::NO_ERROR;
+use gauntlet_engine::plan::Io;
 use gauntlet_engine::run::{run, RunResult};
 use gauntlet_engine::server::{serve as serve_builtin, ServeConfig};
 use gauntlet_engine::worker::StopReason;
@@ -170,7 +171,10 @@ fn sessions_carry_a_users_pages_and_cookies_as_streams_of_one_connection_per_tar
         r#"{{"users": 2, "https_url": "{https_url}", "types": [{{"name": "shop", "weight": 1,
             "think": {{"kind": "fixed", "mean_us": 20000}}, "pages": [{login}, {home}, {pay}]}}]}}"#
     );
-    let result = h2_run(&plain, &format!(r#""connections": 8, "duration_us": 500000, "sessions": {sessions}"#));
+    let fields = format!(r#""connections": 8, "duration_us": 500000, "sessions": {sessions}"#);
+    let with_streams = run(plan(&plain.url("/"), &format!(r#""http_version": "2", "streams_per_connection": 4, {fields}"#)));
+    assert!(with_streams.unwrap_err().0.ends_with("drop streams_per_connection (--streams)"));
+    let result = h2_run(&plain, &fields);
     assert_eq!(result.errors_total, 0, "{:?}", result.errors);
     let pages = result.sessions.unwrap().pages;
     for name in ["login", "home", "pay"] {
@@ -183,6 +187,14 @@ fn sessions_carry_a_users_pages_and_cookies_as_streams_of_one_connection_per_tar
     let users = (plain.connections(), secure.connections(), result.tls.unwrap().handshakes);
     assert_eq!(users, (2, 2, 2), "each user: one h2c connection, one h2 connection over TLS");
     assert_eq!(result.negotiated.streams_per_connection, 2);
+}
+
+#[test]
+fn http2_on_io_uring_runs_on_epoll_and_says_why() {
+    let peer = Peer::start(normal);
+    let result = h2_run(&peer, r#""io": "uring", "connections": 1, "streams_per_connection": 2, "requests": 20"#);
+    assert_eq!((result.responses, result.client.io), (20, Io::Epoll));
+    assert_eq!(result.client.io_fallback.as_deref(), Some("io_uring carries HTTP/1 only: HTTP/2 runs on epoll"));
 }
 
 #[test]

@@ -51,3 +51,19 @@ def test_http2_at_a_url_that_cannot_is_refused_before_the_load(tls: bool) -> Non
         done = run_cli("run", f"{server.url}webtest.html", "--http2", "-n", "10", "-c", "1", "--no-store", timeout_s=30)
     why = "its TLS handshake chose no h2 through ALPN" if tls else "it did not answer the HTTP/2 preface with SETTINGS (h2c, prior knowledge)"
     assert_one_line_error(done, f"does not speak HTTP/2: {why}. Leave --http2 out")
+
+
+def test_run_load_speaks_http2_with_two_streams_a_user(tmp_path: Path) -> None:
+    require_available(ServerSpec("nginx"))
+    load, out = tmp_path / "shop.yaml", tmp_path / "result.json"
+    load.write_text(
+        "sessions:\n  - name: shop\n    think: 20ms\n"
+        "    pages: [{name: home, path: /webtest.html, embedded: [/image_small.gif, /image_10k.png]}, {name: more, path: /}]\n"
+        "users: 2\nmeasure: 1s\n"
+    )
+    done = run_cli("run", "--load", load, "--server", "nginx", "--https", "--http2", "--json", out, "--no-store", timeout_s=60)
+    assert done.code == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert (result["negotiated"]["protocol"], result["negotiated"]["streams_per_connection"]) == ("h2", 2)
+    assert result["errors_total"] == 0 and result["sessions"]["pages"]["home"]["count"] >= 10
+    assert result["connections_opened"] == 2, "one connection a user"
