@@ -172,7 +172,8 @@ fn sessions_carry_a_users_pages_and_cookies_as_streams_of_one_connection_per_tar
             "think": {{"kind": "fixed", "mean_us": 20000}}, "pages": [{login}, {home}, {pay}]}}]}}"#
     );
     let fields = format!(r#""connections": 8, "duration_us": 500000, "sessions": {sessions}"#);
-    let with_streams = run(plan(&plain.url("/"), &format!(r#""http_version": "2", "streams_per_connection": 4, {fields}"#)));
+    let with_streams =
+        run(plan(&plain.url("/"), &format!(r#""http_version": "2", "streams_per_connection": 4, {fields}"#)));
     assert!(with_streams.unwrap_err().0.ends_with("drop streams_per_connection (--streams)"));
     let result = h2_run(&plain, &fields);
     assert_eq!(result.errors_total, 0, "{:?}", result.errors);

@@ -434,7 +434,11 @@ impl Client {
         if code == NO_ERROR {
             self.unprocessed.extend(lost.iter().map(|s| s.slot));
         } else {
-            ended.extend(lost.iter().map(|s| Ended { slot: s.slot, outcome: Err(ErrorKind::Goaway), bytes_in: s.bytes_in }));
+            ended.extend(lost.iter().map(|s| Ended {
+                slot: s.slot,
+                outcome: Err(ErrorKind::Goaway),
+                bytes_in: s.bytes_in,
+            }));
         }
     }
 

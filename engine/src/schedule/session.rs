@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 use super::random::Rng;
 use crate::stats::latency::LatencySummary;
 
-
 /// A user's connections to each target it talks to (its page, then its images two at a time);
 /// over HTTP/2, the streams of its one connection there.
 pub const CONNECTIONS_PER_TARGET: usize = 2;
