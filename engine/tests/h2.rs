@@ -95,6 +95,13 @@ fn streams_a_graceful_goaway_left_unprocessed_are_sent_again_and_only_an_error_g
     assert_eq!(result.goaway_resent, unprocessed, "every stream the server did not process was sent again");
     assert_eq!(result.connections_opened, peer.connections());
 
+    // Under a constant rate too; a request sent again keeps its due time (its latency counts from it).
+    let peer = Peer::start(graceful_goaway);
+    let result = h2_run(&peer, r#""connections": 2, "streams_per_connection": 4, "rate_per_s": 1000, "requests": 300"#);
+    let unprocessed = peer.counters.unprocessed.load(Ordering::SeqCst);
+    assert_eq!((result.responses, result.errors_total, peer.requests()), (300, 0, 300), "{:?}", result.errors);
+    assert_eq!((result.goaway_resent, result.schedule.unwrap().unsent), (unprocessed, 0));
+
     let peer = Peer::start(goaway_on_error);
     let result = h2_run(&peer, fields);
     let unprocessed = peer.counters.unprocessed.load(Ordering::SeqCst);
