@@ -6,6 +6,7 @@ starts, with the reason."""
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import socket
@@ -14,6 +15,7 @@ import subprocess
 import time
 
 import pytest
+from rich.console import Console
 
 from gauntlet.analysis.invariants import SERVER_LOG_COUNT
 from gauntlet.errors import GauntletError
@@ -21,6 +23,7 @@ from gauntlet.lab.access_log import LoggedRequests
 from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
 from gauntlet.model.loadfile import LoadFile
 from gauntlet.plan import Plan
+from gauntlet.report.tables import outcomes_table
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.nginx import start_nginx
 from gauntlet.servers.process import http_get
@@ -98,6 +101,11 @@ def test_nginx_at_its_requests_per_connection_limit_has_the_streams_it_left_sent
     assert result["goaway_resent"] > 0 and result["connections_opened"] >= REQUESTS // 50
     count = logged.since_mark(result)
     assert count is not None and count.lines == REQUESTS, "each request processed once"
+    shown = Console(file=io.StringIO(), width=120)
+    shown.print(outcomes_table(result))
+    text = shown.file.getvalue()
+    row = next(line.split() for line in text.splitlines() if "graceful GOAWAY" in line)
+    assert row[-1] == str(result["goaway_resent"]) and "error goaway" not in text
 
 
 #: Two users, each with a page and its images on the plan's target and an https page on the
