@@ -78,7 +78,8 @@ pub struct RunResult {
     /// `requests` when it ends. 0 for HTTP/1 and in results from before it was counted.
     #[serde(default)]
     pub goaway_resent: u64,
-    /// Requests begun in the measured interval and not answered by its end, by stage, with ages.
+    /// Requests not answered by the measured interval's end (those begun in it, and those begun in
+    /// the warm-up and still in flight), by stage, with ages.
     pub unanswered: UnansweredResult,
     /// Responses per second of the measured interval.
     pub requests_per_s: f64,
