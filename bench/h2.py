@@ -1,7 +1,7 @@
 """Gauntlet against h2load on the same nginx over HTTP/2 + TLS, rounds interleaved: requests/s and
 client CPU per request.
 
-    .venv/bin/python bench/h2.py [--rounds 3] [--duration 10]
+    .venv/bin/python bench/h2.py [--rounds 3] [--duration 10] [--cipher NAME] [--sched-batch]
 
 nginx (2 workers, access log off, `http2 on`, TLS with a self-signed certificate) serves the
 standard workload from a config written to a temporary directory (the lab's nginx driver serves
@@ -49,6 +49,8 @@ from gauntlet.servers.tls_pin import SUITES
 PEER = "h2load"
 TOOLS = (PEER, ENGINE)
 OUT_DIR = Path(__file__).parent / "out"
+# Linux's SCHED_BATCH: a client thread woken by a response does not preempt nginx on its core.
+SCHED_BATCH = ["chrt", "--batch", "0"]
 PAGES = {"168 B page": "webtest.html", "83 KB image": "image_large.jpg"}
 NGINX_CONF = """
 worker_processes 2;
@@ -160,7 +162,11 @@ def negotiated(tool: str, stdout: str) -> str:
 def measure(tool: str, round_: int, url: str, pids: list[int], args: argparse.Namespace) -> tuple[Sample, str]:
     server_before_s, client_before_s = server_cpu_s(pids), children_cpu_s()
     done = subprocess.run(
-        argv(tool, url, args), capture_output=True, text=True, timeout=args.duration + EXTRA_TIME_S, check=False
+        [*SCHED_BATCH, *argv(tool, url, args)] if args.sched_batch else argv(tool, url, args),
+        capture_output=True,
+        text=True,
+        timeout=args.duration + EXTRA_TIME_S,
+        check=False,
     )
     client_cpu_s, server_s = children_cpu_s() - client_before_s, server_cpu_s(pids) - server_before_s
     if done.returncode != 0:
@@ -210,10 +216,14 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--cipher", choices=sorted(SUITES), help="pin both tools to this suite (default: each one's own order)")
+    parser.add_argument(
+        "--sched-batch", action="store_true", help="run both tools under SCHED_BATCH (chrt --batch 0): see bench/README.md"
+    )
     args = parser.parse_args()
     if args.rounds < 1 or args.duration < 1:
         parser.error("--rounds and --duration must be at least 1")
-    for binary, package in ((PEER, "nghttp2-client"), ("nginx", "nginx")):
+    needed = [(PEER, "nghttp2-client"), ("nginx", "nginx")] + ([("chrt", "util-linux")] if args.sched_batch else [])
+    for binary, package in needed:
         if shutil.which(binary) is None:
             sys.exit(f"{binary} is not installed: apt-get install {package}")
     samples: dict[str, list[Sample]] = {page: [] for page in PAGES}
