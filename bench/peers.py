@@ -43,7 +43,7 @@ FLOOR = "floor"
 ENGINE_URING = "gauntlet-uring"
 ENGINE_URING_BATCH = "gauntlet-uring-batch"
 #: The batch window of ENGINE_URING_BATCH: a latency may read up to this late.
-BATCH_US = 100
+BATCH_US = 200
 TOOLS = (FLOOR, "wrk", ENGINE, ENGINE_URING, ENGINE_URING_BATCH)
 OUT_DIR = Path(__file__).parent / "out"
 FLOOR_SOURCE = Path(__file__).parent / "floor" / "floor.c"

@@ -159,7 +159,10 @@ impl Ring {
             .setup_r_disabled()
             .build(SUBMISSION_ENTRIES)?;
         if batch_us > 0 && !ring.params().is_feature_min_timeout() {
-            return Err(io::Error::new(io::ErrorKind::Unsupported, "io_batch_us needs Linux 6.12 (IORING_FEAT_MIN_TIMEOUT)"));
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "io_batch_us needs Linux 6.12 (IORING_FEAT_MIN_TIMEOUT)",
+            ));
         }
         let slots = u32::try_from(connections.max(1)).unwrap_or(u32::MAX).min(1 << 30);
         ring.submitter().register_files_sparse(slots)?;
@@ -470,7 +473,9 @@ pub fn ring_for(io: Io, tls: bool, connections: usize, batch_us: u64) -> Result<
         (Io::Uring, false) => {
             Ring::new(connections, u32::try_from(batch_us).unwrap_or(u32::MAX)).map(Some).map_err(|e| match e.kind() {
                 io::ErrorKind::Unsupported => format!("{e}: running on epoll; drop io_batch_us on this kernel"),
-                _ => format!("io_uring is unavailable ({e}): running on epoll; check kernel.io_uring_disabled and seccomp"),
+                _ => format!(
+                    "io_uring is unavailable ({e}): running on epoll; check kernel.io_uring_disabled and seccomp"
+                ),
             })
         }
     }
