@@ -125,6 +125,15 @@ fn state(agent: &AgentReport) -> (AgentState, Option<String>) {
     if let Some(reason) = lost_target(&result.timeline, &result.errors) {
         return (AgentState::Unreachable, Some(reason));
     }
+    let connecting = &result.unanswered.connecting;
+    if result.requests == 0 && connecting.count > 0 {
+        let reason = format!(
+            "no request ended: {} connections were still connecting at its end (the oldest for {:.1} s)",
+            connecting.count,
+            connecting.max_age_us as f64 / 1e6
+        );
+        return (AgentState::Unreachable, Some(reason));
+    }
     if result.partial {
         return (AgentState::Cancelled, Some("cancelled before the plan's end".into()));
     }

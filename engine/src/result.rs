@@ -73,7 +73,8 @@ pub struct RunResult {
     pub connects_failed: u64,
     /// Connects made again after a refused or failed one, each after a backoff (1 ms doubling to 100 ms).
     pub connect_retries: u64,
-    /// Requests begun in the measured interval and not answered by its end, by stage, with ages.
+    /// Requests not answered by the measured interval's end (those begun in it, and those begun in
+    /// the warm-up and still in flight), by stage, with ages.
     pub unanswered: UnansweredResult,
     /// Responses per second of the measured interval.
     pub requests_per_s: f64,

@@ -89,10 +89,10 @@ def test_run_load_starts_the_server_named(kind: str, tmp_path: Path) -> None:
     assert done.code == 0, done.stderr
     result = json.loads(out.read_text())
     assert result["server_setup"]["kind"] == kind and f"{kind} server on http://127.0.0.1:" in done.stderr
-    # inets resets a few reused keep-alive connections under sessions (2 of about 3,700 requests
-    # here, as `reset`): the server's doing, counted; any other error is the lab's.
+    # inets closes a connection at max_keep_alive_request without saying so: the driver leaves it
+    # unlimited, so no reused connection meets a reset (about 900 requests a connection here).
     assert result["sessions"]["pages"]["home"]["count"] > 0
-    assert result["errors_total"] == result["errors"]["reset"] <= result["requests"] // 100
+    assert result["errors_total"] == 0, result["errors"]
     [case] = stored_cases(db)
     assert json.loads(case["params_json"])["server"] == kind and case["server_kind"] == kind
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import resource
+import socket
 import subprocess
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from gauntlet import schema
+from gauntlet import engine, schema
 from gauntlet.lab import local_split
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.builtin_stats import server_stats
@@ -66,12 +67,18 @@ def test_more_connections_than_the_machine_allows_are_one_line() -> None:
     assert "hard limit" in lines[0] and "limits.conf" in lines[0], lines[0]
 
 
-@pytest.mark.parametrize(("connections", "sources"), [(100, 0), (30_000, 3), (100_000, 8)])
-def test_source_addresses_are_added_past_half_a_port_range(connections: int, sources: int) -> None:
-    plan = local_split.fitted({"url": "http://127.0.0.1:8080/", "connections": connections})
+@pytest.mark.parametrize(("connections", "time_wait", "sources"), [
+    (100, 0, 0), (30_000, 0, 3), (100_000, 0, 8),
+    (8000, 53_000, 5),  # the ports TIME_WAIT holds count too
+])
+def test_source_addresses_are_added_past_half_a_port_range(connections: int, time_wait: int, sources: int) -> None:
+    plan = local_split.fitted({"url": "http://127.0.0.1:8080/", "connections": connections}, time_wait)
     given = plan.get("source_addresses") or []
     assert len(given) == sources
     assert len(set(given)) == sources and all(a.startswith("127.") for a in given)
+    if sources:
+        again = local_split.fitted({"url": "http://127.0.0.1:8080/", "connections": connections}, time_wait)
+        assert not set(again["source_addresses"]) & set(given), "the next run leaves from fresh addresses"
 
 
 @pytest.mark.slow
@@ -90,3 +97,48 @@ def test_thirty_thousand_connections_against_the_builtin_server(tmp_path: Path) 
     assert all(a["state"] == "completed" and a["responses"] > 0 for a in result["agents"]), result["agents"]
     assert len(result["plan"]["source_addresses"]) >= 2
     assert result["server"]["max_processes"] >= 2
+
+
+def test_a_split_run_on_a_closed_port_counts_every_failed_connect_as_one_process_does() -> None:
+    with socket.socket() as holder:  # bound, never listening: the port stays closed and ours
+        holder.bind(("127.0.0.1", 0))
+        plan = {"url": f"http://127.0.0.1:{holder.getsockname()[1]}/", "connections": 4, "threads": 2, "requests": 40}
+        alone = engine.run(plan).result
+        split = local_split.run_split(plan, 2).result
+    for result in (alone, split):
+        assert (result["requests"], result["errors_total"], result["errors"]["connect_refused"]) == (40, 40, 40)
+    assert [a["state"] for a in split["agents"]] == ["unreachable", "unreachable"]
+
+
+def test_connects_left_hanging_from_the_warm_up_are_unanswered_not_silent() -> None:
+    """A listener whose accept queue is full drops every SYN: the shares' connects, begun in the
+    warm-up, hang past the run's end, and the merged result shows each of them."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        fillers = [socket.socket() for _ in range(2)]
+        for sock in fillers:  # the first fills the queue (backlog 0 holds one); the second's SYN is dropped
+            sock.setblocking(False)
+            sock.connect_ex(("127.0.0.1", port))
+        plan = {"url": f"http://127.0.0.1:{port}/", "connections": 6, "threads": 2, "duration_us": 500_000,
+                "warmup_us": 500_000, "timeout_us": 5_000_000}
+        try:
+            result = local_split.run_split(plan, 2).result
+        finally:
+            for sock in fillers:
+                sock.close()
+    assert result["unanswered"]["connecting"]["count"] == 6
+    assert result["unanswered"]["connecting"]["max_age_us"] >= 1_000_000
+    assert [a["state"] for a in result["agents"]] == ["unreachable", "unreachable"]
+
+
+def test_a_split_run_reports_its_shares_progress_summed(builtin_server: ServerInstance) -> None:
+    seen: list[engine.Progress] = []
+    plan = {"url": f"{builtin_server.url}hello", "connections": 4, "duration_us": 1_500_000}
+    result = local_split.run_split(plan, 2, seen.append).result
+    measuring = [p for p in seen if p["measuring"]]
+    assert measuring, f"no progress while measuring: {seen}"
+    assert all(0 < p["elapsed_us"] <= 1_600_000 for p in measuring)
+    requests = [int(p["requests"]) for p in measuring]
+    assert requests == sorted(requests) and 0 < requests[-1] <= result["requests"]

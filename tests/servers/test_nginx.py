@@ -116,7 +116,7 @@ def test_access_log_off_by_default(nginx_server):
 
 def test_everything_stays_in_the_workdir(nginx_server):
     server = nginx_server()
-    assert f"listen 127.0.0.1:{server.port};" in server.config_text
+    assert f"listen 127.0.0.1:{server.port} backlog=511;" in server.config_text
     for line in server.config_text.splitlines():
         if line.strip().startswith(("pid ", "access_log /", "root ")) or "_temp_path" in line:
             assert str(server.workdir) in line, line

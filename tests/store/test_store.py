@@ -190,3 +190,17 @@ def test_a_database_of_the_first_schema_gains_the_session_columns(db_path: Path,
     assert {old.result["timeline"][0][name] for name in ("users_arrived", "users_active", "pages")} == {0}
     assert new.result["timeline"] == sessions.result["timeline"]
     assert sum(s["pages"] for s in new.result["timeline"]) == sum(p["count"] for p in new.result["sessions"]["pages"].values())
+
+
+def test_a_capacity_search_is_one_case_however_many_probes_it_stored(db_path: Path) -> None:
+    from gauntlet.report.views import run_line
+
+    search = {"server": "nginx", "model": "sessions", "capacity": True}
+    with Store.open(db_path) as store:
+        run_id = new_run(store, planned_cases=2)
+        store.add_case(run_id, CaseRecord(params={"server": "nginx", "connections": 4}, error="not installed"))
+        for users in (10, 20, 15):
+            store.add_case(run_id, CaseRecord(params=search | {"users": users}, error="not installed"))
+        run = store.run(run_id)
+    assert (run.planned_cases, run.stored_cases, run.stored_probes) == (2, 2, 3)
+    assert "2 of 2 cases stored (3 capacity probes)" in run_line(run)

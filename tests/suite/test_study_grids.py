@@ -56,3 +56,14 @@ def test_quick_cases_outlast_their_timeout(name: str) -> None:
     for case in cases(name, quick=True):
         assert case.plan is not None and case.plan.duration_us is not None and case.plan.timeout_us is not None
         assert case.plan.duration_us > case.plan.timeout_us, f"{case.group}: a timeout could never show"
+
+
+def test_nguyen_servers_are_sized_for_their_blocks_most_connections() -> None:
+    loaded = load_suite("nguyen")
+    blocks = expand(loaded.suite, [entry.kind for entry in loaded.suite.servers], loaded.path.parent)
+    sized = {(b.server.kind, b.cases[0].group): b.server.expected_connections for b in blocks}
+    assert sized == {
+        ("apache-prefork", "concurrency-apache"): 4000, ("node", "concurrency-node"): 8000,
+        ("nginx", "concurrency-nginx"): 20000, ("apache-prefork", "soak"): 250, ("node", "soak"): 250, ("nginx", "soak"): 250,
+    }
+    assert all("expected_connections" not in c.params for b in blocks for c in b.cases), "a hint, not a case parameter"

@@ -607,13 +607,13 @@ impl Worker {
         }
     }
 
-    /// At the end: every measured request still in flight, and under a rate every measured
-    /// request that was due and never started, which also shows in the latency at its age.
+    /// At the end: every request still in flight, and under a rate every measured request that
+    /// was due and never started, which also shows in the latency at its age. One begun in the
+    /// warm-up counts too: it went unanswered through the whole measured interval (as connects do
+    /// when opening a thread's connections takes longer than the run).
     fn count_unanswered(&mut self, schedule: &Schedule, end_us: u64) {
         for i in 0..self.conns.len() {
-            if self.conns[i].measured {
-                self.count_one_unanswered(i, end_us);
-            }
+            self.count_one_unanswered(i, end_us);
         }
         self.recorder.unsent += schedule.record_unsent(end_us, &mut self.recorder.latency);
     }

@@ -19,6 +19,11 @@ class Capacity:
     budget_spent: bool = False
 
 
+def highest_level(start: int, max_probes: int) -> int:
+    """The highest level a search can probe: every probe valid, doubling from `start`."""
+    return max(start, 1) * 2 ** (max_probes - 1)
+
+
 def search(probe: Callable[[int], bool], start: int, max_probes: int) -> Capacity:
     found = Capacity()
 

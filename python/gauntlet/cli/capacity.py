@@ -16,6 +16,7 @@ from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStore
 from gauntlet.cli.run import DEFAULT_PATH, EXIT_INTERRUPTED, ServerOption, WorkersOption, announce_stored, server_spec, target_url, write_json
 from gauntlet.plan import DEFAULT_THREADS
 from gauntlet.report.output import console
+from gauntlet.servers.sizing import for_connections
 
 if TYPE_CHECKING:
     from gauntlet.analysis.capacity import Capacity
@@ -66,6 +67,9 @@ def capacity_command(
     options = {"load": str(load_path), "load_file": load.model_dump(mode="json"), "start": start, "max_probes": max_probes,
                **protocol}
     spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, DEFAULT_THREADS, http2=http2)
+    if spec is not None:
+        highest = capacity.highest_level(start, max_probes)
+        spec = for_connections(spec, load.at_level(highest).to_plan("").all_connections())
     stored = StoredRun(store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes)
     with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec, http2=http2) as target:
 

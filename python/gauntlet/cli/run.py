@@ -30,6 +30,7 @@ from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.report.agents import print_agents
 from gauntlet.report.output import console
 from gauntlet.report.tables import print_run, repeat_line, spread_table
+from gauntlet.servers.sizing import for_connections
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
 
@@ -115,6 +116,8 @@ def run_sessions(
     from gauntlet.report.sessions import print_sessions
 
     load = loadfile.load(load_path)
+    if spec is not None:
+        spec = for_connections(spec, load.to_plan("").all_connections())
     out, err = console(), console(stderr=True)
     results: list[dict[str, Any]] = []
     valid = True
@@ -281,8 +284,10 @@ def run_command(
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
     environment = host.snapshot_after_load()
     local_split.engine_processes(plan.engine_json())  # past this machine's limits: one line, before any server starts
-    if spec is not None and spec.kind == "builtin" and (processes := local_split.server_processes(plan.all_connections())) > 1:
-        spec = spec.with_(processes=processes)
+    if spec is not None:
+        if spec.kind == "builtin":
+            local_split.server_processes(plan.all_connections())  # past this machine's limits: one line
+        spec = for_connections(spec, plan.all_connections())
     if spec is not None and spec.app is not None:
         from gauntlet.servers.apps import app_page
         from gauntlet.servers.registry import check_spec

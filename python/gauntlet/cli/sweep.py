@@ -34,6 +34,7 @@ from gauntlet.model.record import CaseRecord
 from gauntlet.plan import DEFAULT_THREADS, Plan
 from gauntlet.report.output import console
 from gauntlet.report.tables import sweep_header, sweep_row
+from gauntlet.servers.sizing import for_connections
 from gauntlet.servers.spec import ServerSpec
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ def run_steps(
     json_path: Path | None, settings: Settings, agents: int | None, scheduler: str | None, db: Path | None,
 ) -> int:
     """Each plan on `url`, or on the server `spec` names (None with a URL)."""
+    if spec is not None:
+        spec = for_connections(spec, max(plan.all_connections() for _, plan in plans))
     out, err = console(), console(stderr=True)
     printed = stored_steps = 0
     environment = host.snapshot_after_load()

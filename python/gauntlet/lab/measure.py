@@ -26,6 +26,7 @@ from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
 from gauntlet.plan import Plan
 from gauntlet.servers.backends.catalog import BACKENDS
+from gauntlet.servers.sizing import limit_lines
 from gauntlet.workload.pages import HELLO_PHP
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ def measure_run(
             outcome = run_plan(plan.engine_json(), on_progress)
     result = outcome.result
     if server is not None:
-        result["server_setup"] = server.setup()
+        result["server_setup"] = server.setup() | {"limits": limit_lines(server.kind, plan.all_connections(), server.holders)}
     totals = None if sampler is None else sampler.totals(measured_window_s(result))
     if totals is not None and server is not None:
         result["server"] = per_request(totals, result["requests"])

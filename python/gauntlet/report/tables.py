@@ -143,7 +143,13 @@ def setup_line(result: dict[str, Any]) -> str | None:
         agreed = " ".join(v for v in (negotiated.get("tls_version"), negotiated.get("tls_cipher")) if v)
         parts.append(f"HTTPS {agreed}".rstrip())
     parts.append(f"config sha256 {setup['config_sha256'][:12]} ({setup['config_bytes']:,} bytes)")
-    return "ran: " + ", ".join(parts)
+    return "ran: " + ", ".join(parts) + limits_text(result)
+
+
+def limits_text(result: dict[str, Any]) -> str:
+    """This machine's limits that stopped the server short of the run's connections, a line each."""
+    limits = (result.get("server_setup") or {}).get("limits") or []
+    return "".join(f"\n[yellow]limit: {line}[/yellow]" for line in limits)
 
 
 def print_run(console: Console, result: dict[str, Any]) -> None:
@@ -305,7 +311,7 @@ def case_line(record: CaseRecord) -> str:
         figures += f"  [yellow]{', '.join(record.labels)}[/yellow]"
     if record.breaches:
         figures += f"  [bold red]breaks {', '.join(record.breaches)}[/bold red]"
-    return f"{label}  {figures}" + ("  [yellow](partial)[/yellow]" if result["partial"] else "")
+    return f"{label}  {figures}" + ("  [yellow](partial)[/yellow]" if result["partial"] else "") + limits_text(result)
 
 
 #: Text columns (case names) give way to figures on a narrow terminal, down to this width.

@@ -340,8 +340,9 @@ def run_line(run: RunRow) -> str:
     started = datetime.datetime.fromtimestamp(run.started_unix_ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     took = "" if run.ended_unix_ms is None else f", {format_duration_us((run.ended_unix_ms - run.started_unix_ms) * 1000)}"
     made_by = f"suite {run.suite}" if run.command == "suite" else f"gauntlet {run.command}"
+    probes = f" ({run.stored_probes} capacity probes)" if run.stored_probes else ""
     return (
-        f"run {run.run_id}: {made_by}, {run.status}, {run.stored_cases} of {run.planned_cases} cases stored, "
+        f"run {run.run_id}: {made_by}, {run.status}, {run.stored_cases} of {run.planned_cases} cases stored{probes}, "
         f"started {started}{took}"
     )
 

@@ -11,6 +11,7 @@ from gauntlet.errors import GauntletError
 from gauntlet.servers.backends.catalog import Gateway, gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
+from gauntlet.servers.sizing import listen_backlog
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting
 
@@ -66,6 +67,7 @@ def start_apache(
         "processes": processes,
         "threads_per_child": threads_per_child,
         "max_request_workers": PREFORK_MAX_REQUEST_WORKERS,
+        "listen_backlog": listen_backlog(spec),
         "keepalive": spec.keepalive,
         "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", 5),
         # Apache's MaxKeepAliveRequests 0 is no limit.
@@ -82,5 +84,7 @@ def start_apache(
             port=port,
             ready_timeout_s=ready_timeout_s,
             subdirs=("logs", "run"),
+            # prefork: a process per connection, so none runs out of files.
+            holders=None if mpm == "prefork" else processes,
         )
     )

@@ -67,6 +67,7 @@ class ServerInstance:
         access_log: Path | None = None,
         flush_access_log: Callable[[ServerInstance], None] | None = None,
         preface_log_marker: bytes | None = None,
+        holders: int | None = 1,
     ) -> None:
         self.kind = kind
         self.host = host
@@ -91,6 +92,9 @@ class ServerInstance:
         #: What marks an access-log line that is no request: lighttpd logs each HTTP/2 connection's
         #: preface as `"PRI * HTTP/2.0"` when the connection ends.
         self.preface_log_marker = preface_log_marker
+        #: The processes that share its connections, each under its own open-files limit (None: a
+        #: process per connection); servers/sizing.py says when a run brings more than they can hold.
+        self.holders = holders
         self._premises = premises
         self._proc = proc
         self._stop_signal = stop_signal

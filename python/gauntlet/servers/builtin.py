@@ -56,6 +56,7 @@ def start_builtin(
         premises=premises,
         config_text=shlex.join(argv),
         scheme="https" if tls else "http",
+        holders=processes,
     )
     try:
         instance.host, instance.port = _announced_address(

@@ -65,6 +65,9 @@ class Launch:
     extra_templates: dict[str, str] = field(default_factory=dict)
     #: The port speaks HTTP/2 alone (nginx's h2c): probed with the HTTP/2 preface, not an HTTP/1.1 GET.
     h2c_only: bool = False
+    #: The processes that share the server's connections, each under its own open-files limit
+    #: (None: a process per connection, as Apache prefork).
+    holders: int | None = 1
 
 
 @dataclass
@@ -106,6 +109,7 @@ def launch(setup: Launch) -> ServerInstance:
         access_log=workdir / ACCESS_LOG if spec.access_log else None,
         flush_access_log=setup.flush_access_log,
         preface_log_marker=setup.preface_log_marker,
+        holders=setup.holders,
     )
     try:
         log_path = workdir / ERROR_LOG

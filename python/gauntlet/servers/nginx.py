@@ -8,14 +8,21 @@ through fcgiwrap (FastCGI in, CGI out).
 
 from __future__ import annotations
 
+import math
+
 from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
+from gauntlet.limits import files_per_process
+from gauntlet.servers.sizing import listen_backlog
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting, unsupported
 
 DEFAULT_WORKERS = 2
+#: worker_connections when the run expects fewer: each worker may take that many.
 WORKER_CONNECTIONS = 4096
+#: A worker's connections besides its clients' (the listening socket, the readiness probe).
+SPARE_CONNECTIONS = 64
 BACKENDS = gateways(cgi="fastcgi")
 
 
@@ -37,9 +44,13 @@ def start_nginx(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
         raise unsupported("nginx", "h2c with a backend", "its h2c port answers no HTTP/1.1, which checks the dynamic page; use --https")
     binary = installed(nginx_binary(), "nginx", "nginx")
     workers = setting(spec, "workers", DEFAULT_WORKERS)
+    connections = worker_connections(spec)
     settings = {
         "worker_processes": workers,
-        "worker_connections": WORKER_CONNECTIONS,
+        "worker_connections": connections,
+        # Each connection is a file, and one through a backend two; no process gets past the hard limit.
+        "worker_rlimit_nofile": min(2 * connections, files_per_process()),
+        "backlog": listen_backlog(spec),
         "keepalive": spec.keepalive,
         "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", 75),
         # nginx's 0 would mean no keep-alive at all, not no limit.
@@ -57,5 +68,15 @@ def start_nginx(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
             ready_timeout_s=ready_timeout_s,
             subdirs=("logs", "temp"),
             h2c_only=h2c_only,
+            holders=workers,
         )
     )
+
+
+def worker_connections(spec: ServerSpec) -> int:
+    """Room in one worker for every connection the run brings (workers share the listening socket
+    unevenly: one may take them all), and as many again to a backend when there is one. nginx
+    closes idle connections once fewer than a sixteenth of its connections are free, so a sixteenth
+    more."""
+    clients = math.ceil((spec.expected_connections or 0) * 16 / 15) + SPARE_CONNECTIONS
+    return max(WORKER_CONNECTIONS, clients * (2 if spec.backend or spec.app else 1))

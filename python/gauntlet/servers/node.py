@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
+from gauntlet.servers.sizing import listen_backlog
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting
 
@@ -42,9 +43,11 @@ def start_node(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: fl
                 "keepalive": spec.keepalive,
                 "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S),
                 "keepalive_requests": spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=0),
+                "backlog": listen_backlog(spec),
             },
             workers=workers,
             port=port,
             ready_timeout_s=ready_timeout_s,
+            holders=workers,
         )
     )

@@ -12,6 +12,10 @@ from typing import Any
 from gauntlet.errors import GauntletError
 
 
+#: Fields that size a server for a run without being one of its settings.
+HINTS = frozenset({"expected_connections"})
+
+
 @dataclass(frozen=True)
 class ServerSpec:
     kind: str
@@ -56,6 +60,10 @@ class ServerSpec:
     php_sessions: str = "disk"
     #: The specweb application's back end (BeSim): µs each call takes (None: besim.py's default).
     besim_service_time_us: int | None = None
+    #: The most connections the server will see at once (measured and idle), set by run, sweep,
+    #: capacity and suites from their largest plan: drivers size their connection limits and listen
+    #: backlog for it (servers/sizing.py). A hint, not a setting: left out of `params()`.
+    expected_connections: int | None = None
 
     def requests_per_connection(self, default: int, unlimited: int) -> int:
         """keepalive_requests in a server's terms: `default` when unset, and for 0 (no limit) the
@@ -72,4 +80,8 @@ class ServerSpec:
     def params(self) -> dict[str, Any]:
         """The settings that differ from the defaults, for stores and labels (kind included)."""
         defaults = ServerSpec(self.kind)
-        return {name: value for name, value in asdict(self).items() if name == "kind" or value != getattr(defaults, name)}
+        return {
+            name: value
+            for name, value in asdict(self).items()
+            if name == "kind" or (name not in HINTS and value != getattr(defaults, name))
+        }

@@ -29,8 +29,10 @@ class RunRow:
     started_unix_ms: int
     ended_unix_ms: int | None
     status: str
-    #: Cases stored so far, whatever their status.
+    #: Cases stored so far, whatever their status; a capacity search is one, from its first probe.
     stored_cases: int
+    #: Capacity probes stored so far (a suite's capacity searches store one case per probe).
+    stored_probes: int
 
 
 @dataclass(frozen=True)
@@ -64,10 +66,16 @@ class CaseRow:
     result: dict[str, Any] | None
 
 
+#: A capacity search stores one case per probe, each its search's params and the level probed:
+#: the search is one case, however many probes it stored.
 RUN_QUERY = """
-SELECT runs.*, (SELECT count(*) FROM cases WHERE cases.run_id = runs.run_id) AS stored_cases
+SELECT runs.*,
+    (SELECT count(*) FROM cases WHERE cases.run_id = runs.run_id AND NOT {probe})
+    + (SELECT count(DISTINCT json_remove(params_json, '$.users', '$.peak_users_per_s') || ' ' || repeat)
+       FROM cases WHERE cases.run_id = runs.run_id AND {probe}) AS stored_cases,
+    (SELECT count(*) FROM cases WHERE cases.run_id = runs.run_id AND {probe}) AS stored_probes
 FROM runs
-"""
+""".format(probe="coalesce(json_extract(params_json, '$.capacity'), 0) = 1")
 
 
 def _run_row(row: sqlite3.Row) -> RunRow:
@@ -84,6 +92,7 @@ def _run_row(row: sqlite3.Row) -> RunRow:
         ended_unix_ms=row["ended_unix_ms"],
         status=row["status"],
         stored_cases=row["stored_cases"],
+        stored_probes=row["stored_probes"],
     )
 
 

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from gauntlet import engine
-from gauntlet.limits import server_processes_for
+from gauntlet.analysis import capacity
 from gauntlet.model import loadfile
 from gauntlet.model.case import Case, Sessions, plan_params, server_params
 from gauntlet.plan import IdlePlan, Plan, WeightedPath
 from gauntlet.servers.registry import server_keepalive
+from gauntlet.servers.sizing import for_connections
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.suite.model import WORKLOADS, Defaults, Group, ServerEntry, Suite
 
@@ -139,14 +140,19 @@ def expand(suite: Suite, kinds: list[str], suite_dir: Path) -> list[Block]:
                 continue
             for case in group_cases(group, entry, suite.defaults, suite_dir):
                 blocks.setdefault(case.server, []).append(case)
-    return [Block(with_processes(spec, cases), tuple(cases)) for spec, cases in blocks.items()]
+    return [
+        Block(for_connections(spec, max(most_connections(c) for c in cases)), tuple(cases)) for spec, cases in blocks.items()
+    ]
 
 
-def with_processes(spec: ServerSpec, cases: list[Case]) -> ServerSpec:
-    """The built-in server with as many processes as its block's most connections need (when
-    more than one and not set)."""
-    most = max((c.plan.all_connections() for c in cases if c.plan), default=0)
-    processes = server_processes_for(most)
-    if spec.kind != "builtin" or spec.processes is not None or processes == 1:
-        return spec
-    return spec.with_(processes=processes)
+def most_connections(case: Case) -> int:
+    """The most connections the case opens at once; for a capacity search, at the highest level its
+    probes can reach (doubling from its start)."""
+    if case.plan is not None:
+        return case.plan.all_connections()
+    assert case.sessions is not None
+    sessions = case.sessions
+    if sessions.capacity_start is None:
+        return sessions.plan(case.params, "").all_connections()
+    highest = capacity.highest_level(sessions.capacity_start, sessions.capacity_max_probes)
+    return sessions.load.at_level(highest).to_plan("").all_connections()
