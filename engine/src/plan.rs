@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::conn::tls::TlsPlan;
 pub use crate::conn::uring::Io;
 use crate::schedule::idle::IdlePlan;
-use crate::schedule::session::SessionsPlan;
+use crate::schedule::session::{SessionsPlan, CONNECTIONS_PER_TARGET as SESSION_STREAMS};
 
 /// The longest io_uring batch window a plan may ask for (µs).
 pub const MAX_IO_BATCH_US: u64 = 10_000;
@@ -51,7 +51,8 @@ pub struct Plan {
     #[serde(default = "default_http_version")]
     pub http_version: HttpVersion,
     /// HTTP/2 only: streams each connection keeps open at once (h2load's -m); the closed loop's
-    /// concurrency is connections times streams. None: 1.
+    /// concurrency is connections times streams. None: 1. Not with sessions: over HTTP/2 a user's
+    /// page and images are 2 streams of its one connection per target.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub streams_per_connection: Option<u32>,
@@ -358,6 +359,11 @@ impl Plan {
         if self.streams_per_connection.is_some() && self.http_version != HttpVersion::Http2 {
             return fail("streams_per_connection is for HTTP/2: add http_version \"2\" (--http2) or drop it".into());
         }
+        if self.streams_per_connection.is_some() && self.sessions.is_some() {
+            return fail(format!(
+                "sessions over HTTP/2 carry each user's page and images as {SESSION_STREAMS} streams of one connection per target: drop streams_per_connection (--streams)"
+            ));
+        }
         if let Some(idle) = &self.idle {
             idle.validate().map_err(PlanError)?;
         }
@@ -388,8 +394,13 @@ impl Plan {
     }
 
     /// Streams each connection carries at once: 1 unless HTTP/2 with streams_per_connection.
+    /// Sessions over HTTP/2 carry a user's two connections to a target (its page, then its
+    /// images two at a time) as two streams of one connection, as a browser does.
     pub fn streams(&self) -> usize {
-        self.streams_per_connection.map_or(1, |n| n as usize)
+        match (self.http_version, &self.sessions) {
+            (HttpVersion::Http2, Some(_)) => SESSION_STREAMS,
+            _ => self.streams_per_connection.map_or(1, |n| n as usize),
+        }
     }
 
     /// The source addresses as IPs, each of the target's family and, unless the target may be

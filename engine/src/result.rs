@@ -73,6 +73,11 @@ pub struct RunResult {
     pub connects_failed: u64,
     /// Connects made again after a refused or failed one, each after a backoff (1 ms doubling to 100 ms).
     pub connect_retries: u64,
+    /// HTTP/2: requests whose stream a graceful GOAWAY (NO_ERROR) left unprocessed, sent again on
+    /// a new connection instead of failing (RFC 9113 §6.8); not errors, and each counted once in
+    /// `requests` when it ends. 0 for HTTP/1 and in results from before it was counted.
+    #[serde(default)]
+    pub goaway_resent: u64,
     /// Requests not answered by the measured interval's end (those begun in it, and those begun in
     /// the warm-up and still in flight), by stage, with ages.
     pub unanswered: UnansweredResult,
@@ -451,6 +456,7 @@ pub fn merge(
         connects_refused: sum(|r| r.connects_refused),
         connects_failed: sum(|r| r.connects_failed),
         connect_retries: sum(|r| r.connect_retries),
+        goaway_resent: sum(|r| r.goaway_resent),
         unanswered: UnansweredResult::of(recorders.iter().map(|r| &r.unanswered)),
         requests_per_s: per_s(responses),
         bytes_in_per_s: per_s(bytes_in),

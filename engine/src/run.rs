@@ -130,7 +130,8 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
             Some(holder)
         }
     };
-    let connections = split_even(plan.connections, threads);
+    let connections = thread_connections(&plan, threads);
+    let all_connections: usize = connections.iter().sum();
     let budgets = match (plan.requests, plan.rate_per_s) {
         // Under a rate the threads take the schedule's slots in turn (thread k: slots k, k + threads,
         // ...), and so the requests: of the first n slots, the first threads take one more.
@@ -151,7 +152,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
             rate_per_s: plan.rate_per_s,
             threads,
             users: users[index] as usize,
-            arrival_share: n_conns as f64 / plan.connections as f64,
+            arrival_share: n_conns as f64 / all_connections.max(1) as f64,
         };
         let worker = Worker::new(setup, shared.clone(), recorder)
             .map_err(|e| PlanError(format!("cannot create an event loop ({e}): raise the open-files limit")))?;
@@ -194,6 +195,18 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         })
         .map_err(|e| PlanError(format!("cannot start the coordinator thread ({e}): use fewer threads")))?;
     Ok(RunHandle { shared, result: Mutex::new(result_rx) })
+}
+
+/// Each thread's connections. A session's user holds its connections on one thread, so with
+/// sessions they are shared out in whole users' worth (a remainder could hold no user).
+fn thread_connections(plan: &Plan, threads: usize) -> Vec<usize> {
+    match &plan.sessions {
+        Some(sessions) => {
+            let per_user = sessions.connections_per_user();
+            split_even(plan.connections / per_user, threads).into_iter().map(|users| users * per_user).collect()
+        }
+        None => split_even(plan.connections, threads),
+    }
 }
 
 fn join_worker(handle: JoinHandle<WorkerOutcome>) -> WorkerOutcome {

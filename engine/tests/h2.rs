@@ -7,13 +7,16 @@ mod common;
 mod h2_peer;
 
 use std::net::TcpStream;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use common::{plan, Counters, Peer};
+use gauntlet_engine::http2::frame::NO_ERROR;
+use gauntlet_engine::plan::Io;
 use gauntlet_engine::run::{run, RunResult};
 use gauntlet_engine::server::{serve as serve_builtin, ServeConfig};
 use gauntlet_engine::worker::StopReason;
-use h2_peer::{serve, serve_tls, Behaviour, MARKER};
+use h2_peer::{serve, serve_tls, Behaviour, INTERNAL_ERROR, MARKER};
 
 fn normal(stream: TcpStream, counters: &Counters) {
     let _ = serve(stream, counters, Behaviour::Normal);
@@ -72,18 +75,39 @@ fn a_constant_rate_sends_on_schedule_over_streams() {
     assert_eq!(result.schedule.unwrap().unsent, 0);
 }
 
-fn goaway(stream: TcpStream, counters: &Counters) {
-    let _ = serve(stream, counters, Behaviour::GoawayAfter(25));
+fn graceful_goaway(stream: TcpStream, counters: &Counters) {
+    let _ = serve(stream, counters, Behaviour::GoawayAfter(25, NO_ERROR));
+}
+
+fn goaway_on_error(stream: TcpStream, counters: &Counters) {
+    let _ = serve(stream, counters, Behaviour::GoawayAfter(25, INTERNAL_ERROR));
 }
 
 #[test]
-fn a_goaway_mid_run_fails_only_the_streams_it_names_and_the_run_goes_on() {
-    let peer = Peer::start(goaway);
-    let result = h2_run(&peer, r#""connections": 2, "streams_per_connection": 4, "duration_us": 1000000"#);
-    assert!(result.responses >= 100, "{} responses", result.responses);
-    assert!(errors(&result, "goaway") > 0, "{:?}", result.errors);
-    assert_eq!(result.errors_total, errors(&result, "goaway"), "{:?}", result.errors);
-    assert!(peer.connections() >= 4, "new connections after each GOAWAY");
+fn streams_a_graceful_goaway_left_unprocessed_are_sent_again_and_only_an_error_goaway_fails_them() {
+    let fields = r#""connections": 2, "streams_per_connection": 4, "requests": 300"#;
+    let peer = Peer::start(graceful_goaway);
+    let result = h2_run(&peer, fields);
+    let unprocessed = peer.counters.unprocessed.load(Ordering::SeqCst);
+    assert_eq!((result.responses, result.errors_total), (300, 0), "{:?}", result.errors);
+    assert_eq!(peer.requests(), 300, "each request processed once");
+    assert!(unprocessed >= 11, "at least one stream on each of 11 GOAWAYs: {unprocessed}");
+    assert_eq!(result.goaway_resent, unprocessed, "every stream the server did not process was sent again");
+    assert_eq!(result.connections_opened, peer.connections());
+
+    // Under a constant rate too; a request sent again keeps its due time (its latency counts from it).
+    let peer = Peer::start(graceful_goaway);
+    let result = h2_run(&peer, r#""connections": 2, "streams_per_connection": 4, "rate_per_s": 1000, "requests": 300"#);
+    let unprocessed = peer.counters.unprocessed.load(Ordering::SeqCst);
+    assert_eq!((result.responses, result.errors_total, peer.requests()), (300, 0, 300), "{:?}", result.errors);
+    assert_eq!((result.goaway_resent, result.schedule.unwrap().unsent), (unprocessed, 0));
+
+    let peer = Peer::start(goaway_on_error);
+    let result = h2_run(&peer, fields);
+    let unprocessed = peer.counters.unprocessed.load(Ordering::SeqCst);
+    assert!(unprocessed > 0);
+    assert_eq!((result.responses, errors(&result, "goaway")), (peer.requests(), unprocessed), "{:?}", result.errors);
+    assert_eq!((result.requests, result.errors_total, result.goaway_resent), (300, unprocessed, 0));
 }
 
 fn resets(stream: TcpStream, counters: &Counters) {
@@ -143,20 +167,42 @@ fn oversized_header_blocks_and_malformed_frames_end_the_connection_as_h2_protoco
 }
 
 #[test]
-fn sessions_fetch_their_pages_over_streams() {
-    let peer = Peer::start(normal);
-    let sessions = r#"{"types": [{"name": "browse", "weight": 1, "think": {"kind": "fixed", "mean_us": 50000},
-        "pages": [{"name": "home", "path": "/a", "embedded": ["/e1", "/e2", "/e3"]}]}], "users": 2}"#;
-    let fields =
-        format!(r#""connections": 4, "streams_per_connection": 2, "duration_us": 500000, "sessions": {sessions}"#);
-    let result = h2_run(&peer, &fields);
-    let sessions = result.sessions.unwrap();
-    assert!(sessions.pages["home"].count >= 10, "{} pages", sessions.pages["home"].count);
-    assert_eq!(sessions.pages["home"].errors, 0);
+fn sessions_carry_a_users_pages_and_cookies_as_streams_of_one_connection_per_target() {
+    let (plain, secure) = (Peer::start(normal), Peer::start(tls));
+    let https_url = secure.url("/").replace("http://", "https://");
+    let login = r#"{"name": "login", "path": "/__gauntlet/session?login=ann", "expect": "cookie=[]"}"#;
+    let home = r#"{"name": "home", "path": "/a", "embedded": ["/e1", "/e2", "/e3"]}"#;
+    let pay = r#"{"name": "pay", "path": "/__gauntlet/session", "scheme": "https", "embedded": ["/e1", "/e2"],
+        "expect": "cookie=[gauntlet_user=ann]"}"#;
+    let sessions = format!(
+        r#"{{"users": 2, "https_url": "{https_url}", "types": [{{"name": "shop", "weight": 1,
+            "think": {{"kind": "fixed", "mean_us": 20000}}, "pages": [{login}, {home}, {pay}]}}]}}"#
+    );
+    let fields = format!(r#""connections": 8, "duration_us": 500000, "sessions": {sessions}"#);
+    let with_streams =
+        run(plan(&plain.url("/"), &format!(r#""http_version": "2", "streams_per_connection": 4, {fields}"#)));
+    assert!(with_streams.unwrap_err().0.ends_with("drop streams_per_connection (--streams)"));
+    let result = h2_run(&plain, &fields);
     assert_eq!(result.errors_total, 0, "{:?}", result.errors);
-    // The server may have answered the last streams after the measured interval ended.
-    assert!((0..=4).contains(&(peer.requests() - result.responses)), "{} of {}", result.responses, peer.requests());
-    assert_eq!(peer.connections(), 2, "a user's two connections share one HTTP/2 connection");
+    let pages = result.sessions.unwrap().pages;
+    for name in ["login", "home", "pay"] {
+        assert!(pages[name].count >= 5, "{name}: {} pages", pages[name].count);
+        assert_eq!((pages[name].errors, pages[name].invalid), (0, 0), "{name} failed its check");
+    }
+    // The server may have answered a user's last two streams on each target after the interval.
+    let served = plain.requests() + secure.requests();
+    assert!((0..=8).contains(&(served - result.responses)), "{} of {served}", result.responses);
+    let users = (plain.connections(), secure.connections(), result.tls.unwrap().handshakes);
+    assert_eq!(users, (2, 2, 2), "each user: one h2c connection, one h2 connection over TLS");
+    assert_eq!(result.negotiated.streams_per_connection, 2);
+}
+
+#[test]
+fn http2_on_io_uring_runs_on_epoll_and_says_why() {
+    let peer = Peer::start(normal);
+    let result = h2_run(&peer, r#""io": "uring", "connections": 1, "streams_per_connection": 2, "requests": 20"#);
+    assert_eq!((result.responses, result.client.io), (20, Io::Epoll));
+    assert_eq!(result.client.io_fallback.as_deref(), Some("io_uring carries HTTP/1 only: HTTP/2 runs on epoll"));
 }
 
 #[test]

@@ -60,6 +60,7 @@ fn revalidations_of_the_builtin_server_get_304() {
     assert_eq!(result.status_codes.get("304").copied().unwrap_or(0), sessions.not_modified);
     assert!(sessions.not_modified >= 2 * pages, "{} 304s for {pages} pages", sessions.not_modified);
     assert_eq!(result.errors_total, 0);
+    assert_eq!(sessions.users_dropped, 0, "3 users on 2 threads: 2 users' connections on one, 1 user's on the other");
 }
 
 #[test]

@@ -114,7 +114,8 @@ class Plan(_Strict):
     body_base64: str | None = None
     #: "2" is HTTP/2: h2 through ALPN for https://, h2c with prior knowledge for http://.
     http_version: Literal["1.1", "1.0", "2"] | None = None
-    #: HTTP/2 only: streams each connection keeps open at once (h2load's -m); None: 1.
+    #: HTTP/2 only: streams each connection keeps open at once (h2load's -m); None: 1. Not with
+    #: sessions (a user's page and images are 2 streams of its one connection per target).
     streams_per_connection: int | None = None
     keepalive: bool | None = None
     #: The load threads' socket I/O: "epoll" (the engine's default) or "uring" (io_uring, plain http://).

@@ -18,6 +18,7 @@ from tests.helpers.builtin_stats import server_stats
 from tests.helpers.cli_process import Finished, Running, run_cli
 
 CLOSED = "http://127.0.0.1:1/"
+SHIPPED_LOAD = str(Path(__file__).parents[2] / "python/gauntlet/model/loads/banking-like.yaml")
 #: A DNS label longer than 63 bytes: the resolver refuses it without sending a query, so the
 #: "cannot resolve" path is taken with no packet leaving the machine (nope.invalid would be asked).
 UNRESOLVABLE = f"http://{'a' * 64}.invalid/"
@@ -66,6 +67,8 @@ def assert_one_line_error(done: Finished, expected: str) -> None:
         (["run", "-n", "5", "--http2", "--server", "apache-prefork"], "apache-prefork cannot serve HTTP/2: mod_http2"),
         (["sweep", "concurrency", "--levels", "1", "--http2"], "builtin cannot serve HTTP/2"),
         (["calibrate", "--streams", "4"], "--streams is the number of HTTP/2 streams"),
+        (["run", CLOSED, "--load", SHIPPED_LOAD, "--http2", "--streams", "4"], "--streams does not apply to a load file's sessions"),
+        (["capacity", SHIPPED_LOAD, CLOSED, "--http2", "--streams", "4"], "--streams does not apply to a load file's sessions"),
         (["run", "--bogus"], "No such option"),
         (["bogus"], "No such command"),
         (["serve", "--port", "70000"], "--port"),

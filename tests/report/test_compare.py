@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from gauntlet.report.compare import compare
+from gauntlet.model.record import CaseRecord
+from gauntlet.report.compare import compare, warnings
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.store import Store
 from tests.conftest import Started
@@ -143,3 +144,28 @@ def test_the_same_failures_are_inside_the_spread(timeout_runs: tuple[Path, int, 
     shares = [c for case in found.cases for c in case.changes if c.figure in ("failed_share", "errors_timeout")]
     assert len(shares) == 4 and not any(c.regression for c in shares)
     assert found.setting_differences == [] and not found.only_before
+
+
+def test_runs_that_speak_differently_pair_no_case(tmp_path: Path) -> None:
+    """Issue 16: HTTP/2 at 10 streams a connection, at 1, and HTTP/1.1 measure different cases: no
+    pairing across them (the cases are stored unmeasured; only their keys matter here)."""
+    spoken = {"h2 x10": {"http_version": "2", "streams": 10}, "h2 x1": {"http_version": "2", "streams": 1}, "http/1.1": {}}
+    runs = {}
+    with Store.open(tmp_path / "results.db") as store:
+        for name, protocol in spoken.items():
+            run_id = store.begin_run(suite="compared", suite_text=None, options={}, environment={}, planned_cases=1)
+            params = {"server": "nginx", "protocol": "https", "connections": 4, **protocol}
+            store.add_case(run_id, CaseRecord(params, error="not measured: this test compares keys"))
+            store.end_run(run_id, "complete")
+            runs[name] = store.cases([run_id])
+    assert len(compare(runs["h2 x10"], runs["h2 x10"], {}, {}).cases) == 1
+    for before, after, difference in [
+        ("h2 x10", "h2 x1", "streams: 10 streams/conn -> 1 stream/conn"),
+        ("h2 x1", "http/1.1", "http_version: HTTP/2 -> not set; streams: 1 stream/conn -> not set"),
+    ]:
+        found = compare(runs[before], runs[after], {}, {})
+        assert (found.cases, len(found.only_before), len(found.only_after)) == ([], 1, 1)
+        assert found.protocol_differences == difference.split("; ") and found.setting_differences == []
+        assert warnings(found, None, None) == [
+            f"the runs speak differently in every case ({difference}); such cases measure different things and are not paired"
+        ]

@@ -6,6 +6,7 @@ starts, with the reason."""
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import socket
@@ -14,12 +15,15 @@ import subprocess
 import time
 
 import pytest
+from rich.console import Console
 
 from gauntlet.analysis.invariants import SERVER_LOG_COUNT
 from gauntlet.errors import GauntletError
 from gauntlet.lab.access_log import LoggedRequests
 from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
+from gauntlet.model.loadfile import LoadFile
 from gauntlet.plan import Plan
+from gauntlet.report.tables import outcomes_table
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.nginx import start_nginx
 from gauntlet.servers.process import http_get
@@ -81,6 +85,59 @@ def test_the_server_serves_http2_and_logs_each_request_once(server: Start, kind:
     if tls or kind != "nginx":  # nginx 1.22's h2c port speaks HTTP/2 alone
         answer = http_get(instance.host, instance.port, "/webtest.html", tls=tls)
         assert answer is not None and answer[0] == 200, "HTTP/1.1 is still served beside HTTP/2"
+
+
+def test_nginx_at_its_requests_per_connection_limit_has_the_streams_it_left_sent_again(server: Start) -> None:
+    """At keepalive_requests nginx sends a graceful GOAWAY (NO_ERROR): the streams above its last
+    stream id were not processed, so they go again on a new connection and are no errors. (Apache's
+    MaxKeepAliveRequests does not bound an HTTP/2 connection's streams.)"""
+    instance = server("nginx", http2=True, tls=True, access_log=True, keepalive_requests=50)
+    plan = Plan(url=f"{instance.url}webtest.html", connections=2, threads=1, requests=REQUESTS, http_version="2",
+                streams_per_connection=10)
+    logged = LoggedRequests(instance)
+    logged.mark(time.monotonic_ns() // 1000)
+    result = measure_run(plan, instance, DEFAULT_SETTINGS).result
+    assert (result["responses"], result["errors_total"]) == (REQUESTS, 0), result["errors"]
+    assert result["goaway_resent"] > 0 and result["connections_opened"] >= REQUESTS // 50
+    count = logged.since_mark(result)
+    assert count is not None and count.lines == REQUESTS, "each request processed once"
+    shown = Console(file=io.StringIO(), width=120)
+    shown.print(outcomes_table(result))
+    text = shown.file.getvalue()
+    row = next(line.split() for line in text.splitlines() if "graceful GOAWAY" in line)
+    assert row[-1] == str(result["goaway_resent"]) and "error goaway" not in text
+
+
+#: Two users, each with a page and its images on the plan's target and an https page on the
+#: second target (the same server): one HTTP/2 connection per user and target.
+SESSIONS = {
+    "sessions": [{"name": "shop", "think": "20ms", "pages": [
+        {"name": "home", "path": "/webtest.html", "embedded": ["/image_small.gif", "/image_10k.png"]},
+        {"name": "pay", "path": "/webtest.html", "scheme": "https", "embedded": ["/image_small.gif"]},
+    ]}],
+    "users": 2,
+    "measure": "1s",
+}
+
+
+@pytest.mark.parametrize("kind", ["nginx", "h2o"])
+def test_sessions_over_http2_keep_a_user_on_one_connection_per_target_and_the_log_agrees(server: Start, kind: str) -> None:
+    instance = server(kind, http2=True, tls=True, access_log=True)
+    plan = LoadFile.model_validate(SESSIONS).to_plan(instance.url).model_copy(update={"http_version": "2"})
+    logged = LoggedRequests(instance)
+    logged.mark(time.monotonic_ns() // 1000)  # no warm-up: every request is measured
+    result = measure_run(plan, instance, DEFAULT_SETTINGS).result
+    assert result["errors_total"] == 0, result["errors"]
+    assert (result["negotiated"]["protocol"], result["negotiated"]["streams_per_connection"]) == ("h2", 2)
+    pages = result["sessions"]["pages"]
+    assert pages["home"]["count"] >= 10 and pages["pay"]["count"] >= 10, pages
+    assert result["connections_opened"] == 4, "each user: one connection to each target, kept across its sessions"
+    # Streams open at the end were answered after the interval (logged, counted unanswered), and a
+    # user whose page ended at the very end may have sent its next requests, unmeasured: up to its
+    # 2 streams on each of its 2 connections.
+    in_flight = result["unanswered"]["awaiting_response"]["count"]
+    count = logged.since_mark({"responses": result["requests"] + in_flight})
+    assert count is not None and 0 <= count.lines - (result["requests"] + in_flight) <= 2 * 2 * SESSIONS["users"]
 
 
 @pytest.mark.parametrize("kind", sorted(set(HTTP2_KINDS) - ALWAYS_OFFERS_H2))

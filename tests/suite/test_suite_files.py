@@ -121,6 +121,31 @@ def test_the_http2_suite_serves_http2_only_in_its_http2_cases() -> None:
     assert {block.server.http2 for block in blocks} == {True, False}, "HTTP/1.1 cases run on a server without HTTP/2"
 
 
+SESSIONS_OVER_HTTP2 = """\
+name: shop
+servers: [nginx]
+groups:
+  - name: shop
+    model: sessions
+    load: banking-like
+    users: [10]
+    protocol: [https]
+    http_version: ["1.1", "2"]
+"""
+
+
+def test_a_sessions_group_runs_over_http1_and_http2_as_two_cases(tmp_path: Path) -> None:
+    loaded = load_suite(str(write(tmp_path, SESSIONS_OVER_HTTP2)))
+    cases = [case for block in expand(loaded.suite, ["nginx"], tmp_path) for case in block.cases]
+    assert len({case_key(case.params) for case in cases}) == 2
+    by_version = {case.params.get("http_version", "1.1"): case for case in cases}
+    for version, case in by_version.items():
+        assert case.sessions is not None and case.server.http2 == (version == "2")
+        assert case.sessions.plan(case.params, "https://127.0.0.1:1/").http_version == (None if version == "1.1" else "2")
+    with pytest.raises(GauntletError, match="a sessions group takes no streams: over HTTP/2 each user's page and images"):
+        load_suite(str(write(tmp_path, SESSIONS_OVER_HTTP2 + "    streams: [10]\n")))
+
+
 def test_servers_not_asked_for_are_left_out(tmp_path: Path) -> None:
     blocks = expand(load_suite(str(write(tmp_path, SUITE))).suite, ["builtin"], tmp_path)
     assert {block.server.kind for block in blocks} == {"builtin"}

@@ -12,7 +12,7 @@ fn drive(reads: &[&[u8]]) -> (Vec<Ended>, Option<ConnectionError>) {
     let mut client = Client::new();
     let request = H2Request::new("GET", "http", "127.0.0.1:8080", "/", &[], b"");
     for slot in 0..STREAMS {
-        client.open(slot, 0, &request, None);
+        client.open(slot, 0, &request, None, b"");
     }
     let mut ended = Vec::new();
     for read in reads {

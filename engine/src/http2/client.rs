@@ -128,6 +128,12 @@ pub struct Client {
     recv_window: i64,
     /// The last stream id of the server's GOAWAY: no new streams.
     goaway: Option<u32>,
+    /// Slots whose streams a graceful GOAWAY left unprocessed; the caller drains it.
+    pub unprocessed: Vec<usize>,
+    /// Keep each response's Set-Cookie values (sessions): (slot, the values one per line) in
+    /// `set_cookies`, which the caller drains.
+    pub collect_cookies: bool,
+    pub set_cookies: Vec<(usize, Vec<u8>)>,
 }
 
 impl Default for Client {
@@ -177,6 +183,9 @@ impl Client {
             send_window: DEFAULT_WINDOW,
             recv_window: RECV_WINDOW,
             goaway: None,
+            unprocessed: Vec::new(),
+            collect_cookies: false,
+            set_cookies: Vec::new(),
         }
     }
 
@@ -196,8 +205,16 @@ impl Client {
     }
 
     /// Open a stream for `slot` carrying request `index` of the run (its header block is cached
-    /// by index); `expect` is the marker its body must hold.
-    pub fn open(&mut self, slot: usize, index: usize, request: &H2Request, expect: Option<&Arc<Marker>>) {
+    /// by index); `expect` is the marker its body must hold; a `cookie` (a session's jar, empty
+    /// for none) is sent as a `cookie` field, in a block of its own.
+    pub fn open(
+        &mut self,
+        slot: usize,
+        index: usize,
+        request: &H2Request,
+        expect: Option<&Arc<Marker>>,
+        cookie: &[u8],
+    ) {
         let id = self.next_id;
         self.next_id += 2;
         if self.blocks.len() <= index {
@@ -206,6 +223,12 @@ impl Client {
         let end_stream = request.body.is_empty();
         let max_frame = self.peer.max_frame_bytes;
         match &self.blocks[index] {
+            _ if !cookie.is_empty() => {
+                let mut block = Vec::new();
+                let field = (b"cookie".as_slice(), cookie);
+                self.encoder.encode(request.field_slices().chain(std::iter::once(field)), &mut block);
+                write_headers(&mut self.out, id, &block, end_stream, max_frame);
+            }
             Some((insertions, block)) if *insertions == self.encoder.insertions() => {
                 write_headers(&mut self.out, id, block, end_stream, max_frame)
             }
@@ -387,15 +410,7 @@ impl Client {
             }
             GOAWAY if payload.len() < 8 || head.stream != 0 => protocol_error(),
             GOAWAY => {
-                let last = u32_at(payload, 0) & 0x7fff_ffff;
-                self.goaway = Some(self.goaway.map_or(last, |seen| seen.min(last)));
-                let (lost, kept): (Vec<Stream>, Vec<Stream>) = self.streams.drain(..).partition(|s| s.id > last);
-                self.streams = kept;
-                ended.extend(lost.into_iter().map(|s| Ended {
-                    slot: s.slot,
-                    outcome: Err(ErrorKind::Goaway),
-                    bytes_in: s.bytes_in,
-                }));
+                self.on_goaway(u32_at(payload, 0) & 0x7fff_ffff, u32_at(payload, 4), ended);
                 Ok(())
             }
             WINDOW_UPDATE if payload.len() != 4 => Err(ConnectionError(FRAME_SIZE_ERROR)),
@@ -404,6 +419,26 @@ impl Client {
             // Push is off (SETTINGS_ENABLE_PUSH 0): a promise is a protocol error.
             PUSH_PROMISE => protocol_error(),
             _ => Ok(()),
+        }
+    }
+
+    /// The server processed no stream above `last` (RFC 9113 §6.8). After a graceful GOAWAY
+    /// (NO_ERROR: a server at its requests-per-connection limit, or shutting down) their slots are
+    /// left in `unprocessed`, in the order they were opened, to be sent again; after an error
+    /// code they fail as `goaway`.
+    fn on_goaway(&mut self, last: u32, code: u32, ended: &mut Vec<Ended>) {
+        self.goaway = Some(self.goaway.map_or(last, |seen| seen.min(last)));
+        let (mut lost, kept): (Vec<Stream>, Vec<Stream>) = self.streams.drain(..).partition(|s| s.id > last);
+        self.streams = kept;
+        lost.sort_unstable_by_key(|s| s.id);
+        if code == NO_ERROR {
+            self.unprocessed.extend(lost.iter().map(|s| s.slot));
+        } else {
+            ended.extend(lost.iter().map(|s| Ended {
+                slot: s.slot,
+                outcome: Err(ErrorKind::Goaway),
+                bytes_in: s.bytes_in,
+            }));
         }
     }
 
@@ -460,10 +495,13 @@ impl Client {
     /// A complete header block: its status (or trailers), decoded even for a reset stream, so
     /// that the dynamic table stays the server's.
     fn on_block(&mut self, block: Block, ended: &mut Vec<Ended>) -> Fed {
-        let mut status = None;
+        let (mut status, mut set_cookies, collect_cookies) = (None, Vec::new(), self.collect_cookies);
         let decoded = self.decoder.decode(&block.bytes, |name, value| {
             if name == b":status" {
                 status = std::str::from_utf8(value).ok().and_then(|v| v.parse::<u16>().ok());
+            } else if collect_cookies && name == b"set-cookie" {
+                set_cookies.extend_from_slice(value);
+                set_cookies.push(b'\n');
             }
         });
         if decoded.is_err() {
@@ -471,6 +509,9 @@ impl Client {
         }
         let Some(stream) = self.streams.iter_mut().find(|s| s.id == block.stream) else { return Ok(()) };
         stream.bytes_in += block.bytes.len() as u64;
+        if !set_cookies.is_empty() {
+            self.set_cookies.push((stream.slot, set_cookies));
+        }
         match (stream.status, status) {
             // Informational (1xx): the response is still to come.
             (None, Some(100..=199)) if !block.end_stream => return Ok(()),
@@ -615,7 +656,7 @@ mod tests {
         client.feed(&settings, &mut ended).unwrap();
         sent(&mut client);
         let request = H2Request::new("POST", "http", "h", "/", &[], &[7; 25]);
-        client.open(0, 0, &request, None);
+        client.open(0, 0, &request, None, b"");
         assert!(!client.can_open(), "the server allows one stream at a time");
         let data: Vec<usize> = sent(&mut client).iter().filter(|(h, _)| h.kind == DATA).map(|(h, _)| h.len).collect();
         assert_eq!(data, [10], "only the stream's window goes");
@@ -630,7 +671,7 @@ mod tests {
         let mut client = Client::new();
         let mut ended = Vec::new();
         let request = H2Request::new("GET", "http", "h", "/", &[], b"");
-        client.open(3, 0, &request, None);
+        client.open(3, 0, &request, None, b"");
         sent(&mut client);
         client.feed(&frame(HEADERS, END_HEADERS, 1, &[0x88]), &mut ended).unwrap();
         let chunk = vec![0; DEFAULT_MAX_FRAME_BYTES];
@@ -655,7 +696,7 @@ mod tests {
             ["/a", "/b", "/c"].iter().map(|p| H2Request::new("GET", "http", "h", p, &[], b"")).collect();
         for (slot, path) in paths.iter().enumerate() {
             let index = (path.as_bytes()[1] - b'a') as usize;
-            client.open(slot, index, &requests[index], None);
+            client.open(slot, index, &requests[index], None, b"");
         }
         let mut server = Decoder::default();
         let mut decoded = Vec::new();
@@ -679,7 +720,7 @@ mod tests {
         response.extend(frame(DATA, END_STREAM | PADDED, 1, &[2, b'd', 0, 0]));
         for cut in 0..response.len() {
             let mut client = Client::new();
-            client.open(0, 0, &H2Request::new("GET", "http", "h", "/", &[], b""), None);
+            client.open(0, 0, &H2Request::new("GET", "http", "h", "/", &[], b""), None, b"");
             let mut ended = Vec::new();
             client.feed(&response[..cut], &mut ended).unwrap();
             client.feed(&response[cut..], &mut ended).unwrap();

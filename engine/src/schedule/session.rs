@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 use super::random::Rng;
 use crate::stats::latency::LatencySummary;
 
+/// A user's connections to each target it talks to (its page, then its images two at a time);
+/// over HTTP/2, the streams of its one connection there.
+pub const CONNECTIONS_PER_TARGET: usize = 2;
+
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionsPlan {
@@ -265,11 +269,7 @@ impl SessionsPlan {
 
     /// Two connections per target a user talks to: main and embedded requests.
     pub fn connections_per_user(&self) -> usize {
-        if self.uses_https() {
-            4
-        } else {
-            2
-        }
+        CONNECTIONS_PER_TARGET * if self.uses_https() { 2 } else { 1 }
     }
 
     /// How long arrival phases last in all; None with a fixed number of users.

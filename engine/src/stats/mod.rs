@@ -83,6 +83,8 @@ pub struct Recorder {
     pub connects_failed: u64,
     /// Connects started after a failed one, once the backoff had passed.
     pub connect_retries: u64,
+    /// HTTP/2: requests a graceful GOAWAY left unprocessed, sent again on a new connection.
+    pub goaway_resent: u64,
     /// Requests begun in the measured interval and unanswered at its end.
     pub unanswered: UnansweredAges,
     /// Under a rate: requests due in the measured interval that were never started.
@@ -117,6 +119,7 @@ impl Recorder {
             connects_refused: 0,
             connects_failed: 0,
             connect_retries: 0,
+            goaway_resent: 0,
             unanswered: UnansweredAges::default(),
             unsent: 0,
             tls_handshakes: 0,

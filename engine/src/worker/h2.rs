@@ -15,7 +15,7 @@ use crate::conn::tls::TlsNegotiated;
 use crate::conn::transport::{TlsStream, Transport};
 use crate::conn::{connect_result, tcp, Conn, Phase};
 use crate::http2::{Client, Ended};
-use crate::schedule::Schedule;
+use crate::schedule::{Schedule, Scheduler};
 use crate::stats::error::ErrorKind;
 use crate::stats::unanswered::Stage;
 
@@ -44,11 +44,13 @@ pub(super) struct Links {
     /// The link whose event is being handled: requests begun meanwhile on it are opened and
     /// written together at the event's end, in one write.
     handling: Option<usize>,
+    /// Per slot: its request was already sent again after a graceful GOAWAY.
+    resent: Vec<bool>,
 }
 
 impl Links {
     pub(super) fn new(streams: usize) -> Links {
-        Links { streams, links: Vec::new(), ended: Vec::new(), handling: None }
+        Links { streams, links: Vec::new(), ended: Vec::new(), handling: None, resent: Vec::new() }
     }
 
     pub(super) fn is_connected(&self, slot: usize) -> bool {
@@ -58,6 +60,9 @@ impl Links {
     /// The slot's request ended or was given up: its stream, if still open, is reset; a link
     /// left with nothing to do while it connects is abandoned.
     pub(super) fn release(&mut self, slot: usize) {
+        if let Some(resent) = self.resent.get_mut(slot) {
+            *resent = false;
+        }
         let Some(link) = self.links.get_mut(slot / self.streams) else { return };
         link.client.cancel(slot);
         link.waiting.retain(|&s| s != slot);
@@ -95,18 +100,27 @@ impl Worker {
             self.h2_links().links.resize_with(l + 1, Link::default);
         }
         if self.h2_links().links[l].transport.is_none() {
-            let transport = self.h2_socket(l)?;
-            self.h2_links().links[l] = Link { transport: Some(transport), ..Link::default() };
+            let transport = self.h2_socket(l, slot)?;
+            let mut link = Link { transport: Some(transport), ..Link::default() };
+            link.client.collect_cookies = self.shared.sessions.is_some();
+            self.h2_links().links[l] = link;
         }
         self.h2_links().links[l].waiting.push_back(slot);
         Ok(())
     }
 
-    fn h2_socket(&mut self, l: usize) -> io::Result<Transport> {
+    /// Link `l`'s connection, to the target of `slot`'s request: a session's https pages go to
+    /// their own target, on a link of their own (sessions: two slots a link, one link a target).
+    fn h2_socket(&mut self, l: usize, slot: usize) -> io::Result<Transport> {
+        let shared = &self.shared;
+        let (address, tls) = match (&shared.https_target, shared.requests[self.conns[slot].request].target) {
+            (Some((address, config, name)), 1) => (*address, Some((config, name))),
+            _ => (shared.address, shared.tls.as_ref().map(|(config, name)| (config, name))),
+        };
         let run_index = l * self.setup.threads + self.setup.index;
-        let mut socket = tcp::connect(self.shared.address, tcp::source_for(&self.shared.sources, run_index))?;
+        let mut socket = tcp::connect(address, tcp::source_for(&shared.sources, run_index))?;
         self.poll.registry().register(&mut socket, Token(l), Interest::READABLE | Interest::WRITABLE)?;
-        Ok(match &self.shared.tls {
+        Ok(match tls {
             None => Transport::Plain(socket),
             Some((config, name)) => {
                 let session = rustls::ClientConnection::new(config.clone(), name.clone())
@@ -126,7 +140,8 @@ impl Worker {
         }
     }
 
-    /// Open streams for the waiting slots while the server allows, then write what is queued.
+    /// Open streams for the waiting slots while the server allows (a session's with its cookies),
+    /// then write what is queued.
     fn h2_pump(&mut self, schedule: &mut Schedule, l: usize, now: u64) {
         let (keepalive, calls) = (self.shared.keepalive, self.shared.calls_per_connection);
         let h2 = self.h2.as_mut().expect("an HTTP/2 run");
@@ -139,7 +154,7 @@ impl Worker {
             let index = self.conns[slot].request;
             let request = &self.shared.requests[index];
             let fields = request.h2.as_ref().expect("HTTP/2 runs encode HTTP/2 requests");
-            link.client.open(slot, index, fields, request.expect.as_ref());
+            link.client.open(slot, index, fields, request.expect.as_ref(), schedule.cookie(slot));
             link.opened += 1;
             link.retiring = !keepalive || calls == Some(link.opened);
         }
@@ -184,7 +199,10 @@ impl Worker {
             }
         }
         if readiness.readable {
-            match self.h2_read(l, readiness.peer_closed, now) {
+            let read = self.h2_read(l, readiness.peer_closed, now);
+            self.h2_resend_unprocessed(l, now);
+            self.h2_store_cookies(schedule, l);
+            match read {
                 Ok(true) => {}
                 Ok(false) => return self.h2_closed(schedule, l, now),
                 // After a GOAWAY the server may close abruptly (a reset): the GOAWAY explains it.
@@ -240,6 +258,39 @@ impl Worker {
             if n < self.scratch.len() && !peer_closed && transport.short_read_drains() {
                 return Ok(true);
             }
+        }
+    }
+
+    /// Requests whose streams a graceful GOAWAY left unprocessed go back to the front of their
+    /// link's queue, for the connection that replaces it once its other streams are done. They
+    /// keep their due time, start and deadline: their latency counts from the first send. Left
+    /// unprocessed a second time (a server going away for good), one fails as `goaway`.
+    fn h2_resend_unprocessed(&mut self, l: usize, now: u64) {
+        let h2 = self.h2.as_mut().expect("an HTTP/2 run");
+        let unprocessed = mem::take(&mut h2.links[l].client.unprocessed);
+        for &slot in unprocessed.iter().rev() {
+            if h2.resent.len() <= slot {
+                h2.resent.resize(slot + 1, false);
+            }
+            if mem::replace(&mut h2.resent[slot], true) {
+                h2.ended.push(Ended { slot, outcome: Err(ErrorKind::Goaway), bytes_in: 0 });
+                continue;
+            }
+            h2.links[l].waiting.push_front(slot);
+            if self.conns[slot].measured && now < self.window.measure_end_us {
+                self.recorder.goaway_resent += 1;
+            }
+        }
+    }
+
+    /// A session's jar takes the cookies its responses set, before their slots go on.
+    fn h2_store_cookies(&mut self, schedule: &mut Schedule, l: usize) {
+        let client = &mut self.h2_links().links[l].client;
+        if client.set_cookies.is_empty() {
+            return;
+        }
+        for (slot, set_cookies) in mem::take(&mut client.set_cookies) {
+            schedule.store_cookies(slot, &set_cookies);
         }
     }
 

@@ -15,6 +15,8 @@ use gauntlet_engine::plan::{Io, Plan};
 pub struct Counters {
     pub connections: AtomicU64,
     pub requests: AtomicU64,
+    /// HTTP/2 streams a GOAWAY left unprocessed (tests/common/h2_peer.rs).
+    pub unprocessed: AtomicU64,
     /// When each request arrived (recorded by `http_ok`).
     pub arrivals: Mutex<Vec<Instant>>,
     /// (client port, request) in arrival order (recorded by `http_ok`): the port tells connections apart.

@@ -11,7 +11,7 @@ import typer
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet import host
-from gauntlet.cli.load_options import http2_fields
+from gauntlet.cli.load_options import sessions_http2_fields
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, store_path
 from gauntlet.cli.run import DEFAULT_PATH, EXIT_INTERRUPTED, ServerOption, WorkersOption, announce_stored, server_spec, target_url, write_json
 from gauntlet.plan import DEFAULT_THREADS
@@ -52,7 +52,7 @@ def capacity_command(
     from gauntlet.model import loadfile
     from gauntlet.report.sessions import capacity_line, probe_line
 
-    protocol = http2_fields(http2, streams)
+    protocol = sessions_http2_fields(http2, streams)
     load = loadfile.load(load_path)
     out, err = console(), console(stderr=True)
     probes: list[dict[str, Any]] = []

@@ -33,6 +33,18 @@ def http2_fields(http2: bool, streams: int | None, http10: bool = False) -> dict
     return {"http_version": "2", "streams_per_connection": streams}
 
 
+def sessions_http2_fields(http2: bool, streams: int | None) -> dict[str, Any]:
+    """The plan's HTTP/2 fields for a load file's sessions, which take no --streams: each user's
+    page and images go as two streams of its one connection per target, as a browser's do."""
+    http2_fields(http2, streams)  # refuses --streams without --http2
+    if streams is not None:
+        raise GauntletError(
+            "--streams does not apply to a load file's sessions: over HTTP/2 each user's page and images are 2 streams of one connection",
+            "Leave --streams out",
+        )
+    return {"http_version": "2"} if http2 else {}
+
+
 def read_body(path: Path) -> str:
     try:
         return base64.b64encode(path.read_bytes()).decode()

@@ -20,7 +20,7 @@ from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.analysis.thresholds import crossings, parse_thresholds
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
-from gauntlet.cli.load_options import LoadOptions
+from gauntlet.cli.load_options import LoadOptions, sessions_http2_fields
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, store_path
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
@@ -107,10 +107,10 @@ def announce_stored(console: Console, stored: StoredRun, db: Path | None) -> Non
 
 def run_sessions(
     load_path: Path, url: str | None, spec: ServerSpec | None, json_path: Path | None, db: Path | None,
-    run_plan: engine.Runner,
+    run_plan: engine.Runner, protocol: dict[str, Any],
 ) -> int:
     """Each iteration of the load file's sessions on `url` or the server `spec` names, with its pages
-    and QoS verdict; each stored as a repeat."""
+    and QoS verdict, over the protocol's HTTP version; each stored as a repeat."""
     from gauntlet.analysis import qos
     from gauntlet.model import loadfile
     from gauntlet.report.sessions import print_sessions
@@ -124,12 +124,13 @@ def run_sessions(
     environment = host.snapshot_after_load()
     options = {"load": str(load_path), "load_file": load.model_dump(mode="json")}
     with StoredRun(db, "run", options, environment, load.iterations) as stored, target_url(
-        url, DEFAULT_THREADS, err, spec
+        url, DEFAULT_THREADS, err, spec, http2=bool(protocol)
     ) as target:
-        params = command_params("run", url, spec, "/", load.to_plan(target.url)) | {"load": load_path.name}
+        plan = load.to_plan(target.url).model_copy(update=protocol)
+        params = command_params("run", url, spec, "/", plan) | {"load": load_path.name}
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
-                outcome = measure_run(load.to_plan(target.url), target.server, DEFAULT_SETTINGS, progress.update, run_plan)
+                outcome = measure_run(plan, target.server, DEFAULT_SETTINGS, progress.update, run_plan)
             stored.add_measurement(params, outcome, iteration, target.server)
             results.append(outcome.result)
             if json_path is not None:
@@ -268,8 +269,9 @@ def run_command(
     }
     spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads, not no_opcache, apcu, http2)
     if load is not None:
+        protocol = sessions_http2_fields(http2, streams)
         with load_runner(agents, scheduler) as run_plan:
-            return run_sessions(load, url, spec, json_path, store_path(db, no_store), run_plan)
+            return run_sessions(load, url, spec, json_path, store_path(db, no_store), run_plan, protocol)
     out = console()
     err = console(stderr=True)
     load_options = LoadOptions(

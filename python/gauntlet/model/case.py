@@ -24,9 +24,10 @@ class Sessions:
     capacity_max_probes: int = 8
 
     def plan(self, params: dict[str, Any], url: str) -> Plan:
-        """The engine plan of the case (or capacity probe) with these params."""
+        """The engine plan of the case (or capacity probe) with these params (its level, its HTTP version)."""
         level = params.get(self.load.level_name)
-        return (self.load if level is None else self.load.at_level(level)).to_plan(url)
+        plan = (self.load if level is None else self.load.at_level(level)).to_plan(url)
+        return plan.model_copy(update={"http_version": params["http_version"]}) if "http_version" in params else plan
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,10 @@ def plan_params(plan: Plan, model: str) -> dict[str, Any]:
         params["warmup_s"] = plan.warmup_us / 1e6
     if plan.http_version not in (None, "1.1"):
         params["http_version"] = plan.http_version
-    if plan.streams_per_connection is not None:
-        params["streams"] = plan.streams_per_connection
+    # HTTP/2's streams, 1 when not given, so that `--http2` and `--http2 --streams 1` are one case
+    # (sessions carry theirs as 2 streams a connection, always).
+    if plan.http_version == "2" and plan.sessions is None:
+        params["streams"] = plan.streams_per_connection or 1
     if plan.idle is not None:
         params["idle"] = plan.idle.connections
         if plan.idle.send_interval_us is not None:

@@ -9,7 +9,9 @@ repeats, at least DEFAULT_SHARE_NOISE.
 
 Cases pair by key. A parameter that has one value throughout each run but a different one in each
 (the suite's timeout changed from 15 s to 1 s) is a setting of the runs, not of a case: cases pair
-without it, and the comparison names it.
+without it, and the comparison names it. What the connections speak (http or https, the HTTP
+version, HTTP/2's streams per connection) is never such a setting: an HTTP/2 run with 10 streams a
+connection and one with 1, or an HTTP/1.1 one, measure different cases, which do not pair.
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ class Compared(NamedTuple):
 def _percent(share: float) -> str:
     return f"{share:.1%}"
 
+
+#: Parameters that tell what the connections speak: a run-wide difference in one leaves the cases
+#: unpaired instead of being a setting of the runs.
+PROTOCOL_PARAMS = ("protocol", "http_version", "streams")
 
 #: The figures compared, as the table shows them.
 COMPARED = {
@@ -104,6 +110,8 @@ class Comparison:
     #: Parameters with one value in each run, different between them ('timeout_s: 15 -> 1'):
     #: cases were paired without them.
     setting_differences: list[str]
+    #: The same for what the connections speak (PROTOCOL_PARAMS): cases were not paired across them.
+    protocol_differences: list[str]
 
     def regressions(self) -> list[tuple[CaseChange, Change]]:
         return [(case, change) for case in self.cases for change in case.changes if change.regression]
@@ -151,7 +159,9 @@ def compare(
 ) -> Comparison:
     old_points, new_points = grid_points(before), grid_points(after)
     old_settings, new_settings = run_settings(old_points), run_settings(new_points)
-    changed = sorted(n for n in old_settings.keys() & new_settings.keys() if old_settings[n] != new_settings[n])
+    differing = sorted(n for n in old_settings.keys() | new_settings.keys() if old_settings.get(n) != new_settings.get(n))
+    protocol = [n for n in differing if n in PROTOCOL_PARAMS]
+    changed = [n for n in differing if n not in PROTOCOL_PARAMS and n in old_settings and n in new_settings]
 
     def paired_key(point: GridPoint) -> str:
         return case_key({k: v for k, v in point.params.items() if k not in changed})
@@ -166,6 +176,9 @@ def compare(
         only_after=[p for k, p in points_after.items() if k not in points_before],
         environment_differences=differences(environment_before, environment_after),
         setting_differences=[f"{name}: {old_settings[name]} -> {new_settings[name]}" for name in changed],
+        protocol_differences=[
+            f"{name}: {old_settings.get(name, 'not set')} -> {new_settings.get(name, 'not set')}" for name in protocol
+        ],
     )
 
 
@@ -184,6 +197,11 @@ SUITE_LINES_SHOWN = 6
 def warnings(comparison: Comparison, suite_before: str | None, suite_after: str | None) -> list[str]:
     """What differs between the two runs besides the servers, each in a line: the changes may come from it."""
     found = []
+    if comparison.protocol_differences:
+        found.append(
+            f"the runs speak differently in every case ({'; '.join(comparison.protocol_differences)}); "
+            "such cases measure different things and are not paired"
+        )
     if comparison.setting_differences:
         found.append(
             f"the runs differ in a setting of every case ({'; '.join(comparison.setting_differences)}); "

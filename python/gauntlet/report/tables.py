@@ -117,6 +117,8 @@ def outcomes_table(result: dict[str, Any]) -> Table:
     for key in ("connects_refused", "connects_failed"):
         if result[key]:
             table.add_row(key.replace("_", " "), format_count(result[key]), style="red")
+    if result.get("goaway_resent"):
+        table.add_row("sent again after a graceful GOAWAY (not errors)", format_count(result["goaway_resent"]), style="dim")
     return table
 
 

@@ -93,7 +93,7 @@ def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir:
     for spec, keepalive, http_version in server_specs(entry, group):
         base = {"group": group.name, **server_params(spec, keepalive)}
         if group.model == "sessions":
-            yield from _session_cases(group, spec, base, suite_dir)
+            yield from _session_cases(group, spec, base | _version_param(http_version), suite_dir)
             continue
         load_axes = {
             "connections": group.connections,
@@ -108,6 +108,11 @@ def group_cases(group: Group, entry: ServerEntry, defaults: Defaults, suite_dir:
             for point in _product(load_axes):
                 plan = _load_plan(group, defaults, point, keepalive, workload)
                 yield Case(group.name, spec, path, base | page | plan_params(plan, group.model), plan)
+
+
+def _version_param(http_version: str) -> dict[str, Any]:
+    """The HTTP version in a case's params, as plan_params names it: only when not 1.1."""
+    return {} if http_version == "1.1" else {"http_version": http_version}
 
 
 def _session_cases(group: Group, spec: ServerSpec, base: dict[str, Any], suite_dir: Path) -> Iterable[Case]:

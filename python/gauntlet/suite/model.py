@@ -206,8 +206,12 @@ class Group(_Strict):
                 raise ValueError("a sessions group names its load file: load: support-like")
             if self.users is not None and self.capacity is not None:
                 raise ValueError("a sessions group gives users: [..] or capacity: {start, max_probes}, not both")
-            if self.http_version != ["1.1"] or self.streams is not None:
-                raise ValueError("a sessions group speaks HTTP/1.1: http_version and streams belong to closed and rate groups")
+            if "1.0" in self.http_version:
+                raise ValueError("a sessions group speaks HTTP/1.1 or 2: take \"1.0\" out of http_version")
+            if self.streams is not None:
+                raise ValueError(
+                    "a sessions group takes no streams: over HTTP/2 each user's page and images are 2 streams of one connection"
+                )
         else:
             if self.load is not None or self.users is not None or self.capacity is not None:
                 raise ValueError(f"load, users and capacity belong to sessions groups, not to a {self.model} group")
