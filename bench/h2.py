@@ -7,7 +7,9 @@ nginx (2 workers, access log off, `http2 on`, TLS with a self-signed certificate
 standard workload from a config written to a temporary directory (the lab's nginx driver serves
 HTTP/1 only). For each page (webtest.html, 168 bytes, and the 83 KB image) every round runs
 `h2load -c100 -m10 -t2 -D{D}` and Gauntlet's engine with the same plan (100 connections x 10
-streams, 2 threads, http_version "2"), alternating which goes first. The CPU measuring is
+streams, 2 threads, http_version "2"), alternating which goes first; both on their default TLS
+cipher order (AES-128-GCM first), or both on `--cipher`. The table names the cipher each tool
+negotiated, and the script fails if they differ (not like for like). The CPU measuring is
 `gauntlet.lab.calibrate`'s: the client's from getrusage(RUSAGE_CHILDREN) around the child process,
 nginx's from /proc. Ratios are gauntlet / h2load within a round, then the median over rounds.
 Loopback only; every run is bounded in time. Raw samples go to bench/out/h2-<time>.json.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -39,8 +42,9 @@ from gauntlet.lab.calibrate import (
     server_cpu_s,
     write_samples,
 )
-from gauntlet.plan import Plan
+from gauntlet.plan import Plan, TlsSettings
 from gauntlet.servers.base import write_docroot
+from gauntlet.servers.tls_pin import SUITES
 
 PEER = "h2load"
 TOOLS = (PEER, ENGINE)
@@ -111,7 +115,15 @@ def nginx_h2() -> Iterator[tuple[str, list[int]]]:
 
 def argv(tool: str, url: str, args: argparse.Namespace) -> list[str]:
     if tool == PEER:
-        return [PEER, f"-t{args.threads}", f"-c{args.connections}", f"-m{args.streams}", f"-D{args.duration}", url]
+        return [
+            PEER,
+            f"-t{args.threads}",
+            f"-c{args.connections}",
+            f"-m{args.streams}",
+            f"-D{args.duration}",
+            *peer_cipher(args.cipher),
+            url,
+        ]
     plan = Plan(
         url=url,
         connections=args.connections,
@@ -119,11 +131,33 @@ def argv(tool: str, url: str, args: argparse.Namespace) -> list[str]:
         duration_us=args.duration * 1_000_000,
         http_version="2",
         streams_per_connection=args.streams,
+        tls=None if args.cipher is None else TlsSettings(cipher=args.cipher),
     )
     return [sys.executable, "-m", "gauntlet.lab.calibrate", json.dumps(plan.engine_json())]
 
 
-def measure(tool: str, round_: int, url: str, pids: list[int], args: argparse.Namespace) -> Sample:
+def peer_cipher(iana_name: str | None) -> list[str]:
+    """h2load's option pinning one suite: its OpenSSL name for TLS 1.2, `--tls13-ciphers` for TLS 1.3."""
+    if iana_name is None:
+        return []
+    suite = SUITES[iana_name]
+    return [f"--tls13-ciphers={suite.openssl}"] if suite.version == "1.3" else [f"--ciphers={suite.openssl}"]
+
+
+def negotiated(tool: str, stdout: str) -> str:
+    """'TLS 1.2 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256': the version and suite (IANA name) a run spoke."""
+    if tool == PEER:
+        version = re.search(r"^TLS Protocol: TLSv([\d.]+)", stdout, re.MULTILINE)
+        cipher = re.search(r"^Cipher: (\S+)", stdout, re.MULTILINE)
+        by_openssl = {suite.openssl: name for name, suite in SUITES.items()}
+        found = (version[1] if version else "?", by_openssl.get(cipher[1], cipher[1]) if cipher else "?")
+    else:
+        agreed = json.loads(stdout).get("negotiated", {})
+        found = (agreed.get("tls_version") or "?", (agreed.get("tls_cipher") or "?").replace("TLS13_", "TLS_", 1))
+    return f"TLS {found[0]} {found[1]}"
+
+
+def measure(tool: str, round_: int, url: str, pids: list[int], args: argparse.Namespace) -> tuple[Sample, str]:
     server_before_s, client_before_s = server_cpu_s(pids), children_cpu_s()
     done = subprocess.run(
         argv(tool, url, args), capture_output=True, text=True, timeout=args.duration + EXTRA_TIME_S, check=False
@@ -132,18 +166,18 @@ def measure(tool: str, round_: int, url: str, pids: list[int], args: argparse.Na
     if done.returncode != 0:
         sys.exit(f"{tool} failed with status {done.returncode}: {done.stderr.strip()[-300:]}")
     requests, errors, requests_per_s = parse(tool, done.stdout)
-    return Sample(tool, round_, requests, errors, requests_per_s, client_cpu_s, server_s)
+    return Sample(tool, round_, requests, errors, requests_per_s, client_cpu_s, server_s), negotiated(tool, done.stdout)
 
 
-def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
+def table(samples: dict[str, list[Sample]], ciphers: dict[tuple[str, str], set[str]], args: argparse.Namespace) -> str:
     lines = [
         (
             f"nginx 2 workers, HTTP/2 over TLS, -c{args.connections} -m{args.streams} -t{args.threads}, "
             f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
         ),
         "",
-        "| page | tool | req/s | / h2load | client µs/req | / h2load | nginx µs/req | errors |",
-        "|---|---|---|---|---|---|---|---|",
+        "| page | tool | req/s | / h2load | client µs/req | / h2load | nginx µs/req | errors | negotiated |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for page, measured in samples.items():
         for tool in TOOLS:
@@ -153,7 +187,8 @@ def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
             lines.append(
                 f"| {page} | {tool} | {m['requests_per_s']:,.0f} | {rps_ratio:.2f} | "
                 f"{m['client_cpu_us_per_request']:.1f} | {cpu_ratio:.2f} | "
-                f"{m['server_cpu_us_per_request'] or 0.0:.1f} | {m['errors']} |"
+                f"{m['server_cpu_us_per_request'] or 0.0:.1f} | {m['errors']} | "
+                f"{', '.join(sorted(ciphers[page, tool]))} |"
             )
     return "\n".join(lines)
 
@@ -174,6 +209,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=100)
     parser.add_argument("--streams", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cipher", choices=sorted(SUITES), help="pin both tools to this suite (default: each one's own order)")
     args = parser.parse_args()
     if args.rounds < 1 or args.duration < 1:
         parser.error("--rounds and --duration must be at least 1")
@@ -181,16 +217,21 @@ def main() -> None:
         if shutil.which(binary) is None:
             sys.exit(f"{binary} is not installed: apt-get install {package}")
     samples: dict[str, list[Sample]] = {page: [] for page in PAGES}
+    ciphers: dict[tuple[str, str], set[str]] = {(page, tool): set() for page in PAGES for tool in TOOLS}
     with nginx_h2() as (base_url, pids):
         for round_ in range(args.rounds):
             for page, path in PAGES.items():
                 for tool in TOOLS if round_ % 2 == 0 else TOOLS[::-1]:
-                    sample = measure(tool, round_, base_url + path, pids, args)
+                    sample, cipher = measure(tool, round_, base_url + path, pids, args)
                     samples[page].append(sample)
+                    ciphers[page, tool].add(cipher)
                     show(page, sample)
     out_path = write_samples(OUT_DIR, "h2", samples)
-    print(table(samples, args))
+    print(table(samples, ciphers, args))
     print(f"\nraw samples: {out_path}")
+    agreed = {cipher for spoken in ciphers.values() for cipher in spoken}
+    if len(agreed) > 1:
+        sys.exit(f"not like for like: the tools negotiated {' and '.join(sorted(agreed))}; pin one with --cipher")
 
 
 if __name__ == "__main__":

@@ -57,6 +57,13 @@ fn version_and_cipher_can_be_pinned() {
             "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
         ),
         (r#"{"version": "1.3", "cipher": "TLS13_CHACHA20_POLY1305_SHA256"}"#, "1.3", "TLS13_CHACHA20_POLY1305_SHA256"),
+        // By default AES-128-GCM comes first, as browsers and h2load offer it; a list is an order.
+        ("{}", "1.3", "TLS13_AES_128_GCM_SHA256"),
+        (
+            r#"{"cipher": "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"}"#,
+            "1.3",
+            "TLS13_CHACHA20_POLY1305_SHA256",
+        ),
     ] {
         let result = run(plan(&server, &format!(r#""connections": 2, "requests": 50, "tls": {tls}"#))).unwrap();
         assert_eq!((result.responses, result.errors_total), (50, 0), "{tls}: {:?}", result.errors);

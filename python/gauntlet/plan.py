@@ -28,6 +28,7 @@ class TlsSettings(_Strict):
     """What a plan fixes about TLS (engine: TlsPlan); None leaves the engine's choice."""
 
     version: str | None = None
+    #: A suite by its rustls or IANA name, or several joined by ':' in order of preference.
     cipher: str | None = None
     resumption: bool | None = None
 

@@ -3,7 +3,13 @@
 //! built-in server's (a self-signed certificate generated at start; version and cipher suite
 //! pinned the same way). Cipher suites go by rustls's names or by their IANA names, which differ
 //! only for TLS 1.3 (TLS13_AES_128_GCM_SHA256 is IANA's TLS_AES_128_GCM_SHA256).
+//!
+//! The client offers AES-128-GCM first, then AES-256-GCM, then ChaCha20-Poly1305, in both versions:
+//! the order browsers, Mozilla's server guidelines and h2load (nghttp2) use, so that a server that
+//! follows the client's preference (nginx's and OpenSSL's default) agrees on what a browser would
+//! get. rustls's own order puts AES-256 first, as OpenSSL's (wrk's) does.
 
+use std::io::{self, BufRead, Read};
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -23,7 +29,8 @@ pub struct TlsPlan {
     #[serde(default)]
     pub version: Option<String>,
     /// A cipher suite by its rustls or IANA name (TLS13_AES_128_GCM_SHA256 or
-    /// TLS_AES_128_GCM_SHA256); None: rustls's preference.
+    /// TLS_AES_128_GCM_SHA256), or several joined by ':' in order of preference; None: AES-128-GCM,
+    /// AES-256-GCM, ChaCha20-Poly1305 (TLS 1.3's, then TLS 1.2's), as browsers and h2load offer them.
     #[serde(default)]
     pub cipher: Option<String>,
     /// Resume sessions on new connections; false forces a full handshake each time.
@@ -56,18 +63,26 @@ fn is_named(suite: &SupportedCipherSuite, name: &str) -> bool {
     name == rustls_name || name == rustls_name.replacen("TLS13_", "TLS_", 1)
 }
 
-fn provider(cipher: Option<&str>) -> Result<CryptoProvider, String> {
+/// The client's order when the plan names none (the module's doc says why): every suite ring has.
+pub const DEFAULT_CIPHERS: &str = "TLS13_AES_128_GCM_SHA256:TLS13_AES_256_GCM_SHA384:TLS13_CHACHA20_POLY1305_SHA256:\
+    TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256:TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256:\
+    TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384:TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384:\
+    TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256:TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256";
+
+/// ring's suites named in `ciphers` (one name, or several joined by ':'), in that order.
+fn provider(ciphers: Option<&str>) -> Result<CryptoProvider, String> {
+    let all = ring::default_provider().cipher_suites;
     let mut provider = ring::default_provider();
-    if let Some(name) = cipher {
-        provider.cipher_suites.retain(|suite| is_named(suite, name));
-        if provider.cipher_suites.is_empty() {
-            let known: Vec<String> =
-                ring::default_provider().cipher_suites.iter().map(|s| format!("{:?}", s.suite())).collect();
+    provider.cipher_suites = Vec::new();
+    for name in ciphers.unwrap_or(DEFAULT_CIPHERS).split(':') {
+        let Some(suite) = all.iter().find(|suite| is_named(suite, name)) else {
+            let known: Vec<String> = all.iter().map(|s| format!("{:?}", s.suite())).collect();
             return Err(format!(
-                "the cipher suite '{name}' is unknown: use one of {} (or its IANA name)",
+                "the cipher suite '{name}' is unknown: use one of {} (or its IANA name), several joined by ':'",
                 known.join(", ")
             ));
-        }
+        };
+        provider.cipher_suites.push(*suite);
     }
     Ok(provider)
 }
@@ -135,6 +150,55 @@ impl TlsNegotiated {
         };
         let cipher = format!("{:?}", session.negotiated_cipher_suite()?.suite());
         Some(TlsNegotiated { version, cipher })
+    }
+}
+
+/// Read what the socket holds, `scratch` at a time, and hand the plaintext to `take` as rustls
+/// decrypted it, without copying it out. rustls's own `read_tls` reads at most 4 KiB when its
+/// buffer is empty (an 83 KB response took about six reads); this reads as much as `scratch` holds
+/// and feeds rustls from it. Returns Ok(false) at the end of the stream (a FIN or close_notify),
+/// Ok(true) once the socket is drained: with edge-triggered readiness a read shorter than
+/// `scratch` drains it unless `peer_closed` (a FIN that came with the data raises no new event).
+/// What rustls wants to send meanwhile (an alert) waits for the caller's next flush.
+pub fn read_plaintext(
+    session: &mut rustls::Connection,
+    socket: &mut impl Read,
+    scratch: &mut [u8],
+    peer_closed: bool,
+    mut take: impl FnMut(&[u8]),
+) -> io::Result<bool> {
+    loop {
+        let n = match socket.read(scratch) {
+            Ok(0) => return Ok(false),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let mut input = &scratch[..n];
+        while !input.is_empty() {
+            if session.read_tls(&mut input)? == 0 {
+                return Ok(false);
+            }
+            session.process_new_packets().map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err))?;
+            let mut reader = session.reader();
+            loop {
+                let taken = match reader.fill_buf() {
+                    // A close_notify, once what came before it is taken.
+                    Ok([]) => return Ok(false),
+                    Ok(chunk) => {
+                        take(chunk);
+                        chunk.len()
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) => return Err(e),
+                };
+                reader.consume(taken);
+            }
+        }
+        if n < scratch.len() && !peer_closed {
+            return Ok(true);
+        }
     }
 }
 
@@ -211,6 +275,20 @@ mod tests {
         assert!(client_config(&mismatch, &[]).is_err());
         let iana = TlsPlan { cipher: Some("TLS_AES_128_GCM_SHA256".into()), ..TlsPlan::default() };
         assert!(client_config(&iana, &[]).is_ok());
+        let list =
+            TlsPlan { cipher: Some("TLS_AES_256_GCM_SHA384:TLS13_AES_128_GCM_SHA256".into()), ..TlsPlan::default() };
+        assert!(client_config(&list, &[]).is_ok());
+        let half_known = TlsPlan { cipher: Some("TLS_AES_256_GCM_SHA384:RC4".into()), ..TlsPlan::default() };
+        assert!(client_config(&half_known, &[]).unwrap_err().contains("'RC4' is unknown"));
+    }
+
+    #[test]
+    fn the_default_order_offers_every_suite_aes_128_first() {
+        let offered = provider(None).unwrap().cipher_suites;
+        assert_eq!(offered.len(), ring::default_provider().cipher_suites.len());
+        let names: Vec<String> = offered.iter().map(|s| format!("{:?}", s.suite())).collect();
+        assert_eq!(names[0], "TLS13_AES_128_GCM_SHA256");
+        assert_eq!(names[3], "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256");
     }
 
     #[test]

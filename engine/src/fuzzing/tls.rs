@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use rustls::{ClientConnection, Connection, ServerConfig, ServerConnection};
 
 use super::{control, split};
-use crate::conn::tls::{client_config, server_config, server_name, TlsPlan};
+use crate::conn::tls::{client_config, read_plaintext, server_config, server_name, TlsPlan};
 
 /// What the built-in server answers once the handshake is over.
 const REPLY: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
@@ -59,10 +59,31 @@ enum Outcome {
     Closed,
 }
 
+/// How the engine reads TLS: HTTP/1's `TlsStream::read`, or HTTP/2's `read_plaintext`.
+#[derive(Debug, Clone, Copy)]
+enum Reader {
+    Http1,
+    Http2,
+}
+
 /// Reads until the socket would block, the peer closes or TLS fails; the plaintext that came.
-fn read_all(session: &mut Connection, bytes: &[u8], to_server: &mut Vec<u8>) -> (Outcome, Vec<u8>) {
+fn read_all(reader: Reader, session: &mut Connection, bytes: &[u8], to_server: &mut Vec<u8>) -> (Outcome, Vec<u8>) {
     let mut socket = Socket(bytes);
     let mut received = Vec::new();
+    if let Reader::Http2 = reader {
+        let mut scratch = vec![0; 64 * 1024];
+        let read = read_plaintext(session, &mut socket, &mut scratch, false, |plain| received.extend_from_slice(plain));
+        // The worker flushes what TLS queued (an alert, a handshake flight) after each read.
+        while session.wants_write() {
+            session.write_tls(to_server).expect("writes to memory");
+        }
+        let outcome = match read {
+            Ok(true) => Outcome::Waiting,
+            Ok(false) => Outcome::Closed,
+            Err(e) => Outcome::Failed(e.to_string()),
+        };
+        return (outcome, received);
+    }
     loop {
         match engine_read(session, &mut socket, to_server) {
             Ok(data) if data.is_empty() => return (Outcome::Closed, received),
@@ -89,23 +110,25 @@ fn client(plan: &TlsPlan) -> (Connection, Vec<u8>) {
     (session, hello)
 }
 
-/// Steering: mode (version: any, 1.2, 1.3; bit 3: a tampered real handshake), then three cut points.
+/// Steering: mode (version: any, 1.2, 1.3; bit 3: a tampered real handshake; bit 4: HTTP/2's
+/// reader), then three cut points.
 pub fn tls_client(data: &[u8]) {
     let ([mode, cut_a, cut_b, cut_c], rest) = control::<4>(data);
+    let reader = if mode & 16 == 0 { Reader::Http1 } else { Reader::Http2 };
     if mode & 8 == 0 {
-        from_any_server(rest, &plan(mode), &[cut_a, cut_b, cut_c]);
+        from_any_server(reader, rest, &plan(mode), &[cut_a, cut_b, cut_c]);
     } else {
-        from_a_tampered_server(rest, &plan(mode));
+        from_a_tampered_server(reader, rest, &plan(mode));
     }
 }
 
 /// Bytes no server signed cannot complete a handshake: no plaintext ever comes out, and what
 /// becomes of the connection does not depend on how the bytes are cut into reads.
-fn from_any_server(bytes: &[u8], plan: &TlsPlan, cuts: &[u8]) {
+fn from_any_server(reader: Reader, bytes: &[u8], plan: &TlsPlan, cuts: &[u8]) {
     let outcome = |reads: &[&[u8]]| {
         let (mut session, mut to_server) = client(plan);
         for read in reads {
-            let (outcome, plaintext) = read_all(&mut session, read, &mut to_server);
+            let (outcome, plaintext) = read_all(reader, &mut session, read, &mut to_server);
             assert!(plaintext.is_empty(), "plaintext from an unsigned handshake: {plaintext:?}");
             if outcome != Outcome::Waiting {
                 return outcome;
@@ -134,7 +157,7 @@ fn server(plan: &TlsPlan) -> ServerConnection {
 /// Each 3 bytes of `edits`: an offset (little-endian u16) into the server's bytes and a byte to
 /// XOR there. The client delivers the server's plaintext or a prefix of it, never other bytes;
 /// untouched, the handshake completes and the whole reply comes through.
-fn from_a_tampered_server(edits: &[u8], plan: &TlsPlan) {
+fn from_a_tampered_server(reader: Reader, edits: &[u8], plan: &TlsPlan) {
     let edits: Vec<(usize, u8)> =
         edits.chunks_exact(3).map(|e| (usize::from(u16::from_le_bytes([e[0], e[1]])), e[2])).collect();
     let (mut client, mut to_server) = client(plan);
@@ -163,7 +186,7 @@ fn from_a_tampered_server(edits: &[u8], plan: &TlsPlan) {
             }
         }
         sent += flight.len();
-        let (outcome, plaintext) = read_all(&mut client, &flight, &mut to_server);
+        let (outcome, plaintext) = read_all(reader, &mut client, &flight, &mut to_server);
         received.extend(plaintext);
         assert!(REPLY.starts_with(&received), "plaintext the server never sent: {received:?}");
         if let Outcome::Failed(err) = outcome {

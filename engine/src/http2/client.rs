@@ -391,7 +391,7 @@ impl Client {
                 }
                 if head.flags & END_HEADERS != 0 {
                     let block = self.block.take().expect("checked above");
-                    self.on_block(block, ended)?;
+                    self.on_block(block.stream, block.end_stream, &block.bytes, ended)?;
                 }
                 Ok(())
             }
@@ -483,20 +483,21 @@ impl Client {
         if head.flags & PRIORITY_FLAG != 0 {
             fragment = fragment.get(5..).ok_or(ConnectionError(PROTOCOL_ERROR))?;
         }
-        let block = Block { stream: head.stream, end_stream: head.flags & END_STREAM != 0, bytes: fragment.to_vec() };
+        let end_stream = head.flags & END_STREAM != 0;
         if head.flags & END_HEADERS != 0 {
-            self.on_block(block, ended)
+            // The whole block is in this frame: decoded where it lies, without a copy.
+            self.on_block(head.stream, end_stream, fragment, ended)
         } else {
-            self.block = Some(block);
+            self.block = Some(Block { stream: head.stream, end_stream, bytes: fragment.to_vec() });
             Ok(())
         }
     }
 
     /// A complete header block: its status (or trailers), decoded even for a reset stream, so
     /// that the dynamic table stays the server's.
-    fn on_block(&mut self, block: Block, ended: &mut Vec<Ended>) -> Fed {
+    fn on_block(&mut self, id: u32, end_stream: bool, block: &[u8], ended: &mut Vec<Ended>) -> Fed {
         let (mut status, mut set_cookies, collect_cookies) = (None, Vec::new(), self.collect_cookies);
-        let decoded = self.decoder.decode(&block.bytes, |name, value| {
+        let decoded = self.decoder.decode(block, |name, value| {
             if name == b":status" {
                 status = std::str::from_utf8(value).ok().and_then(|v| v.parse::<u16>().ok());
             } else if collect_cookies && name == b"set-cookie" {
@@ -507,25 +508,25 @@ impl Client {
         if decoded.is_err() {
             return Err(ConnectionError(COMPRESSION_ERROR));
         }
-        let Some(stream) = self.streams.iter_mut().find(|s| s.id == block.stream) else { return Ok(()) };
-        stream.bytes_in += block.bytes.len() as u64;
+        let Some(stream) = self.streams.iter_mut().find(|s| s.id == id) else { return Ok(()) };
+        stream.bytes_in += block.len() as u64;
         if !set_cookies.is_empty() {
             self.set_cookies.push((stream.slot, set_cookies));
         }
         match (stream.status, status) {
             // Informational (1xx): the response is still to come.
-            (None, Some(100..=199)) if !block.end_stream => return Ok(()),
+            (None, Some(100..=199)) if !end_stream => return Ok(()),
             (None, Some(code)) if (200..=999).contains(&code) => stream.status = Some(code),
             // Trailers end the stream.
-            (Some(_), None) if block.end_stream => {}
+            (Some(_), None) if end_stream => {}
             _ => {
-                write_rst_stream(&mut self.out, block.stream, PROTOCOL_ERROR);
-                self.end(block.stream, Err(ErrorKind::H2Protocol), ended);
+                write_rst_stream(&mut self.out, id, PROTOCOL_ERROR);
+                self.end(id, Err(ErrorKind::H2Protocol), ended);
                 return Ok(());
             }
         }
-        if block.end_stream {
-            self.end_stream(block.stream, ended);
+        if end_stream {
+            self.end_stream(id, ended);
         }
         Ok(())
     }

@@ -3,9 +3,10 @@
 //! it, so that later requests are a few index bytes. The encoder never fills its table past the
 //! size allowed, so nothing it indexed is evicted and an index, once sent, stays valid.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use super::huffman;
+use super::table::Table;
 
 /// RFC 7541 Appendix A.
 pub const STATIC_TABLE: [(&str, &str); 61] = [
@@ -132,11 +133,58 @@ fn decode_string(input: &[u8], out: &mut Vec<u8>) -> Result<usize, HpackError> {
     let raw = input.get(at..at + len).ok_or(HpackError)?;
     out.clear();
     if huffman_coded {
-        huffman::decode(raw, out).map_err(|_| HpackError)?;
+        RECENT.with_borrow_mut(|recent| recent.decode(raw, out))?;
     } else {
         out.extend_from_slice(raw);
     }
     Ok(at + len)
+}
+
+/// Strings `Recent` keeps: room for a response's dozen and a few more.
+const RECENT_STRINGS: usize = 16;
+
+/// Huffman strings this thread decoded lately, by their coded bytes, the last used first: a server
+/// repeats most of its response fields (server, content-type, last-modified, etag) on every
+/// response of a page, and decoding costs a table lookup a symbol where a hit is a few length
+/// compares and a copy. Decoding is a function of the bytes, so a hit is exactly what decoding
+/// would give; only successes are kept.
+struct Recent {
+    /// (coded, decoded).
+    strings: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Default for Recent {
+    fn default() -> Recent {
+        Recent { strings: vec![Default::default(); RECENT_STRINGS] }
+    }
+}
+
+thread_local! {
+    static RECENT: std::cell::RefCell<Recent> = std::cell::RefCell::default();
+}
+
+impl Recent {
+    fn decode(&mut self, coded: &[u8], out: &mut Vec<u8>) -> Result<(), HpackError> {
+        let at = match self.strings.iter().position(|(c, _)| c == coded) {
+            Some(at) => at,
+            None => {
+                // The least recently used one's buffers take the new string.
+                let at = RECENT_STRINGS - 1;
+                let (kept_coded, decoded) = &mut self.strings[at];
+                kept_coded.clear();
+                decoded.clear();
+                if huffman::decode(coded, decoded).is_err() {
+                    decoded.clear();
+                    return Err(HpackError);
+                }
+                kept_coded.extend_from_slice(coded);
+                at
+            }
+        };
+        self.strings[..=at].rotate_right(1);
+        out.extend_from_slice(&self.strings[0].1);
+        Ok(())
+    }
 }
 
 /// Append a string literal, Huffman-coded when that is shorter.
@@ -154,8 +202,7 @@ pub fn encode_string(value: &[u8], out: &mut Vec<u8>) {
 /// One connection's response header decoding.
 #[derive(Debug)]
 pub struct Decoder {
-    /// Newest first.
-    table: VecDeque<Field>,
+    table: Table,
     table_bytes: usize,
     max_table_bytes: usize,
     name: Vec<u8>,
@@ -165,7 +212,7 @@ pub struct Decoder {
 impl Default for Decoder {
     fn default() -> Decoder {
         Decoder {
-            table: VecDeque::new(),
+            table: Table::default(),
             table_bytes: 0,
             max_table_bytes: DEFAULT_TABLE_BYTES,
             name: Vec::new(),
@@ -177,8 +224,8 @@ impl Default for Decoder {
 impl Decoder {
     fn evict_to(&mut self, max_bytes: usize) {
         while self.table_bytes > max_bytes {
-            let (name, value) = self.table.pop_back().expect("a table over its size has entries");
-            self.table_bytes -= entry_bytes(&name, &value);
+            let freed = self.table.pop_back().expect("a table over its size has entries");
+            self.table_bytes -= freed + ENTRY_OVERHEAD_BYTES;
         }
     }
 
@@ -187,7 +234,7 @@ impl Decoder {
         // An entry larger than the table empties it and is not kept (RFC 7541 4.4).
         self.evict_to(self.max_table_bytes.saturating_sub(bytes));
         if bytes <= self.max_table_bytes {
-            self.table.push_front((name.into(), value.into()));
+            self.table.push_front(name, value);
             self.table_bytes += bytes;
         }
     }
@@ -196,7 +243,7 @@ impl Decoder {
         match index {
             0 => Err(HpackError),
             1..=61 => Ok((STATIC_TABLE[index - 1].0.as_bytes(), STATIC_TABLE[index - 1].1.as_bytes())),
-            _ => self.table.get(index - 62).map(|(n, v)| (&n[..], &v[..])).ok_or(HpackError),
+            _ => self.table.get(index - 62).ok_or(HpackError),
         }
     }
 
@@ -423,6 +470,28 @@ mod tests {
         // the default, a size update after a field.
         for block in [&[0x80][..], &[0xbf, 0x10], &[0x40, 0x05, b'a'], &[0x3f, 0xe1, 0x3f], &[0x82, 0x20]] {
             assert_eq!(fields_of(&mut decoder, block), Err(HpackError), "{block:?}");
+        }
+    }
+
+    #[test]
+    fn recently_decoded_strings_are_exact_and_failures_are_not_kept() {
+        let mut recent = Recent::default();
+        let mut out = Vec::new();
+        // "no-cache" (RFC 7541 C.4.2), twice; a bad string (padding of 8 bits); then "no-cache"
+        // and "".
+        let no_cache: &[u8] = &[0xa8, 0xeb, 0x10, 0x64, 0x9c, 0xbf];
+        let cases: [(&[u8], Option<&[u8]>); 6] = [
+            (no_cache, Some(b"no-cache")),
+            (no_cache, Some(b"no-cache")),
+            (&[0x07, 0xff], None),
+            (&[0x07, 0xff], None),
+            (no_cache, Some(b"no-cache")),
+            (&[], Some(b"")),
+        ];
+        for (coded, expected) in cases {
+            out.clear();
+            let decoded = recent.decode(coded, &mut out);
+            assert_eq!(decoded.ok().map(|()| &out[..]), expected, "{coded:?}");
         }
     }
 

@@ -1,6 +1,7 @@
 //! HPACK's Huffman code (RFC 7541 Appendix B). The code is canonical, so the table is only each
-//! symbol's code length; the codes follow from the lengths. Decoding compares the next bits with
-//! each length's upper limit, shortest first, so a typical 5-8 bit symbol costs a few compares.
+//! symbol's code length; the codes follow from the lengths. Decoding looks the next 9 bits up in a
+//! table of the codes that short (every letter, digit and the usual punctuation: one load a
+//! symbol); a longer code compares the next bits with each length's upper limit, shortest first.
 
 use std::sync::OnceLock;
 
@@ -19,6 +20,10 @@ const CODE_BITS: [u8; 257] = [
 const MIN_BITS: usize = 5;
 const MAX_BITS: usize = 30;
 const EOS: u16 = 256;
+/// Codes up to this long are decoded by one table lookup.
+const SHORT_BITS: usize = 9;
+/// A `short` entry's low bits: the code's length (0: no code that short starts with these bits).
+const SHORT_LEN_MASK: u16 = 0xf;
 
 /// The canonical code, derived once from `CODE_BITS`.
 struct Code {
@@ -31,6 +36,8 @@ struct Code {
     offset: [u16; MAX_BITS + 1],
     /// Symbols by (length, symbol): canonical order.
     sorted: [u16; 257],
+    /// By the next `SHORT_BITS` bits: symbol << 4 | length, for codes of at most `SHORT_BITS`.
+    short: [u16; 1 << SHORT_BITS],
 }
 
 fn code() -> &'static Code {
@@ -44,6 +51,7 @@ fn code() -> &'static Code {
             first: [0; MAX_BITS + 1],
             offset: [0; MAX_BITS + 1],
             sorted,
+            short: [0; 1 << SHORT_BITS],
         };
         let (mut next, mut bits) = (0u32, MIN_BITS);
         let mut group_bits = 0;
@@ -62,6 +70,13 @@ fn code() -> &'static Code {
         for len in MIN_BITS + 1..=MAX_BITS {
             if code.limit[len] == 0 {
                 code.limit[len] = code.limit[len - 1];
+            }
+        }
+        for symbol in 0..EOS {
+            let len = usize::from(CODE_BITS[usize::from(symbol)]);
+            if len <= SHORT_BITS {
+                let first = (code.codes[usize::from(symbol)] as usize) << (SHORT_BITS - len);
+                code.short[first..first + (1 << (SHORT_BITS - len))].fill(symbol << 4 | len as u16);
             }
         }
         code
@@ -90,6 +105,14 @@ pub fn decode(input: &[u8], out: &mut Vec<u8>) -> Result<(), HuffmanError> {
         }
         if have == 0 {
             return Ok(());
+        }
+        let entry = code.short[(acc >> (64 - SHORT_BITS)) as usize];
+        let short_len = usize::from(entry & SHORT_LEN_MASK);
+        if short_len != 0 && short_len <= have {
+            out.push((entry >> 4) as u8);
+            acc <<= short_len;
+            have -= short_len;
+            continue;
         }
         let peek = (acc >> (64 - MAX_BITS)) as u32;
         let Some(len) = (MIN_BITS..=MAX_BITS).find(|&len| peek < code.limit[len]) else { return Err(HuffmanError) };

@@ -7,5 +7,6 @@ pub mod client;
 pub mod frame;
 pub mod hpack;
 pub mod huffman;
+mod table;
 
 pub use client::{Client, Ended, H2Request};

@@ -11,7 +11,7 @@ use std::mem;
 use mio::{Interest, Token};
 
 use super::{Readiness, Worker};
-use crate::conn::tls::TlsNegotiated;
+use crate::conn::tls::{self, TlsNegotiated};
 use crate::conn::transport::{TlsStream, Transport};
 use crate::conn::{connect_result, tcp, Conn, Phase};
 use crate::http2::{Client, Ended};
@@ -85,6 +85,27 @@ impl Links {
     /// Close every connection (the run is over).
     pub(super) fn close_all(&mut self) {
         self.links.clear();
+    }
+}
+
+/// Read a plain socket (or the ring) until it is drained, handing each read to `take`; Ok(false) at
+/// the end of the stream.
+fn read_socket(
+    transport: &mut Transport,
+    scratch: &mut [u8],
+    peer_closed: bool,
+    mut take: impl FnMut(&[u8]),
+) -> io::Result<bool> {
+    loop {
+        match transport.read_with(scratch, &mut take) {
+            Ok(0) => return Ok(false),
+            // Edge-triggered readiness, as in `Conn::receive`.
+            Ok(n) if n < scratch.len() && !peer_closed && transport.short_read_drains() => return Ok(true),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -239,26 +260,27 @@ impl Worker {
         let measuring = self.window.measures(now);
         let h2 = self.h2.as_mut().expect("an HTTP/2 run");
         let link = &mut h2.links[l];
-        let transport = link.transport.as_mut().expect("checked by the caller");
-        loop {
-            let n = match transport.read(&mut self.scratch) {
-                Ok(0) => return Ok(false),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(ErrorKind::of_transfer(&e)),
-            };
-            if measuring {
-                self.recorder.bytes_in(n as u64);
+        let (client, ended) = (&mut link.client, &mut h2.ended);
+        let (mut fed, mut bytes) = (Ok(()), 0u64);
+        let feed = |input: &[u8]| {
+            bytes += input.len() as u64;
+            if fed.is_ok() {
+                fed = client.feed(input, ended);
             }
-            if link.client.feed(&self.scratch[..n], &mut h2.ended).is_err() {
-                return Err(ErrorKind::H2Protocol);
+        };
+        let read = match link.transport.as_mut().expect("checked by the caller") {
+            Transport::Tls(tls) => {
+                tls::read_plaintext(&mut tls.session, &mut tls.socket, &mut self.scratch, peer_closed, feed)
             }
-            // Edge-triggered readiness, as in `Conn::receive`.
-            if n < self.scratch.len() && !peer_closed && transport.short_read_drains() {
-                return Ok(true);
-            }
+            transport => read_socket(transport, &mut self.scratch, peer_closed, feed),
+        };
+        if measuring {
+            self.recorder.bytes_in(bytes);
         }
+        if fed.is_err() {
+            return Err(ErrorKind::H2Protocol);
+        }
+        read.map_err(|e| ErrorKind::of_transfer(&e))
     }
 
     /// Requests whose streams a graceful GOAWAY left unprocessed go back to the front of their

@@ -210,7 +210,7 @@ def run_command(
     http2: Http2Option = False,
     streams: StreamsOption = None,
     tls_version: Annotated[str | None, typer.Option("--tls-version", help="https: 1.2 or 1.3 only")] = None,
-    cipher: Annotated[str | None, typer.Option("--cipher", help="https: one cipher suite, e.g. TLS13_AES_128_GCM_SHA256")] = None,
+    cipher: Annotated[str | None, typer.Option("--cipher", help="https: a cipher suite, e.g. TLS13_AES_128_GCM_SHA256, or several joined by ':' in order of preference (default: AES-128-GCM, AES-256-GCM, ChaCha20, as browsers and h2load)")] = None,
     no_tls_resumption: Annotated[
         bool, typer.Option("--no-tls-resumption", help="https: a full handshake on every new connection")
     ] = False,
