@@ -6,8 +6,9 @@ nginx (2 workers, access log off) serves the standard workload on 127.0.0.1. For
 (keep-alive on the 168 B webtest.html, a new connection per request, keep-alive over HTTPS with
 nginx's TLS 1.2/1.3 and a self-signed certificate, keep-alive on the 83 KB image_large.jpg) every
 round runs the floor (bench/floor/floor.c, built here with cc: the cheapest HTTP/1.1 client through
-the socket API), wrk, and Gauntlet's engine on epoll and on io_uring (plan io: "uring"; not over
-https) with the same connections, threads and duration, the order reversed every other round. The
+the socket API), wrk, and Gauntlet's engine on epoll, on io_uring (plan io: "uring"; not over
+https) and on io_uring with a batch window (io_batch_us; keep-alive modes only) with the same
+connections, threads and duration, the order reversed every other round. The
 measuring is
 `gauntlet.lab.calibrate`'s (the same as `gauntlet calibrate`): requests/s from each tool's report,
 the client's CPU from getrusage(RUSAGE_CHILDREN) around the child process (the engine runs as
@@ -23,6 +24,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -39,7 +41,10 @@ MODES = {
 }
 FLOOR = "floor"
 ENGINE_URING = "gauntlet-uring"
-TOOLS = (FLOOR, "wrk", ENGINE, ENGINE_URING)
+ENGINE_URING_BATCH = "gauntlet-uring-batch"
+#: The batch window of ENGINE_URING_BATCH: a latency may read up to this late.
+BATCH_US = 200
+TOOLS = (FLOOR, "wrk", ENGINE, ENGINE_URING, ENGINE_URING_BATCH)
 OUT_DIR = Path(__file__).parent / "out"
 FLOOR_SOURCE = Path(__file__).parent / "floor" / "floor.c"
 FLOOR_BINARY = OUT_DIR / "floor"
@@ -57,15 +62,21 @@ def build_floor() -> Path:
     return FLOOR_BINARY
 
 
-def engine_uring_argv(load: Load) -> list[str]:
-    """The engine's run of the same plan on io_uring."""
-    *command, plan_json = argv(ENGINE, load)
-    return [*command, json.dumps({**json.loads(plan_json), "io": "uring"})]
+def engine_argv_with(**fields: object) -> Callable[[Load], list[str]]:
+    """The engine's run of the same plan with `fields` added (io_uring, its batch window)."""
+
+    def engine_argv(load: Load) -> list[str]:
+        *command, plan_json = argv(ENGINE, load)
+        return [*command, json.dumps({**json.loads(plan_json), **fields})]
+
+    return engine_argv
 
 
 def tools_for(mode: str) -> tuple[str, ...]:
-    """io_uring carries plain http:// only: over https the engine would fall back to epoll."""
-    return tuple(tool for tool in TOOLS if not (mode == "https" and tool == ENGINE_URING))
+    """io_uring carries plain http:// only (over https the engine would fall back to epoll), and a
+    connection per request runs on epoll: a batch window there would measure epoll again."""
+    left_out = {"https": {ENGINE_URING, ENGINE_URING_BATCH}, "no-keep-alive": {ENGINE_URING_BATCH}}.get(mode, set())
+    return tuple(tool for tool in TOOLS if tool not in left_out)
 
 
 def floor_argv(load: Load) -> list[str]:
@@ -89,7 +100,8 @@ def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
     lines = [
         (
             f"nginx 2 workers, webtest.html, -c{args.connections} -t{args.threads}, "
-            f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
+            f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds; "
+            f"{ENGINE_URING_BATCH}: io_batch_us {BATCH_US}"
         ),
         "",
         "| mode | tool | req/s | / wrk | client µs/req | / wrk | / floor | nginx µs/req | errors |",
@@ -124,7 +136,11 @@ def main() -> None:
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install wrk")
     build_floor()
-    extra_tools = {FLOOR: floor_argv, ENGINE_URING: engine_uring_argv}
+    extra_tools = {
+        FLOOR: floor_argv,
+        ENGINE_URING: engine_argv_with(io="uring"),
+        ENGINE_URING_BATCH: engine_argv_with(io="uring", io_batch_us=BATCH_US),
+    }
 
     samples: dict[str, list[Sample]] = {}
     for mode in modes:
@@ -136,7 +152,7 @@ def main() -> None:
 
             def show(sample: Sample, mode: str = mode) -> None:
                 print(
-                    f"{mode:13} round {sample.round + 1} {sample.tool:14} {sample.requests_per_s:10,.0f} req/s"
+                    f"{mode:13} round {sample.round + 1} {sample.tool:20} {sample.requests_per_s:10,.0f} req/s"
                     f"  client {sample.client_us_per_request:5.1f} µs/req"
                     f"  nginx {sample.server_us_per_request or 0.0:5.1f} µs/req",
                     file=sys.stderr,

@@ -14,6 +14,9 @@ pub use crate::conn::uring::Io;
 use crate::schedule::idle::IdlePlan;
 use crate::schedule::session::{SessionsPlan, CONNECTIONS_PER_TARGET as SESSION_STREAMS};
 
+/// The longest io_uring batch window a plan may ask for (µs).
+pub const MAX_IO_BATCH_US: u64 = 10_000;
+
 /// The HTTP version on the request line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum HttpVersion {
@@ -61,6 +64,13 @@ pub struct Plan {
     /// the result's `client.io_fallback` when the kernel refuses it).
     #[serde(default)]
     pub io: Io,
+    /// io_uring only: how long (µs) a load thread's wait may hold completions back to gather
+    /// more (about a third of its requests in flight) before it handles them. Fewer wake-ups cost
+    /// less CPU, but a response's latency may then read up to this much late. 0 (the default):
+    /// each completion is handled as soon as it comes, as on epoll. Needs Linux 6.12.
+    #[serde(default)]
+    #[schemars(range(max = MAX_IO_BATCH_US))]
+    pub io_batch_us: u64,
     /// TLS settings for an https URL (defaults when absent).
     #[serde(default)]
     pub tls: Option<TlsPlan>,
@@ -357,6 +367,15 @@ impl Plan {
         if let Some(idle) = &self.idle {
             idle.validate().map_err(PlanError)?;
         }
+        if self.io_batch_us > 0 && self.io != Io::Uring {
+            return fail("io_batch_us is for io \"uring\": add io \"uring\" or drop io_batch_us".into());
+        }
+        if self.io_batch_us > MAX_IO_BATCH_US {
+            return fail(format!(
+                "io_batch_us is {} µs: give at most {MAX_IO_BATCH_US} µs (it is how late a latency may read)",
+                self.io_batch_us
+            ));
+        }
         if self.calls_per_connection == Some(0) {
             return fail("calls_per_connection is 0: give at least 1 call per connection".into());
         }
@@ -509,6 +528,13 @@ mod tests {
         let mut p = plan("http://127.0.0.1/");
         p.body_base64 = Some("***".into());
         assert!(p.resolve().unwrap_err().0.contains("base64"));
+        let mut p = plan("http://127.0.0.1/");
+        p.io_batch_us = 100;
+        assert!(p.resolve().unwrap_err().0.contains("add io \"uring\""));
+        p.io = Io::Uring;
+        assert!(p.resolve().is_ok());
+        p.io_batch_us = MAX_IO_BATCH_US + 1;
+        assert!(p.resolve().unwrap_err().0.contains("at most"));
         let mixes = [
             (vec![], "empty"),
             (vec![WeightedPath { path: "a".into(), weight: 1.0, expect: None }], "not a path"),

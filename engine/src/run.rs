@@ -109,6 +109,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         h2_streams: (plan.http_version == HttpVersion::Http2).then(|| plan.streams()),
         keepalive: plan.keepalive,
         io: plan.io,
+        io_batch_us: plan.io_batch_us,
         calls_per_connection: plan.calls_per_connection,
         timeout_us: plan.timeout_us,
         warmup_us: plan.warmup_us,

@@ -35,7 +35,6 @@ fn uring_counts_exactly_like_epoll_against_the_built_in_server() {
     let cases = [
         ("/webtest.html", r#""connections": 8, "threads": 2, "requests": 3001"#, 8..=8),
         ("/image_large.jpg", r#""connections": 4, "threads": 2, "requests": 301"#, 4..=4),
-        ("/webtest.html", r#""connections": 4, "threads": 2, "requests": 200, "keepalive": false"#, 200..=200),
         ("/webtest.html", r#""connections": 4, "threads": 1, "requests": 100, "calls_per_connection": 7"#, 15..=18),
     ];
     let mut served = 0;
@@ -55,6 +54,32 @@ fn uring_counts_exactly_like_epoll_against_the_built_in_server() {
         served += epoll.requests + uring.requests;
     }
     assert_eq!(server.stats().requests, served, "the server answered every request of both");
+    server.stop();
+}
+
+#[test]
+fn a_batch_window_counts_exactly_too() {
+    let server = serve(&ServeConfig { threads: 2, ..ServeConfig::default() }).unwrap();
+    let url = format!("http://{}/webtest.html", server.local_addr());
+    let fields = r#""connections": 8, "threads": 2, "requests": 3001"#;
+    let epoll = run_on(Io::Epoll, &url, fields);
+    let batched = run_on(Io::Uring, &url, &format!(r#"{fields}, "io_batch_us": 200"#));
+    assert_eq!(batched.client.io, Io::Uring, "{:?}", batched.client.io_fallback);
+    assert_eq!(counts(&batched, true), counts(&epoll, true));
+    assert_eq!(batched.errors_total, 0, "{:?}", batched.errors);
+    server.stop();
+}
+
+#[test]
+fn a_connection_per_request_runs_on_epoll_and_says_why() {
+    let server = serve(&ServeConfig { threads: 1, ..ServeConfig::default() }).unwrap();
+    let url = format!("http://{}/webtest.html", server.local_addr());
+    for fields in [r#""keepalive": false"#, r#""calls_per_connection": 1"#] {
+        let result = run_on(Io::Uring, &url, &format!(r#""connections": 2, "requests": 20, {fields}"#));
+        assert_eq!((result.responses, result.connections_opened, result.client.io), (20, 20, Io::Epoll), "{fields}");
+        let reason = result.client.io_fallback.expect("a fallback names its reason");
+        assert!(reason.contains("a connection per request"), "{reason}");
+    }
     server.stop();
 }
 

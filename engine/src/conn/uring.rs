@@ -37,11 +37,17 @@ const SUBMISSION_ENTRIES: u32 = 1024;
 const COMPLETION_ENTRIES: u32 = 16 * 1024;
 /// Provided receive buffers per thread (a power of two) and their size. Few and large: the kernel
 /// takes them in ring order, and 256 of them (16 MiB) ran cold in the cache: 5 µs more per 83 KB
-/// image than epoll's one scratch buffer, against 0.7 µs with 32 (bench/README.md). A completion
-/// finding none (-ENOBUFS) re-arms the receive once the loop has recycled what it read.
-const BUFFER_COUNT: u16 = 32;
-const BUFFER_BYTES: usize = 64 * 1024;
+/// image than epoll's one scratch buffer, against 0.7 µs with 32 of 64 KiB (bench/README.md).
+/// 128 KiB holds the image in one receive: 2.6 completions a response instead of 3.7, in the same
+/// 2 MiB. A completion finding none (-ENOBUFS) re-arms the receive once the loop has recycled
+/// what it read.
+const BUFFER_COUNT: u16 = 16;
+const BUFFER_BYTES: usize = 128 * 1024;
 const BUFFER_GROUP: u16 = 0;
+
+/// Under a batch window a wait asks for the completions of one in this many requests in flight
+/// (with a 200 µs window, 0.56 of the floor's CPU per request on keep-alive: bench/README.md).
+const BATCH_SHARE: usize = 3;
 
 /// What a completion was for, in the low bits of its user data.
 const RECV: u64 = 0;
@@ -133,13 +139,17 @@ pub struct Ring {
     /// A new connection's generation, so that completions for an earlier one on the slot are told apart.
     next_generation: u32,
     epoll_armed: bool,
+    /// The plan's batch window (µs; 0: none): see `wait`.
+    batch_us: u32,
+    /// Sends queued since the last wait: their completions come at once and do not count as a batch.
+    queued_sends: usize,
     /// Completions taken off the queue in one wait (kept to reuse its memory).
     completions: Vec<cqueue::Entry>,
 }
 
 impl Ring {
     /// A ring for `connections` connections of one thread, or why the kernel refused it.
-    pub fn new(connections: usize) -> io::Result<Ring> {
+    pub fn new(connections: usize, batch_us: u32) -> io::Result<Ring> {
         // Completions are posted only when the thread asks for them (deferred task work): no
         // interrupt per packet. Created disabled: the load thread that submits enables it.
         let ring = IoUring::builder()
@@ -148,6 +158,12 @@ impl Ring {
             .setup_defer_taskrun()
             .setup_r_disabled()
             .build(SUBMISSION_ENTRIES)?;
+        if batch_us > 0 && !ring.params().is_feature_min_timeout() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "io_batch_us needs Linux 6.12 (IORING_FEAT_MIN_TIMEOUT)",
+            ));
+        }
         let slots = u32::try_from(connections.max(1)).unwrap_or(u32::MAX).min(1 << 30);
         ring.submitter().register_files_sparse(slots)?;
         let buffers = ProvidedBuffers::new(&ring)?;
@@ -159,6 +175,8 @@ impl Ring {
             retired: Vec::new(),
             next_generation: 0,
             epoll_armed: false,
+            batch_us,
+            queued_sends: 0,
             completions: Vec::with_capacity(COMPLETION_ENTRIES as usize),
         })
     }
@@ -180,6 +198,7 @@ impl Ring {
         let out = &self.outboxes[slot as usize][from..];
         let send =
             opcode::Send::new(types::Fixed(slot), out.as_ptr(), out.len() as u32).flags(libc::MSG_NOSIGNAL).build();
+        self.queued_sends += 1;
         self.push(send.user_data(user_data(SEND, slot, generation)))
     }
 }
@@ -349,8 +368,17 @@ fn arm_epoll(ring: &mut Ring, epoll_fd: RawFd) -> io::Result<()> {
 
 /// Submit what is queued and wait up to `timeout` for a completion, then hand each one to its
 /// connection: `ready` gets the connections that have something to read (data, end or error).
+/// With a batch window the wait asks for a share of the `in_flight` requests' completions (besides
+/// the sends', which complete as they are submitted) and returns with what has come once the
+/// window has passed: fewer wake-ups, each response handled at most the window late.
 /// Returns whether the epoll set has events.
-pub fn wait(epoll_fd: RawFd, timeout: Duration, conns: &mut [Conn], ready: &mut Vec<usize>) -> io::Result<bool> {
+pub fn wait(
+    epoll_fd: RawFd,
+    timeout: Duration,
+    in_flight: usize,
+    conns: &mut [Conn],
+    ready: &mut Vec<usize>,
+) -> io::Result<bool> {
     RING.with_borrow_mut(|ring| {
         let ring = ring.as_mut().expect("uring::wait without a ring");
         if !ring.epoll_armed {
@@ -358,7 +386,12 @@ pub fn wait(epoll_fd: RawFd, timeout: Duration, conns: &mut [Conn], ready: &mut 
         }
         let timespec = types::Timespec::from(timeout);
         let args = types::SubmitArgs::new().timespec(&timespec);
-        match ring.ring.submitter().submit_with_args(1, &args) {
+        let (wanted, args) = match ring.batch_us {
+            0 => (1, args),
+            batch_us => (ring.queued_sends + (in_flight / BATCH_SHARE).max(1), args.min_wait_usec(batch_us)),
+        };
+        ring.queued_sends = 0;
+        match ring.ring.submitter().submit_with_args(wanted, &args) {
             Ok(_) => {}
             Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => {}
             Err(e) => return Err(e),
@@ -428,13 +461,22 @@ fn on_send(ring: &mut Ring, result: i32, stream: &mut RingStream, ready: &mut Ve
     Ok(())
 }
 
+/// Why a plan whose connections carry one request each runs on epoll.
+pub const ONE_REQUEST_PER_CONNECTION: &str =
+    "a connection per request runs on epoll: moving each new socket onto io_uring cost more than it saved";
+
 /// The thread's ring when the plan asks for io_uring; Err: why the thread runs on epoll instead.
-pub fn ring_for(io: Io, tls: bool, connections: usize) -> Result<Option<Ring>, String> {
+pub fn ring_for(io: Io, tls: bool, connections: usize, batch_us: u64) -> Result<Option<Ring>, String> {
     match (io, tls) {
         (Io::Epoll, _) => Ok(None),
         (Io::Uring, true) => Err("io_uring carries plain http:// only: https runs on epoll".into()),
-        (Io::Uring, false) => Ring::new(connections).map(Some).map_err(|e| {
-            format!("io_uring is unavailable ({e}): running on epoll; check kernel.io_uring_disabled and seccomp")
-        }),
+        (Io::Uring, false) => {
+            Ring::new(connections, u32::try_from(batch_us).unwrap_or(u32::MAX)).map(Some).map_err(|e| match e.kind() {
+                io::ErrorKind::Unsupported => format!("{e}: running on epoll; drop io_batch_us on this kernel"),
+                _ => format!(
+                    "io_uring is unavailable ({e}): running on epoll; check kernel.io_uring_disabled and seccomp"
+                ),
+            })
+        }
     }
 }

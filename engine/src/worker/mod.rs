@@ -40,8 +40,9 @@ use crate::stats::{latency, Live, Recorder};
 pub use crate::schedule::pages::{encode_pages, PageRequests, SessionsShared};
 pub use crate::schedule::users::{PageStats, PhaseOutcome, SessionsOutcome};
 
-/// Bytes a read may take at once; shared by all connections of a thread.
-const SCRATCH_BYTES: usize = 64 * 1024;
+/// Bytes a read may take at once; shared by all connections of a thread. As large as the floor's
+/// (bench/floor/floor.c): the 83 KB image then takes 1.2 reads a response, not 2.
+const SCRATCH_BYTES: usize = 256 * 1024;
 /// Longest sleep in poll, so that a cancel is seen quickly.
 const MAX_WAIT_US: u64 = 100_000;
 const SEND_TIMER: Token = Token(usize::MAX - 1);
@@ -66,6 +67,8 @@ pub struct Shared {
     pub keepalive: bool,
     /// epoll or io_uring.
     pub io: Io,
+    /// io_uring: how long a wait may hold completions back to gather more (µs); 0: not at all.
+    pub io_batch_us: u64,
     pub calls_per_connection: Option<u64>,
     pub timeout_us: u64,
     pub warmup_us: u64,
@@ -164,9 +167,11 @@ impl Worker {
         let timer = SendTimer::new(poll.registry(), SEND_TIMER)?;
         // Sessions with https pages have TLS connections too: they run on epoll.
         let tls = shared.tls.is_some() || shared.https_target.is_some();
+        let one_request_per_connection = !shared.keepalive || shared.calls_per_connection == Some(1);
         let ring = match (shared.io, shared.h2_streams) {
             (Io::Uring, Some(_)) => Err("io_uring carries HTTP/1 only: HTTP/2 runs on epoll".into()),
-            _ => uring::ring_for(shared.io, tls, setup.connections),
+            (Io::Uring, None) if one_request_per_connection => Err(uring::ONE_REQUEST_PER_CONNECTION.into()),
+            _ => uring::ring_for(shared.io, tls, setup.connections, shared.io_batch_us),
         };
         Ok(Worker {
             setup,
@@ -283,7 +288,7 @@ impl Worker {
     fn wait(&mut self, events: &mut Events, wait: Duration) {
         let polled = if uring::installed() {
             let epoll_fd = self.poll.as_raw_fd();
-            let epoll_ready = uring::wait(epoll_fd, wait, &mut self.conns, &mut self.ring_ready)
+            let epoll_ready = uring::wait(epoll_fd, wait, self.busy, &mut self.conns, &mut self.ring_ready)
                 .unwrap_or_else(|e| panic!("io_uring_enter failed: {e}"));
             events.clear();
             if epoll_ready {
