@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -29,11 +29,21 @@ def runs(process: psutil.Process, name: str) -> bool:
         return False  # gone meanwhile
 
 
-def started_by(cli: Running, name: str, timeout_s: float = 30.0) -> list[psutil.Process]:
-    """The processes below the CLI process named `name` (or running `gauntlet NAME`), once there are some."""
+def has_config(process: psutil.Process) -> bool:
+    try:
+        return "-c" in process.cmdline()
+    except psutil.Error:
+        return False  # gone meanwhile
+
+
+def started_by(
+    cli: Running, name: str, timeout_s: float = 30.0, wanted: Callable[[psutil.Process], bool] = lambda _: True
+) -> list[psutil.Process]:
+    """The processes below the CLI process named `name` (or running `gauntlet NAME`) that are
+    `wanted`, once there are some."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        found = [p for p in psutil.Process(cli.proc.pid).children(recursive=True) if runs(p, name)]
+        found = [p for p in psutil.Process(cli.proc.pid).children(recursive=True) if runs(p, name) and wanted(p)]
         if found:
             return found
         time.sleep(0.1)
@@ -61,9 +71,11 @@ def nginx_under_load(duration: str, out: Path) -> Iterator[tuple[Running, list[p
     """`gauntlet run --server nginx` 1.5 s into its load, and the nginx processes it started."""
     require_available(ServerSpec("nginx"))
     with Running("run", "--server", "nginx", "--workers", "2", "-d", duration, "-c", "2", "--json", out) as cli:
-        nginx = started_by(cli, "nginx")
+        # The CLI's version probe (`nginx -v`) is a process named nginx too: wait for the server,
+        # whose master runs with its config (-c), then take its workers with it.
+        master = started_by(cli, "nginx", wanted=has_config)[0]
         time.sleep(1.5)
-        yield cli, nginx
+        yield cli, [master, *master.children()]
 
 
 def test_sigterm_stops_the_server_gauntlet_started(tmp_path: Path) -> None:
