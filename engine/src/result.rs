@@ -74,8 +74,9 @@ pub struct RunResult {
     /// Connects made again after a refused or failed one, each after a backoff (1 ms doubling to 100 ms).
     pub connect_retries: u64,
     /// HTTP/2: requests whose stream a graceful GOAWAY (NO_ERROR) left unprocessed, sent again on
-    /// a new connection instead of failing (RFC 9113 §6.8); not errors, and each counted once in
-    /// `requests` when it ends. 0 for HTTP/1 and in results from before it was counted.
+    /// a new connection instead of failing (RFC 9113 §6.8); each counted once in `requests` when it
+    /// ends. A resend is not an error, but one turned away a second time then fails as `goaway`
+    /// too. 0 for HTTP/1 and in results from before it was counted.
     #[serde(default)]
     pub goaway_resent: u64,
     /// Requests not answered by the measured interval's end (those begun in it, and those begun in

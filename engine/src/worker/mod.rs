@@ -618,8 +618,9 @@ impl Worker {
         self.recorder.unsent += schedule.record_unsent(end_us, &mut self.recorder.latency);
     }
 
-    /// The request on `i` had no answer at `end_us`; one with a due time of its own (open loop)
-    /// also counts in the latency at its age.
+    /// The request on `i` had no answer at `end_us`; a measured one with a due time of its own
+    /// (open loop) also counts in the latency at its age. One due in the warm-up stays out of the
+    /// latency, which holds the measured interval's requests only.
     fn count_one_unanswered(&mut self, i: usize, end_us: u64) {
         let conn = &self.conns[i];
         let stage = match &self.h2 {
@@ -628,7 +629,7 @@ impl Worker {
         };
         let Some(stage) = stage else { return };
         self.recorder.unanswered(stage, end_us.saturating_sub(conn.started_us));
-        if conn.on_schedule {
+        if conn.on_schedule && conn.measured {
             latency::record(&mut self.recorder.latency, end_us.saturating_sub(conn.intended_us));
         }
     }
