@@ -69,7 +69,8 @@ def test_more_connections_than_the_machine_allows_are_one_line() -> None:
 
 @pytest.mark.parametrize(("connections", "time_wait", "sources"), [
     (100, 0, 0), (30_000, 0, 3), (100_000, 0, 8),
-    (8000, 53_000, 5),  # the ports TIME_WAIT holds count too
+    # Ports TIME_WAIT holds on 127.0.0.1 send the run to a fresh block, sized for its connections.
+    (8000, 53_000, 1), (30_000, 53_000, 3),
 ])
 def test_source_addresses_are_added_past_half_a_port_range(connections: int, time_wait: int, sources: int) -> None:
     plan = local_split.fitted({"url": "http://127.0.0.1:8080/", "connections": connections}, time_wait)

@@ -49,9 +49,10 @@ def all_connections(plan: engine.Plan) -> int:
 
 def fitted(plan: engine.Plan, time_wait: int | None = None) -> engine.Plan:
     """The plan, with loopback source addresses when its connections need more ports than one
-    address has; refused in one line when that cannot be done here. On loopback the ports that
-    sockets in TIME_WAIT still hold count too (`time_wait`, by default this machine's): a run
-    after runs of a new connection per request finds 127.0.0.1's range full of them, and its
+    address has; refused in one line when that cannot be done here. On loopback, when the ports
+    that sockets in TIME_WAIT still hold (`time_wait`, by default this machine's) would crowd
+    127.0.0.1's range, the run leaves from a fresh block of addresses, where none of them are: a
+    run after runs of a new connection per request finds 127.0.0.1's range full of them, and its
     connects then search it for seconds (measured: 8,000 connections, after 53,000 sockets in
     TIME_WAIT, opened none in 3 s)."""
     if plan.get("source_addresses"):
@@ -62,8 +63,8 @@ def fitted(plan: engine.Plan, time_wait: int | None = None) -> engine.Plan:
     except ValueError:
         loopback_v4 = host == "localhost"
     held = (time_wait_sockets() if time_wait is None else time_wait) if loopback_v4 else 0
-    needed = sources_for(all_connections(plan) + held)
-    if needed == 1:
+    needed = sources_for(all_connections(plan))
+    if needed == 1 and sources_for(all_connections(plan) + held) == 1:
         return plan
     if not loopback_v4 or needed > MAX_SOURCES:
         raise GauntletError(
@@ -184,18 +185,19 @@ def follow(
     deadline: float | None,
 ) -> None:
     """Until every share has ended (or the deadline), their progress summed every
-    PROGRESS_INTERVAL_S: counts add up, the measured time is the longest, measuring once one is."""
+    PROGRESS_INTERVAL_S once every share has reported (a sum over some would jump when the rest
+    come in): counts add up, the measured time is the longest, measuring once all are."""
     while any(proc.poll() is None for proc in procs) and (deadline is None or time.time() < deadline):
         time.sleep(engine.PROGRESS_INTERVAL_S)
-        shares = [read_progress(workdir / f"share-{index}.progress") for index in range(len(procs))]
-        known = [share for share in shares if share is not None]
-        if not known:
+        read = [read_progress(workdir / f"share-{index}.progress") for index in range(len(procs))]
+        shares = [share for share in read if share is not None]
+        if len(shares) < len(read):
             continue
         summed: engine.Progress = {
-            name: sum(int(share[name]) for share in known) for name in ("requests", "responses", "errors", "bytes_in")
+            name: sum(int(share[name]) for share in shares) for name in ("requests", "responses", "errors", "bytes_in")
         }
-        summed["elapsed_us"] = max(int(share["elapsed_us"]) for share in known)
-        summed["measuring"] = any(bool(share["measuring"]) for share in known)
+        summed["elapsed_us"] = max(int(share["elapsed_us"]) for share in shares)
+        summed["measuring"] = all(bool(share["measuring"]) for share in shares)
         on_progress(summed)
 
 
