@@ -22,7 +22,6 @@ from gauntlet.report.points import (
     Spread,
     describe,
     difference_text,
-    error_share,
     kind_share,
     point_names,
     stored_figure,
@@ -235,7 +234,7 @@ def throughput_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
 def errors_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
     """Nguyen's failed and timed-out share; only the charts in which some request failed."""
     found = _lines(
-        points, "connections", lambda case: None if (share := error_share(case)) is None else 100 * share,
+        points, "connections", lambda case: None if (share := case.figures.get("failed_share")) is None else 100 * share,
         chart_id="errors", title="Failed requests vs concurrency",
         note="Requests that ended in an error (connect, timeout, reset, ...) as a share of all that ended.",
         x_title="connections", y_title="failed requests (%)",

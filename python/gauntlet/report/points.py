@@ -138,12 +138,6 @@ def grid_points(cases: Iterable[CaseRow], by_run: bool = False) -> list[GridPoin
     return list(points.values())
 
 
-def error_share(case: CaseRow) -> float | None:
-    """Failed requests over all requests that ended, 0..1."""
-    ended = error_share_base(case)
-    return None if not ended else (case.figures.get("errors_total") or 0) / ended
-
-
 def kind_share(kind: str) -> CaseValue:
     """Requests that ended in this error kind over all that ended, 0..1."""
 
