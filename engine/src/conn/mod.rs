@@ -11,7 +11,7 @@ use std::io;
 
 use backoff::Backoff;
 use mio::net::TcpStream;
-use transport::Transport;
+use transport::{ReadEnd, Transport};
 
 use crate::http1::{Head, Progress, ResponseParser};
 use crate::request::EncodedRequest;
@@ -66,6 +66,8 @@ pub struct Conn {
     pub last_call: bool,
     /// Which of the run's encoded requests is in flight.
     pub request: usize,
+    /// HTTP/2: the current request was already sent again after a graceful GOAWAY.
+    pub resent: bool,
     /// Failed connects in a row, and when the next may start.
     pub backoff: Backoff,
     parser: ResponseParser,
@@ -89,6 +91,7 @@ impl Conn {
             bytes_in: 0,
             last_call: false,
             request: 0,
+            resent: false,
             backoff: Backoff::default(),
             parser: ResponseParser::new(false),
             pending: Vec::new(),
@@ -127,6 +130,7 @@ impl Conn {
         self.deadline_us = now_us + timeout_us;
         self.measured = measured;
         self.bytes_in = 0;
+        self.resent = false;
         self.parser = ResponseParser::expecting(encoded.is_head, encoded.expect.as_ref());
     }
 
@@ -202,29 +206,20 @@ impl Conn {
         let Some(stream) = self.stream.as_mut() else {
             return (0, Step::Wait);
         };
-        let mut total = 0u64;
-        loop {
-            let mut fed = Ok(None);
-            let read = stream.read_with(scratch, |input| fed = feed(&mut self.parser, &mut self.pending, input));
-            let n = match read {
-                Ok(0) => return (total, Step::Ended { outcome: self.parser.finish_at_close(), reusable: false }),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (total, Step::Wait),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return (total, Step::Ended { outcome: Err(ErrorKind::of_transfer(&e)), reusable: false }),
-            };
-            total += n as u64;
-            match fed {
-                Err(kind) => return (total, Step::Ended { outcome: Err(kind), reusable: false }),
-                Ok(Some(step)) => return (total, step),
-                // Edge-triggered readiness: a short read means the socket is drained for now,
-                // and more data raises a new event; a FIN that came with the data does not.
-                Ok(None) if n < scratch.len() && !peer_closed && stream.short_read_drains() => {
-                    return (total, Step::Wait)
-                }
-                Ok(None) => {}
-            }
-        }
+        let (mut total, mut fed) = (0u64, Ok(None));
+        let read = stream.read_with(scratch, peer_closed, |input| {
+            total += input.len() as u64;
+            fed = feed(&mut self.parser, &mut self.pending, input);
+            matches!(fed, Ok(None))
+        });
+        let step = match (fed, read) {
+            (Err(kind), _) => Step::Ended { outcome: Err(kind), reusable: false },
+            (Ok(Some(step)), _) => step,
+            (Ok(None), Ok(ReadEnd::Closed)) => Step::Ended { outcome: self.parser.finish_at_close(), reusable: false },
+            (Ok(None), Ok(_)) => Step::Wait,
+            (Ok(None), Err(e)) => Step::Ended { outcome: Err(ErrorKind::of_transfer(&e)), reusable: false },
+        };
+        (total, step)
     }
 }
 

@@ -9,7 +9,6 @@
 //! follows the client's preference (nginx's and OpenSSL's default) agrees on what a browser would
 //! get. rustls's own order puts AES-256 first, as OpenSSL's (wrk's) does.
 
-use std::io::{self, BufRead, Read};
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -150,55 +149,6 @@ impl TlsNegotiated {
         };
         let cipher = format!("{:?}", session.negotiated_cipher_suite()?.suite());
         Some(TlsNegotiated { version, cipher })
-    }
-}
-
-/// Read what the socket holds, `scratch` at a time, and hand the plaintext to `take` as rustls
-/// decrypted it, without copying it out. rustls's own `read_tls` reads at most 4 KiB when its
-/// buffer is empty (an 83 KB response took about six reads); this reads as much as `scratch` holds
-/// and feeds rustls from it. Returns Ok(false) at the end of the stream (a FIN or close_notify),
-/// Ok(true) once the socket is drained: with edge-triggered readiness a read shorter than
-/// `scratch` drains it unless `peer_closed` (a FIN that came with the data raises no new event).
-/// What rustls wants to send meanwhile (an alert) waits for the caller's next flush.
-pub fn read_plaintext(
-    session: &mut rustls::Connection,
-    socket: &mut impl Read,
-    scratch: &mut [u8],
-    peer_closed: bool,
-    mut take: impl FnMut(&[u8]),
-) -> io::Result<bool> {
-    loop {
-        let n = match socket.read(scratch) {
-            Ok(0) => return Ok(false),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        let mut input = &scratch[..n];
-        while !input.is_empty() {
-            if session.read_tls(&mut input)? == 0 {
-                return Ok(false);
-            }
-            session.process_new_packets().map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err))?;
-            let mut reader = session.reader();
-            loop {
-                let taken = match reader.fill_buf() {
-                    // A close_notify, once what came before it is taken.
-                    Ok([]) => return Ok(false),
-                    Ok(chunk) => {
-                        take(chunk);
-                        chunk.len()
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) => return Err(e),
-                };
-                reader.consume(taken);
-            }
-        }
-        if n < scratch.len() && !peer_closed {
-            return Ok(true);
-        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! the same event loop (no runtime). Client and server use the same two cases; the client may
 //! also move a plain socket onto the thread's io_uring (`super::uring`).
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 
 use mio::net::TcpStream;
 
@@ -14,9 +14,53 @@ pub enum Transport {
     Ring(Box<RingStream>),
 }
 
-pub struct TlsStream {
-    pub socket: TcpStream,
+/// rustls over a socket (generic so that the fuzz harness can drive it over memory).
+pub struct TlsStream<S = TcpStream> {
+    pub socket: S,
     pub session: rustls::Connection,
+    /// Records read but not yet decrypted, because the reader stopped before them.
+    unread: Vec<u8>,
+}
+
+/// How `Transport::read_with` ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadEnd {
+    /// Everything that arrived was taken: wait for the next readiness event.
+    Drained,
+    /// The peer closed the stream (a FIN, or TLS's close_notify once what came before it was taken).
+    Closed,
+    /// `take` asked to stop; what else arrived waits for the next call.
+    Stopped,
+}
+
+fn stopped(go_on: bool) -> Option<ReadEnd> {
+    (!go_on).then_some(ReadEnd::Stopped)
+}
+
+/// Read `socket` through `scratch` until it is drained, handing each read to `handle`, which may
+/// end the reading. With edge-triggered readiness a read shorter than `scratch` drains the socket,
+/// unless `peer_closed`: a FIN that came with the data raises no new event.
+fn drain(
+    socket: &mut impl Read,
+    scratch: &mut [u8],
+    peer_closed: bool,
+    mut handle: impl FnMut(&[u8]) -> io::Result<Option<ReadEnd>>,
+) -> io::Result<ReadEnd> {
+    loop {
+        let n = match socket.read(scratch) {
+            Ok(0) => return Ok(ReadEnd::Closed),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadEnd::Drained),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if let Some(end) = handle(&scratch[..n])? {
+            return Ok(end);
+        }
+        if n < scratch.len() && !peer_closed {
+            return Ok(ReadEnd::Drained);
+        }
+    }
 }
 
 /// A TLS failure, as an I/O error whose kind the engine counts as `tls`.
@@ -41,31 +85,31 @@ impl Transport {
         }
     }
 
-    /// A short read leaves nothing unread: true for a socket; TLS may hold decrypted bytes back.
-    pub fn short_read_drains(&self) -> bool {
-        matches!(self, Transport::Plain(_))
-    }
-
-    pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    /// Read what has arrived until the socket is drained, the stream ends or `take` returns false,
+    /// handing `take` each piece as it comes: a read into `scratch` from a socket, rustls's
+    /// plaintext in place under TLS (what `take` stopped before is kept for the next call), the
+    /// buffer the kernel received into on the ring. `peer_closed`: the readiness event reported
+    /// the peer's FIN, which raises no further event.
+    pub fn read_with(
+        &mut self,
+        scratch: &mut [u8],
+        peer_closed: bool,
+        mut take: impl FnMut(&[u8]) -> bool,
+    ) -> io::Result<ReadEnd> {
         match self {
-            Transport::Plain(socket) => socket.read(buf),
-            Transport::Tls(tls) => tls.read(buf),
-            Transport::Ring(ring) => ring.read(buf),
+            Transport::Plain(socket) => drain(socket, scratch, peer_closed, |input| Ok(stopped(take(input)))),
+            Transport::Tls(tls) => tls.read_with(scratch, peer_closed, take),
+            Transport::Ring(ring) => loop {
+                let mut go_on = true;
+                match ring.read_with(|input| go_on = take(input)) {
+                    Ok(0) => return Ok(ReadEnd::Closed),
+                    Ok(_) if !go_on => return Ok(ReadEnd::Stopped),
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadEnd::Drained),
+                    Err(e) => return Err(e),
+                }
+            },
         }
-    }
-
-    /// Read what has arrived and hand it to `take` (not called at the end of the stream); returns
-    /// the bytes read. A socket or TLS reads into `scratch`; the ring hands over the buffer the
-    /// kernel received into, without a copy.
-    pub fn read_with(&mut self, scratch: &mut [u8], take: impl FnOnce(&[u8])) -> io::Result<usize> {
-        let n = match self {
-            Transport::Ring(ring) => return ring.read_with(take),
-            _ => self.read(scratch)?,
-        };
-        if n > 0 {
-            take(&scratch[..n]);
-        }
-        Ok(n)
     }
 
     /// Write plaintext; under TLS it is taken whole and its records go out as the socket allows;
@@ -117,7 +161,11 @@ impl Transport {
     }
 }
 
-impl TlsStream {
+impl<S: Read + Write> TlsStream<S> {
+    pub fn new(socket: S, session: rustls::Connection) -> TlsStream<S> {
+        TlsStream { socket, session, unread: Vec::new() }
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         while self.session.wants_write() {
             match self.session.write_tls(&mut self.socket) {
@@ -129,24 +177,74 @@ impl TlsStream {
         Ok(())
     }
 
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            match self.session.reader().read(buf) {
-                Ok(n) => return Ok(n),
-                // The peer closed without close_notify: an end of stream all the same.
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e),
+    /// `Transport::read_with` under TLS. rustls's own `read_tls` reads at most 4 KiB into an empty
+    /// buffer (an 83 KB response took about six reads); this reads as much as `scratch` holds and
+    /// feeds rustls from it.
+    pub fn read_with(
+        &mut self,
+        scratch: &mut [u8],
+        peer_closed: bool,
+        mut take: impl FnMut(&[u8]) -> bool,
+    ) -> io::Result<ReadEnd> {
+        let held = std::mem::take(&mut self.unread);
+        let (session, unread) = (&mut self.session, &mut self.unread);
+        let end = match decrypt(session, &held, &mut take, unread) {
+            Ok(Some(end)) => Ok(end),
+            Ok(None) => {
+                drain(&mut self.socket, scratch, peer_closed, |input| decrypt(session, input, &mut take, unread))
             }
-            if self.session.read_tls(&mut self.socket)? == 0 {
-                return Ok(0);
+            Err(e) => Err(e),
+        };
+        // What rustls queued meanwhile: handshake messages, or the alert that tells the peer why
+        // it failed.
+        let flushed = self.flush();
+        let end = end?;
+        flushed.map(|()| end)
+    }
+}
+
+/// Hand rustls's plaintext to `take`, then decrypt `input` and hand over what it holds, until
+/// `take` stops (the records not yet decrypted go to `unread`) or a close_notify; None once all
+/// was taken.
+fn decrypt(
+    session: &mut rustls::Connection,
+    mut input: &[u8],
+    take: &mut impl FnMut(&[u8]) -> bool,
+    unread: &mut Vec<u8>,
+) -> io::Result<Option<ReadEnd>> {
+    loop {
+        if let Some(end) = take_plaintext(session, take)? {
+            if end == ReadEnd::Stopped {
+                unread.extend_from_slice(input);
             }
-            if let Err(err) = self.session.process_new_packets() {
-                // Tell the peer why (rustls queued an alert), then fail.
-                let _ = self.flush();
-                return Err(tls_error(err));
-            }
-            self.flush()?;
+            return Ok(Some(end));
+        }
+        if input.is_empty() {
+            return Ok(None);
+        }
+        session.read_tls(&mut input)?;
+        session.process_new_packets().map_err(tls_error)?;
+    }
+}
+
+/// Hand what rustls decrypted to `take`, in place, until it stops; a close_notify once what
+/// came before it was taken ends the stream.
+fn take_plaintext(
+    session: &mut rustls::Connection,
+    take: &mut impl FnMut(&[u8]) -> bool,
+) -> io::Result<Option<ReadEnd>> {
+    let mut reader = session.reader();
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok([]) => return Ok(Some(ReadEnd::Closed)),
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let (go_on, taken) = (take(chunk), chunk.len());
+        reader.consume(taken);
+        if !go_on {
+            return Ok(Some(ReadEnd::Stopped));
         }
     }
 }

@@ -114,8 +114,8 @@ impl ProvidedBuffers {
         tail.store(self.tail, Ordering::Release);
     }
 
-    fn bytes(&self, bid: u16, from: usize, to: usize) -> &[u8] {
-        &self.memory[usize::from(bid) * BUFFER_BYTES..][from..to]
+    fn bytes(&self, bid: u16, len: usize) -> &[u8] {
+        &self.memory[usize::from(bid) * BUFFER_BYTES..][..len]
     }
 }
 
@@ -229,8 +229,8 @@ pub struct RingStream {
     pub socket: TcpStream,
     slot: u32,
     generation: u32,
-    /// Received buffers not read yet: (buffer id, end, read so far).
-    inbox: VecDeque<(u16, usize, usize)>,
+    /// Received buffers not read yet: (buffer id, bytes received into it).
+    inbox: VecDeque<(u16, usize)>,
     eof: bool,
     error: Option<i32>,
     /// Bytes of the send in flight, and how many the kernel has taken.
@@ -281,33 +281,15 @@ impl RingStream {
         }
     }
 
-    pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let Some(&(bid, end, read)) = self.inbox.front() else { return self.nothing_waiting() };
-        let n = buf.len().min(end - read);
-        RING.with_borrow_mut(|ring| {
-            let ring = ring.as_mut().expect("a ring stream outlived its ring");
-            buf[..n].copy_from_slice(ring.buffers.bytes(bid, read, read + n));
-            if read + n == end {
-                ring.buffers.recycle(bid);
-            }
-        });
-        if read + n == end {
-            self.inbox.pop_front();
-        } else {
-            self.inbox[0].2 = read + n;
-        }
-        Ok(n)
-    }
-
     /// Hand the next received buffer (what is left of it) to `take` in place, then recycle it.
     pub fn read_with(&mut self, take: impl FnOnce(&[u8])) -> io::Result<usize> {
-        let Some((bid, end, read)) = self.inbox.pop_front() else { return self.nothing_waiting() };
+        let Some((bid, n)) = self.inbox.pop_front() else { return self.nothing_waiting() };
         RING.with_borrow_mut(|ring| {
             let ring = ring.as_mut().expect("a ring stream outlived its ring");
-            take(ring.buffers.bytes(bid, read, end));
+            take(ring.buffers.bytes(bid, n));
             ring.buffers.recycle(bid);
         });
-        Ok(end - read)
+        Ok(n)
     }
 
     /// Queue `buf` whole for sending; a failure shows on the next read.
@@ -340,7 +322,7 @@ impl Drop for RingStream {
     fn drop(&mut self) {
         RING.with_borrow_mut(|ring| {
             let Some(ring) = ring.as_mut() else { return };
-            for &(bid, _, _) in &self.inbox {
+            for &(bid, _) in &self.inbox {
                 ring.buffers.recycle(bid);
             }
             // Cancel what is in flight on the slot and issue the cancel before the slot is
@@ -433,7 +415,7 @@ fn on_recv(ring: &mut Ring, cqe: &cqueue::Entry, stream: Option<&mut Box<RingStr
     };
     let result = cqe.result();
     match (result, bid) {
-        (n, Some(bid)) if n > 0 => stream.inbox.push_back((bid, n as usize, 0)),
+        (n, Some(bid)) if n > 0 => stream.inbox.push_back((bid, n as usize)),
         (0, _) => stream.eof = true,
         (errno, _) if errno == -libc::ENOBUFS => {}
         (errno, _) => stream.error = Some(-errno),

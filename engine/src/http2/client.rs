@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::frame::*;
-use super::hpack::{Decoder, Encoder, Field};
+use super::hpack::{encode_never_indexed, Decoder, Encoder, Field};
 use crate::conn::Outcome;
 use crate::http1::check::{ContentCheck, Marker};
 use crate::http1::Head;
@@ -121,6 +121,8 @@ pub struct Client {
     /// Each request's header block once every field of it is indexed, with the encoder's
     /// insertions when it was made: another request's new entries shift the indices it holds.
     blocks: Vec<Option<(usize, Box<[u8]>)>>,
+    /// The header block of the request being opened, reused.
+    request_block: Vec<u8>,
     streams: Vec<Stream>,
     next_id: u32,
     peer: PeerSettings,
@@ -173,6 +175,7 @@ impl Client {
             decoder: Decoder::default(),
             encoder: Encoder::new(),
             blocks: Vec::new(),
+            request_block: Vec::new(),
             streams: Vec::new(),
             next_id: 1,
             peer: PeerSettings {
@@ -206,7 +209,8 @@ impl Client {
 
     /// Open a stream for `slot` carrying request `index` of the run (its header block is cached
     /// by index); `expect` is the marker its body must hold; a `cookie` (a session's jar, empty
-    /// for none) is sent as a `cookie` field, in a block of its own.
+    /// for none) is sent as a never-indexed `cookie` field after the cached block, as browsers send
+    /// sensitive fields (RFC 7541 7.1.3): it takes no table space and leaves the cached blocks valid.
     pub fn open(
         &mut self,
         slot: usize,
@@ -221,21 +225,12 @@ impl Client {
             self.blocks.resize(index + 1, None);
         }
         let end_stream = request.body.is_empty();
-        let max_frame = self.peer.max_frame_bytes;
+        let mut block = std::mem::take(&mut self.request_block);
+        block.clear();
         match &self.blocks[index] {
-            _ if !cookie.is_empty() => {
-                let mut block = Vec::new();
-                let field = (b"cookie".as_slice(), cookie);
-                self.encoder.encode(request.field_slices().chain(std::iter::once(field)), &mut block);
-                write_headers(&mut self.out, id, &block, end_stream, max_frame);
-            }
-            Some((insertions, block)) if *insertions == self.encoder.insertions() => {
-                write_headers(&mut self.out, id, block, end_stream, max_frame)
-            }
+            Some((insertions, cached)) if *insertions == self.encoder.insertions() => block.extend_from_slice(cached),
             _ => {
-                let mut block = Vec::new();
                 self.encoder.encode(request.field_slices(), &mut block);
-                write_headers(&mut self.out, id, &block, end_stream, max_frame);
                 if self.encoder.all_indexed(request.field_slices()) {
                     let mut repeat = Vec::new();
                     self.encoder.encode(request.field_slices(), &mut repeat);
@@ -243,6 +238,11 @@ impl Client {
                 }
             }
         }
+        if !cookie.is_empty() {
+            encode_never_indexed(b"cookie", cookie, &mut block);
+        }
+        write_headers(&mut self.out, id, &block, end_stream, self.peer.max_frame_bytes);
+        self.request_block = block;
         self.streams.push(Stream {
             id,
             slot,
@@ -712,6 +712,35 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(decoded, paths.map(|p| p.as_bytes().to_vec()));
+    }
+
+    #[test]
+    fn a_cookie_follows_the_cached_block_never_indexed() {
+        let mut client = Client::new();
+        let request = H2Request::new("GET", "http", "h", "/a", &[], b"");
+        for (slot, cookie) in [&b""[..], b"id=1", b"id=2"].into_iter().enumerate() {
+            client.open(slot, 0, &request, None, cookie);
+        }
+        let blocks: Vec<Vec<u8>> =
+            sent(&mut client).into_iter().filter(|(h, _)| h.kind == HEADERS).map(|(_, payload)| payload).collect();
+        let mut server = Decoder::default();
+        let mut cookies = Vec::new();
+        for block in &blocks {
+            let mut cookie = None;
+            server
+                .decode(block, |name, value| (name == b"cookie").then(|| cookie = Some(value.to_vec())).unwrap_or(()))
+                .unwrap();
+            cookies.push(cookie);
+        }
+        assert_eq!(cookies, [None, Some(b"id=1".to_vec()), Some(b"id=2".to_vec())]);
+        let cached = client.blocks[0].as_ref().expect("the request's block is cached").1.to_vec();
+        for (block, value) in blocks[1..].iter().zip([b"id=1", b"id=2"]) {
+            // The cached block, then cookie by the static table's entry 32 (0001 1111, 32 - 15).
+            let mut expected = [&cached[..], &[0x1f, 17]].concat();
+            super::super::hpack::encode_string(value, &mut expected);
+            assert_eq!(block, &expected);
+        }
+        assert_eq!(client.encoder.insertions(), 2, ":authority and :path, no cookie");
     }
 
     #[test]

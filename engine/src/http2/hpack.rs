@@ -375,11 +375,7 @@ impl Encoder {
             let bytes = entry_bytes(name, value);
             let indexing = self.table_bytes + bytes <= self.max_table_bytes;
             let (prefix_bits, flags) = if indexing { (6, 0x40) } else { (4, 0x00) };
-            encode_int(name_index.unwrap_or(0), prefix_bits, flags, out);
-            if name_index.is_none() {
-                encode_string(name, out);
-            }
-            encode_string(value, out);
+            encode_literal(name_index, prefix_bits, flags, name, value, out);
             if indexing {
                 self.indexed.insert(key, self.inserted);
                 self.inserted += 1;
@@ -387,6 +383,27 @@ impl Encoder {
             }
         }
     }
+}
+
+/// A literal field: the name by its index (`name_index`) or spelled out, then the value.
+fn encode_literal(
+    name_index: Option<usize>,
+    prefix_bits: u32,
+    flags: u8,
+    name: &[u8],
+    value: &[u8],
+    out: &mut Vec<u8>,
+) {
+    encode_int(name_index.unwrap_or(0), prefix_bits, flags, out);
+    if name_index.is_none() {
+        encode_string(name, out);
+    }
+    encode_string(value, out);
+}
+
+/// Append `name: value` as a literal that no table along the way may index (RFC 7541 6.2.3).
+pub fn encode_never_indexed(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
+    encode_literal(static_index(name, value).1, 4, 0x10, name, value, out);
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::conn::transport::Transport;
+use crate::conn::transport::{ReadEnd, Transport};
 
 use super::faults::{self, Faults};
 use super::routes::{self, Route, STATS_PATH};
@@ -144,20 +144,12 @@ impl ServerConn {
 
     /// Read what has arrived; false when the client has gone.
     fn read(&mut self, scratch: &mut [u8], peer_closed: bool) -> bool {
-        loop {
-            match self.stream.read(scratch) {
-                Ok(0) => return false,
-                Ok(n) => {
-                    self.input.extend_from_slice(&scratch[..n]);
-                    if n < scratch.len() && !peer_closed && self.stream.short_read_drains() {
-                        return true;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return false,
-            }
-        }
+        let input = &mut self.input;
+        let read = self.stream.read_with(scratch, peer_closed, |bytes| {
+            input.extend_from_slice(bytes);
+            true
+        });
+        matches!(read, Ok(ReadEnd::Drained))
     }
 
     /// Answer the complete requests in the input, in order, until one is held or closes.

@@ -308,7 +308,7 @@ impl ServerLoop {
             let stream = match &self.tls {
                 None => Transport::Plain(socket),
                 Some(config) => match rustls::ServerConnection::new(config.clone()) {
-                    Ok(session) => Transport::Tls(Box::new(TlsStream { socket, session: session.into() })),
+                    Ok(session) => Transport::Tls(Box::new(TlsStream::new(socket, session.into()))),
                     Err(_) => {
                         self.free.push(slot);
                         continue;

@@ -11,8 +11,8 @@ use std::mem;
 use mio::{Interest, Token};
 
 use super::{Readiness, Worker};
-use crate::conn::tls::{self, TlsNegotiated};
-use crate::conn::transport::{TlsStream, Transport};
+use crate::conn::tls::TlsNegotiated;
+use crate::conn::transport::{ReadEnd, TlsStream, Transport};
 use crate::conn::{connect_result, tcp, Conn, Phase};
 use crate::http2::{Client, Ended};
 use crate::schedule::{Schedule, Scheduler};
@@ -44,13 +44,11 @@ pub(super) struct Links {
     /// The link whose event is being handled: requests begun meanwhile on it are opened and
     /// written together at the event's end, in one write.
     handling: Option<usize>,
-    /// Per slot: its request was already sent again after a graceful GOAWAY.
-    resent: Vec<bool>,
 }
 
 impl Links {
     pub(super) fn new(streams: usize) -> Links {
-        Links { streams, links: Vec::new(), ended: Vec::new(), handling: None, resent: Vec::new() }
+        Links { streams, links: Vec::new(), ended: Vec::new(), handling: None }
     }
 
     pub(super) fn is_connected(&self, slot: usize) -> bool {
@@ -60,9 +58,6 @@ impl Links {
     /// The slot's request ended or was given up: its stream, if still open, is reset; a link
     /// left with nothing to do while it connects is abandoned.
     pub(super) fn release(&mut self, slot: usize) {
-        if let Some(resent) = self.resent.get_mut(slot) {
-            *resent = false;
-        }
         let Some(link) = self.links.get_mut(slot / self.streams) else { return };
         link.client.cancel(slot);
         link.waiting.retain(|&s| s != slot);
@@ -85,27 +80,6 @@ impl Links {
     /// Close every connection (the run is over).
     pub(super) fn close_all(&mut self) {
         self.links.clear();
-    }
-}
-
-/// Read a plain socket (or the ring) until it is drained, handing each read to `take`; Ok(false) at
-/// the end of the stream.
-fn read_socket(
-    transport: &mut Transport,
-    scratch: &mut [u8],
-    peer_closed: bool,
-    mut take: impl FnMut(&[u8]),
-) -> io::Result<bool> {
-    loop {
-        match transport.read_with(scratch, &mut take) {
-            Ok(0) => return Ok(false),
-            // Edge-triggered readiness, as in `Conn::receive`.
-            Ok(n) if n < scratch.len() && !peer_closed && transport.short_read_drains() => return Ok(true),
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
     }
 }
 
@@ -146,7 +120,7 @@ impl Worker {
             Some((config, name)) => {
                 let session = rustls::ClientConnection::new(config.clone(), name.clone())
                     .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                Transport::Tls(Box::new(TlsStream { socket, session: session.into() }))
+                Transport::Tls(Box::new(TlsStream::new(socket, session.into())))
             }
         })
     }
@@ -262,25 +236,19 @@ impl Worker {
         let link = &mut h2.links[l];
         let (client, ended) = (&mut link.client, &mut h2.ended);
         let (mut fed, mut bytes) = (Ok(()), 0u64);
-        let feed = |input: &[u8]| {
+        let transport = link.transport.as_mut().expect("checked by the caller");
+        let read = transport.read_with(&mut self.scratch, peer_closed, |input| {
             bytes += input.len() as u64;
-            if fed.is_ok() {
-                fed = client.feed(input, ended);
-            }
-        };
-        let read = match link.transport.as_mut().expect("checked by the caller") {
-            Transport::Tls(tls) => {
-                tls::read_plaintext(&mut tls.session, &mut tls.socket, &mut self.scratch, peer_closed, feed)
-            }
-            transport => read_socket(transport, &mut self.scratch, peer_closed, feed),
-        };
+            fed = client.feed(input, ended);
+            fed.is_ok()
+        });
         if measuring {
             self.recorder.bytes_in(bytes);
         }
         if fed.is_err() {
             return Err(ErrorKind::H2Protocol);
         }
-        read.map_err(|e| ErrorKind::of_transfer(&e))
+        read.map(|end| end == ReadEnd::Drained).map_err(|e| ErrorKind::of_transfer(&e))
     }
 
     /// Requests whose streams a graceful GOAWAY left unprocessed go back to the front of their
@@ -291,10 +259,7 @@ impl Worker {
         let h2 = self.h2.as_mut().expect("an HTTP/2 run");
         let unprocessed = mem::take(&mut h2.links[l].client.unprocessed);
         for &slot in unprocessed.iter().rev() {
-            if h2.resent.len() <= slot {
-                h2.resent.resize(slot + 1, false);
-            }
-            if mem::replace(&mut h2.resent[slot], true) {
+            if mem::replace(&mut self.conns[slot].resent, true) {
                 h2.ended.push(Ended { slot, outcome: Err(ErrorKind::Goaway), bytes_in: 0 });
                 continue;
             }

@@ -508,7 +508,7 @@ impl Worker {
             Some((config, name)) => {
                 let session = rustls::ClientConnection::new(config.clone(), name.clone())
                     .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                Transport::Tls(Box::new(TlsStream { socket, session: session.into() }))
+                Transport::Tls(Box::new(TlsStream::new(socket, session.into())))
             }
         });
         Ok(())
