@@ -727,9 +727,12 @@ mod tests {
         let mut cookies = Vec::new();
         for block in &blocks {
             let mut cookie = None;
-            server
-                .decode(block, |name, value| (name == b"cookie").then(|| cookie = Some(value.to_vec())).unwrap_or(()))
-                .unwrap();
+            let decoded = server.decode(block, |name, value| {
+                if name == b"cookie" {
+                    cookie = Some(value.to_vec());
+                }
+            });
+            decoded.unwrap();
             cookies.push(cookie);
         }
         assert_eq!(cookies, [None, Some(b"id=1".to_vec()), Some(b"id=2".to_vec())]);
