@@ -159,7 +159,8 @@ fn reply() -> Vec<u8> {
 
 /// Each 3 bytes of `edits`: an offset (little-endian u16) into the server's bytes and a byte to
 /// XOR there. The client delivers the server's plaintext or a prefix of it, never other bytes;
-/// untouched, the handshake completes and the whole reply comes through.
+/// untouched, the handshake completes, the whole reply comes through and the close_notify after it
+/// ends the stream.
 fn from_a_tampered_server(reading: Reading, edits: &[u8], plan: &TlsPlan) {
     let edits: Vec<(usize, u8)> =
         edits.chunks_exact(3).map(|e| (usize::from(u16::from_le_bytes([e[0], e[1]])), e[2])).collect();
@@ -167,6 +168,7 @@ fn from_a_tampered_server(reading: Reading, edits: &[u8], plan: &TlsPlan) {
     let mut client = client(plan);
     let mut server = server(plan);
     let (mut sent, mut received, mut tampered, mut replied) = (0, Vec::new(), false, false);
+    let mut last = Outcome::Waiting;
     for _ in 0..FLIGHTS_MAX {
         let to_server = mem::take(&mut client.socket.to_server);
         let answered = !to_server.is_empty()
@@ -176,6 +178,7 @@ fn from_a_tampered_server(reading: Reading, edits: &[u8], plan: &TlsPlan) {
             for record in reply.chunks(REPLY_RECORD_BYTES) {
                 server.writer().write_all(record).expect("the reply fits");
             }
+            server.send_close_notify();
             replied = true;
         }
         let mut flight = Vec::new();
@@ -193,15 +196,20 @@ fn from_a_tampered_server(reading: Reading, edits: &[u8], plan: &TlsPlan) {
         }
         sent += flight.len();
         let (outcome, plaintext) = read_all(reading, &mut client, &flight);
+        last = outcome;
         received.extend(plaintext);
         assert!(reply.starts_with(&received), "plaintext the server never sent: {received:?}");
-        if let Outcome::Failed(err) = outcome {
+        if let Outcome::Failed(err) = &last {
             assert!(tampered, "an honest handshake failed: {err}");
             return;
         }
     }
     if !tampered {
-        assert_eq!(received, reply, "an honest handshake delivers the reply");
+        assert_eq!(
+            (received, last),
+            (reply, Outcome::Closed),
+            "an honest handshake delivers the reply, then its close_notify"
+        );
     }
 }
 
