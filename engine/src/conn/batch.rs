@@ -28,6 +28,13 @@ pub fn epoll_nap(window_us: u64, in_flight: usize, until_next: Duration) -> Dura
     Duration::from_micros(window_us).min(until_next)
 }
 
+/// Make this thread's timers fire when asked: the kernel otherwise lets a sleep run up to 50 µs
+/// long (its timer slack), which would carry a nap past the next send.
+pub fn exact_timers() {
+    // SAFETY: PR_SET_TIMERSLACK takes a value in ns and changes the calling thread only.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

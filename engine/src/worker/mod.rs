@@ -205,6 +205,9 @@ impl Worker {
             },
             Err(reason) => (Io::Epoll, Some(reason)),
         };
+        if self.shared.io_batch_us > 0 {
+            batch::exact_timers();
+        }
         let (cpu_start_us, wait_start_us) = (thread_cpu_us(), thread_cpu_wait_us());
         self.window = self.windows(start_us);
         self.recorder.measure_from(self.window.measure_start_us);
