@@ -161,6 +161,15 @@ impl Conn {
         self.composed.extend_from_slice(&request[head_end..]);
     }
 
+    /// The request ended as `outcome` because the server closed a kept-alive connection as the
+    /// request went out on it, before any byte of an answer (RFC 9112 §9.3.1): one with an
+    /// `idempotent` method may be sent again on a new connection. Only once: there it is the
+    /// connection's first request, whose failure is the server's answer.
+    pub fn is_stale(&self, outcome: Outcome, idempotent: bool) -> bool {
+        let reused = self.calls > 1;
+        idempotent && reused && self.bytes_in == 0 && outcome == Err(ErrorKind::Reset)
+    }
+
     /// Drop the socket (closing it) and forget per-connection state; the phase is the caller's.
     pub fn disconnect(&mut self) {
         self.stream = None;

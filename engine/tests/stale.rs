@@ -1,0 +1,79 @@
+//! A kept-alive connection the server closes as the next request goes out on it: an idempotent
+//! request is sent once more on a new connection (`stale_resent`); anything else stays an error.
+
+mod common;
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use common::{plan, read_request, Counters, Peer};
+use gauntlet_engine::run::{run, RunResult};
+
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+
+/// Answer a connection's first request, then read the next one and close without answering:
+/// `reset` (RST, as a close with unread data sends) or a plain FIN.
+fn answer_once_then_close(mut stream: TcpStream, counters: &Counters, reset: bool, second: &[u8]) {
+    let mut buffer = Vec::new();
+    if read_request(&mut stream, &mut buffer).is_none() {
+        return;
+    }
+    counters.requests.fetch_add(1, Ordering::SeqCst);
+    stream.write_all(OK).unwrap();
+    if read_request(&mut stream, &mut buffer).is_some() {
+        counters.requests.fetch_add(1, Ordering::SeqCst);
+        let _ = stream.write_all(second);
+    }
+    if reset {
+        socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO)).unwrap();
+    }
+}
+
+fn run_one_connection(peer: &Peer, fields: &str) -> RunResult {
+    let fields = format!(r#""connections": 1, "threads": 1, "timeout_us": 2000000, {fields}"#);
+    run(plan(&peer.url("/"), &fields)).unwrap()
+}
+
+fn errors_of(result: &RunResult) -> Vec<(&str, u64)> {
+    result.errors.iter().filter(|(_, &n)| n > 0).map(|(k, &n)| (k.as_str(), n)).collect()
+}
+
+#[test]
+fn a_request_lost_on_a_kept_alive_connection_is_sent_again() {
+    for fields in [r#""requests": 5"#, r#""requests": 5, "rate_per_s": 200"#] {
+        for peer in [
+            Peer::start(|s, c| answer_once_then_close(s, c, false, b"")),
+            Peer::start(|s, c| answer_once_then_close(s, c, true, b"")),
+        ] {
+            let result = run_one_connection(&peer, fields);
+            assert_eq!((result.responses, result.errors_total, result.stale_resent), (5, 0, 4), "{fields}");
+            // The 4 lost requests reached the server twice; each connection answered one.
+            assert_eq!((peer.connections(), peer.requests(), result.connections_opened), (5, 9, 5));
+        }
+    }
+}
+
+#[test]
+fn a_lost_post_a_partial_answer_and_a_second_loss_are_errors() {
+    let closing = Peer::start(|s, c| answer_once_then_close(s, c, true, b""));
+    let post = run_one_connection(&closing, r#""requests": 3, "method": "POST""#);
+    assert_eq!((post.responses, errors_of(&post), post.stale_resent), (2, vec![("reset", 1)], 0));
+
+    let partial = Peer::start(|s, c| answer_once_then_close(s, c, false, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhe"));
+    let result = run_one_connection(&partial, r#""requests": 3"#);
+    assert_eq!((result.responses, errors_of(&result), result.stale_resent), (2, vec![("truncated", 1)], 0));
+
+    // Only the first connection answers: the request sent again fails on its fresh connection.
+    let once = Peer::start(|mut stream, counters| {
+        if counters.connections.load(Ordering::SeqCst) == 1 {
+            answer_once_then_close(stream, counters, true, b"");
+        } else {
+            read_request(&mut stream, &mut Vec::new());
+            socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO)).unwrap();
+        }
+    });
+    let result = run_one_connection(&once, r#""requests": 2"#);
+    assert_eq!((result.responses, errors_of(&result), result.stale_resent), (1, vec![("reset", 1)], 1));
+}
