@@ -1,10 +1,11 @@
-//! A kept-alive connection the server closes as the next request goes out on it: an idempotent
-//! request is sent once more on a new connection (`stale_resent`); anything else stays an error.
+//! A kept-alive connection the server closes: between requests, the next one opens a new
+//! connection; as the next request goes out on it, an idempotent request is sent once more on a
+//! new connection (`stale_resent`) and anything else stays an error.
 
 mod common;
 
-use std::io::Write;
-use std::net::TcpStream;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -31,8 +32,21 @@ fn answer_once_then_close(mut stream: TcpStream, counters: &Counters, reset: boo
     }
 }
 
+/// Answer one request, then close the way Apache's event MPM does (its FIN, then reading and
+/// discarding whatever comes until the client closes), `pause_ms` after the answer.
+fn answer_then_linger(mut stream: TcpStream, counters: &Counters, pause_ms: u64) {
+    if read_request(&mut stream, &mut Vec::new()).is_none() {
+        return;
+    }
+    counters.requests.fetch_add(1, Ordering::SeqCst);
+    stream.write_all(OK).unwrap();
+    std::thread::sleep(Duration::from_millis(pause_ms));
+    stream.shutdown(Shutdown::Write).unwrap();
+    let _ = stream.read_to_end(&mut Vec::new());
+}
+
 fn run_one_connection(peer: &Peer, fields: &str) -> RunResult {
-    let fields = format!(r#""connections": 1, "threads": 1, "timeout_us": 2000000, {fields}"#);
+    let fields = format!(r#""connections": 1, "threads": 1, "timeout_us": 500000, {fields}"#);
     run(plan(&peer.url("/"), &fields)).unwrap()
 }
 
@@ -76,4 +90,16 @@ fn a_lost_post_a_partial_answer_and_a_second_loss_are_errors() {
     });
     let result = run_one_connection(&once, r#""requests": 2"#);
     assert_eq!((result.responses, errors_of(&result), result.stale_resent), (1, vec![("reset", 1)], 1));
+}
+
+#[test]
+fn a_connection_closed_between_requests_is_replaced_without_a_timeout() {
+    // The FIN with the answer (closed loop), or while the connection waits for its next send (rate).
+    let with_answer = Peer::start(|s, c| answer_then_linger(s, c, 0));
+    let while_idle = Peer::start(|s, c| answer_then_linger(s, c, 10));
+    for (peer, fields) in [(with_answer, r#""requests": 4"#), (while_idle, r#""requests": 4, "rate_per_s": 20"#)] {
+        let result = run_one_connection(&peer, fields);
+        assert_eq!((result.responses, result.errors_total), (4, 0), "{fields}: {:?}", errors_of(&result));
+        assert_eq!(peer.connections(), 4);
+    }
 }

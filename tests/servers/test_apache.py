@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from gauntlet import engine
 from gauntlet.errors import GauntletError
 from gauntlet.servers import apache
 from gauntlet.servers.apache import start_apache
 from gauntlet.servers.spec import ServerSpec
 from tests.conftest import Start, require_available
+from tests.helpers.logs import access_log_lines
 
 
 def test_access_log_counts_the_requests_on_each_connection(server: Start) -> None:
@@ -47,3 +49,18 @@ def test_a_missing_module_is_a_one_line_error_with_the_log_tail(tmp_path: Path) 
         start_apache(ServerSpec("apache-prefork"), modules=tmp_path, ready_timeout_s=5)
     message = str(raised.value)
     assert "\n" not in message and "Cannot load" in message and "No such file or directory" in message
+
+
+def test_requests_lost_to_closed_keep_alive_connections_are_sent_again(server: Start) -> None:
+    """The lab's apache-event (2 processes of 25 threads) at 100 connections closes idle kept-alive
+    connections while its workers are busy, racing the next request on them: those requests are
+    sent again on a new connection, not errors, and Apache logs each request once."""
+    instance = server("apache-event", access_log=True)
+    requests = 30_000
+    plan = {"url": f"{instance.url}webtest.html", "connections": 100, "threads": 2, "requests": requests}
+    result = engine.run(plan).result
+    assert (result["responses"], result["errors_total"]) == (requests, 0), result["errors"]
+    assert result["stale_resent"] > 0
+    lines = access_log_lines(instance, requests)
+    assert len(lines) == requests
+    assert len({line.split()[0] for line in lines}) == result["connections_opened"]

@@ -225,6 +225,10 @@ impl Conn {
             total += n as u64;
             match fed {
                 Err(kind) => return (total, Step::Ended { outcome: Err(kind), reusable: false }),
+                // The server closed after its answer: the FIN raises no further event.
+                Ok(Some(Step::Ended { outcome, reusable })) => {
+                    return (total, Step::Ended { outcome, reusable: reusable && !peer_closed })
+                }
                 Ok(Some(step)) => return (total, step),
                 // Edge-triggered readiness: a short read means the socket is drained for now,
                 // and more data raises a new event; a FIN that came with the data does not.
