@@ -170,6 +170,11 @@ impl Conn {
         idempotent && reused && self.bytes_in == 0 && outcome == Err(ErrorKind::Reset)
     }
 
+    /// Between requests: the server closed the connection (`reported`: the readiness event said so).
+    pub fn closed_by_peer(&self, reported: bool) -> bool {
+        reported || self.stream.as_ref().is_some_and(Transport::closed_by_peer)
+    }
+
     /// Drop the socket (closing it) and forget per-connection state; the phase is the caller's.
     pub fn disconnect(&mut self) {
         self.stream = None;
@@ -227,7 +232,8 @@ impl Conn {
                 Err(kind) => return (total, Step::Ended { outcome: Err(kind), reusable: false }),
                 // The server closed after its answer: the FIN raises no further event.
                 Ok(Some(Step::Ended { outcome, reusable })) => {
-                    return (total, Step::Ended { outcome, reusable: reusable && !peer_closed })
+                    let open = !peer_closed && !stream.closed_by_peer();
+                    return (total, Step::Ended { outcome, reusable: reusable && open });
                 }
                 Ok(Some(step)) => return (total, step),
                 // Edge-triggered readiness: a short read means the socket is drained for now,

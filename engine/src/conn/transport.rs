@@ -46,6 +46,12 @@ impl Transport {
         matches!(self, Transport::Plain(_))
     }
 
+    /// On the ring: the peer's end of stream (or an error) has arrived. Over epoll the readiness
+    /// event tells instead.
+    pub fn closed_by_peer(&self) -> bool {
+        matches!(self, Transport::Ring(ring) if ring.closed_by_peer())
+    }
+
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Transport::Plain(socket) => socket.read(buf),

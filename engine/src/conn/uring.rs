@@ -281,6 +281,10 @@ impl RingStream {
         }
     }
 
+    pub fn closed_by_peer(&self) -> bool {
+        self.eof || self.error.is_some()
+    }
+
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let Some(&(bid, end, read)) = self.inbox.front() else { return self.nothing_waiting() };
         let n = buf.len().min(end - read);

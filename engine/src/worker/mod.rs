@@ -378,7 +378,7 @@ impl Worker {
             // The server closed a kept-alive connection between requests: under edge-triggered
             // readiness that FIN raises no event again, so a request sent on it would wait for its
             // timeout. The next request opens a new connection.
-            Phase::Idle if readiness.peer_closed => self.conns[i].disconnect(),
+            Phase::Idle if self.conns[i].closed_by_peer(readiness.peer_closed) => self.conns[i].disconnect(),
             Phase::Closed | Phase::Idle | Phase::WaitingToConnect => {}
             Phase::Connecting => match self.conns[i].connected() {
                 None => {}
