@@ -1,17 +1,22 @@
 """The Apache driver against the real apache2, beyond the contract every kind meets
-(test_contract.py, test_backends.py): what Apache itself refuses, and a missing module."""
+(test_contract.py, test_backends.py): what Apache itself refuses, a missing module, and the event
+MPM closing kept-alive connections under load."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from gauntlet import engine
 from gauntlet.errors import GauntletError
+from gauntlet.report.tables import outcomes_table
 from gauntlet.servers import apache
 from gauntlet.servers.apache import start_apache
 from gauntlet.servers.spec import ServerSpec
+from gauntlet.units import format_count
 from tests.conftest import Start, require_available
 from tests.helpers.logs import access_log_lines
 
@@ -62,5 +67,9 @@ def test_requests_lost_to_closed_keep_alive_connections_are_sent_again(server: S
     assert (result["responses"], result["errors_total"]) == (requests, 0), result["errors"]
     assert result["stale_resent"] > 0
     lines = access_log_lines(instance, requests)
-    assert len(lines) == requests
+    assert len(lines) == requests, "each request processed once"
     assert len({line.split()[0] for line in lines}) == result["connections_opened"]
+    shown = Console(file=io.StringIO(), width=120)
+    shown.print(outcomes_table(result))
+    row = next(line.split() for line in shown.file.getvalue().splitlines() if "stale keep-alive" in line)
+    assert row[-1] == format_count(result["stale_resent"])
