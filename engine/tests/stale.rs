@@ -75,7 +75,8 @@ fn a_lost_post_a_partial_answer_and_a_second_loss_are_errors() {
     let post = run_one_connection(&closing, r#""requests": 3, "method": "POST""#);
     assert_eq!((post.responses, errors_of(&post), post.stale_resent), (2, vec![("reset", 1)], 0));
 
-    let partial = Peer::start(|s, c| answer_once_then_close(s, c, false, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhe"));
+    let partial =
+        Peer::start(|s, c| answer_once_then_close(s, c, false, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhe"));
     let result = run_one_connection(&partial, r#""requests": 3"#);
     assert_eq!((result.responses, errors_of(&result), result.stale_resent), (2, vec![("truncated", 1)], 0));
 
