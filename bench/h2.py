@@ -42,6 +42,7 @@ from gauntlet.lab.calibrate import (
     server_cpu_s,
     write_samples,
 )
+from gauntlet.lab.peer_cipher import h2load_cipher
 from gauntlet.plan import Plan, TlsSettings
 from gauntlet.servers.base import write_docroot
 from gauntlet.servers.tls_pin import SUITES
@@ -123,7 +124,7 @@ def argv(tool: str, url: str, args: argparse.Namespace) -> list[str]:
             f"-c{args.connections}",
             f"-m{args.streams}",
             f"-D{args.duration}",
-            *peer_cipher(args.cipher),
+            *h2load_cipher(args.cipher),
             url,
         ]
     plan = Plan(
@@ -136,14 +137,6 @@ def argv(tool: str, url: str, args: argparse.Namespace) -> list[str]:
         tls=None if args.cipher is None else TlsSettings(cipher=args.cipher),
     )
     return [sys.executable, "-m", "gauntlet.lab.calibrate", json.dumps(plan.engine_json())]
-
-
-def peer_cipher(iana_name: str | None) -> list[str]:
-    """h2load's option pinning one suite: its OpenSSL name for TLS 1.2, `--tls13-ciphers` for TLS 1.3."""
-    if iana_name is None:
-        return []
-    suite = SUITES[iana_name]
-    return [f"--tls13-ciphers={suite.openssl}"] if suite.version == "1.3" else [f"--ciphers={suite.openssl}"]
 
 
 def negotiated(tool: str, stdout: str) -> str:

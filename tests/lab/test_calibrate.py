@@ -140,6 +140,34 @@ def test_calibrate_against_the_builtin_server_gives_a_finite_ratio_per_peer(tmp_
     assert "ratios: gauntlet / tool within each round" in " ".join(done.stdout.split())
 
 
+def test_calibrate_on_https_pins_every_tool_to_the_suite_wrk_agrees_on(tmp_path: Path) -> None:
+    """wrk speaks OpenSSL's default order (AES-256 first), the engine AES-128 first: the suite
+    `openssl s_client` (OpenSSL's defaults, as wrk) agrees on is the one the engine then speaks."""
+    from gauntlet.servers.builtin import start_builtin
+    from gauntlet.servers.tls_pin import SUITES
+
+    require_installed("wrk", "wrk" in installed_peers(), "apt-get install wrk")
+    out = tmp_path / "calibration.json"
+    with start_builtin(tls=True) as server:
+        address = server.url.removeprefix("https://").rstrip("/")
+        probe = subprocess.run(
+            ["openssl", "s_client", "-connect", address], input="", capture_output=True, text=True, timeout=30, check=False
+        )
+        openssl_name = probe.stdout.split("Cipher is ", 1)[1].split()[0]
+        (wrk_suite,) = [suite.iana for suite in SUITES.values() if suite.openssl == openssl_name]
+        url = f"{server.url}webtest.html"
+        done = run_cli("calibrate", url, "--rounds", "1", "-d", "1s", "-c", "4", "--json", out, "--no-store", timeout_s=120)
+        engine = subprocess.run(
+            argv(ENGINE, Load(url, connections=1, threads=1, duration_s=1, cipher=wrk_suite)),
+            capture_output=True, text=True, timeout=60, check=True,
+        )
+    assert done.code == 0, done.stderr
+    assert json.loads(out.read_text())["load"]["cipher"] == wrk_suite
+    assert f"every tool on {wrk_suite}" in " ".join(done.stdout.split())
+    negotiated = json.loads(engine.stdout)["negotiated"]["tls_cipher"]
+    assert negotiated.replace("TLS13_", "TLS_", 1) == wrk_suite
+
+
 def test_calibrate_without_any_peer_says_what_to_install() -> None:
     done = subprocess.run(
         [*GAUNTLET, "calibrate", "--rounds", "1", "-d", "1s"],

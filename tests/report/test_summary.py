@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.console import Console
 
 from gauntlet.report.points import grid_points
-from gauntlet.report.tables import print_summary
+from gauntlet.report.tables import print_summary, worker_count
 from gauntlet.store import Store
 from gauntlet.units import format_count
 from tests.helpers.cli_process import run_cli
@@ -74,3 +74,11 @@ def test_report_of_an_empty_database_says_so(tmp_path: Path) -> None:
     out = tmp_path / "empty.html"
     assert run_cli("report", "-o", out, "--db", path).code == 0
     assert "No chart: the run has no measured case yet." in out.read_text()
+
+
+def test_the_setup_line_puts_the_worker_unit_in_the_count_s_number() -> None:
+    assert worker_count(1, "processes") == "1 process"
+    assert worker_count(2, "processes") == "2 processes"
+    assert worker_count(1, "threads (GOMAXPROCS)") == "1 thread (GOMAXPROCS)"
+    assert worker_count(1, "schedulers") == "1 scheduler"
+    assert worker_count(1_000, "threads (at most)") == "1,000 threads (at most)"

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gauntlet.model.loadfile import LoadFile
 
 
 @dataclass
@@ -22,6 +26,11 @@ class Capacity:
 def highest_level(start: int, max_probes: int) -> int:
     """The highest level a search can probe: every probe valid, doubling from `start`."""
     return max(start, 1) * 2 ** (max_probes - 1)
+
+
+def most_connections(load: LoadFile, start: int, max_probes: int) -> int:
+    """The most connections a search's probes can open at once: those of its highest level."""
+    return load.at_level(highest_level(start, max_probes)).to_plan("").all_connections()
 
 
 def search(probe: Callable[[int], bool], start: int, max_probes: int) -> Capacity:

@@ -19,6 +19,7 @@ from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStore
 from gauntlet.cli.run import DEFAULT_PATH, ServerOption, WorkersOption, check_json_destination, server_spec, write_json
 from gauntlet.errors import GauntletError
 from gauntlet.lab import calibrate
+from gauntlet.lab.peer_cipher import wrk_cipher
 from gauntlet.report.output import console
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import parse_duration_us
@@ -64,7 +65,10 @@ def calibrate_command(
     spec = server_spec(url, server, settings, http2 and url is None, DEFAULT_PATH, True, threads, http2=http2)
     with _target(url, spec, err) as (target_url, server_pids):
         # Every tool gets the same threads, and wrk refuses more threads than connections.
-        load = calibrate.Load(target_url, connections, min(threads, connections), duration_s, http2_streams=http2_streams)
+        cipher = wrk_cipher(target_url) if "wrk" in peers and target_url.startswith("https://") else None
+        load = calibrate.Load(
+            target_url, connections, min(threads, connections), duration_s, http2_streams=http2_streams, cipher=cipher
+        )
 
         def show(sample: calibrate.Sample) -> None:
             server = sample.server_us_per_request
@@ -112,7 +116,8 @@ def _target(url: str | None, spec: ServerSpec | None, console: Console) -> Itera
 
 def _table(found: dict, peers: Sequence[str], load: calibrate.Load, rounds: int) -> Table:
     table = Table(
-        title=f"{load.url}, -c {load.connections} -t {load.threads}, {rounds} rounds of {load.duration_s} s (medians)",
+        title=f"{load.url}, -c {load.connections} -t {load.threads}, {rounds} rounds of {load.duration_s} s (medians)"
+        + ("" if load.cipher is None else f", every tool on {load.cipher}"),
         caption="ratios: gauntlet / tool within each round, median over rounds; client CPU below 1: gauntlet is cheaper",
         title_justify="left", caption_justify="left", box=box.SIMPLE_HEAD, header_style="bold",
     )

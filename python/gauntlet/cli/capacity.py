@@ -68,8 +68,7 @@ def capacity_command(
                **protocol}
     spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, DEFAULT_THREADS, http2=http2)
     if spec is not None:
-        highest = capacity.highest_level(start, max_probes)
-        spec = for_connections(spec, load.at_level(highest).to_plan("").all_connections())
+        spec = for_connections(spec, capacity.most_connections(load, start, max_probes))
     stored = StoredRun(store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes)
     with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec, http2=http2) as target:
 

@@ -48,6 +48,8 @@ class Load:
     keepalive: bool = True
     #: HTTP/2 with this many streams per connection (h2 over https, h2c over http); None: HTTP/1.1.
     http2_streams: int | None = None
+    #: https: the one cipher suite (IANA name) the engine and h2load are pinned to; None: each its own order.
+    cipher: str | None = None
 
 
 @dataclass(frozen=True)
@@ -87,10 +89,12 @@ def argv(tool: str, load: Load) -> list[str]:
         # whose import would count as the engine's CPU.
         from gauntlet.plan import Plan
 
+        from gauntlet.plan import TlsSettings
+
         plan = Plan(
             url=load.url, connections=load.connections, threads=load.threads, duration_us=load.duration_s * 1_000_000,
             keepalive=load.keepalive, http_version=None if load.http2_streams is None else "2",
-            streams_per_connection=load.http2_streams,
+            streams_per_connection=load.http2_streams, tls=None if load.cipher is None else TlsSettings(cipher=load.cipher),
         )
         return [sys.executable, "-m", "gauntlet.lab.calibrate", json.dumps(plan.engine_json())]
     close = [] if load.keepalive else ["-H", "Connection: close"]
@@ -101,7 +105,12 @@ def argv(tool: str, load: Load) -> list[str]:
     if not load.keepalive:
         raise GauntletError("h2load's duration mode never ends with 'Connection: close'", "Compare without it against wrk")
     protocol = ["--h1"] if load.http2_streams is None else [f"-m{load.http2_streams}"]
-    return ["h2load", *protocol, f"-t{load.threads}", f"-c{load.connections}", f"-D{load.duration_s}", load.url]
+    from gauntlet.lab.peer_cipher import h2load_cipher
+
+    return [
+        "h2load", *protocol, *h2load_cipher(load.cipher), f"-t{load.threads}", f"-c{load.connections}",
+        f"-D{load.duration_s}", load.url,
+    ]
 
 
 def parse(tool: str, stdout: str) -> tuple[int, int, float]:

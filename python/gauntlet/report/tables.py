@@ -140,7 +140,7 @@ def setup_line(result: dict[str, Any]) -> str | None:
         return None
     parts = [f"{setup['kind']} {setup['version'] or '(version unknown)'}"]
     if setup["workers"] is not None:
-        parts.append(f"{setup['workers']} {setup['worker_unit']}")
+        parts.append(worker_count(setup["workers"], setup["worker_unit"]))
     if setup["backend"] is not None:
         parts.append(f"{setup['backend']} {setup['backend_version'] or ''}".rstrip())
     if setup["tls"]:
@@ -149,6 +149,15 @@ def setup_line(result: dict[str, Any]) -> str | None:
         parts.append(f"HTTPS {agreed}".rstrip())
     parts.append(f"config sha256 {setup['config_sha256'][:12]} ({setup['config_bytes']:,} bytes)")
     return "ran: " + ", ".join(parts) + limits_text(result)
+
+
+def worker_count(workers: int, unit: str) -> str:
+    """`2 processes`, `1 process`, `1 thread (GOMAXPROCS)`: the unit's first word agrees with the count."""
+    if workers == 1:
+        noun, _, rest = unit.partition(" ")
+        noun = noun.removesuffix("es") if noun.endswith("sses") else noun.removesuffix("s")
+        unit = f"{noun} {rest}".rstrip()
+    return f"{workers:,} {unit}"
 
 
 def limits_text(result: dict[str, Any]) -> str:

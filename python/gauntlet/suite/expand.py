@@ -159,5 +159,4 @@ def most_connections(case: Case) -> int:
     sessions = case.sessions
     if sessions.capacity_start is None:
         return sessions.plan(case.params, "").all_connections()
-    highest = capacity.highest_level(sessions.capacity_start, sessions.capacity_max_probes)
-    return sessions.load.at_level(highest).to_plan("").all_connections()
+    return capacity.most_connections(sessions.load, sessions.capacity_start, sessions.capacity_max_probes)
