@@ -13,9 +13,11 @@ use common::{plan, read_request, Counters, Peer};
 use gauntlet_engine::run::{run, RunResult};
 
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+/// How long the server holds a request it will not answer before closing.
+const HELD_MS: u64 = 20;
 
-/// Answer a connection's first request, then read the next one and close without answering:
-/// `reset` (RST, as a close with unread data sends) or a plain FIN.
+/// Answer a connection's first request, then read the next one, hold it `HELD_MS` and close
+/// after `second` (nothing: no answer): `reset` (RST, as a close with unread data sends) or a FIN.
 fn answer_once_then_close(mut stream: TcpStream, counters: &Counters, reset: bool, second: &[u8]) {
     let mut buffer = Vec::new();
     if read_request(&mut stream, &mut buffer).is_none() {
@@ -25,6 +27,7 @@ fn answer_once_then_close(mut stream: TcpStream, counters: &Counters, reset: boo
     stream.write_all(OK).unwrap();
     if read_request(&mut stream, &mut buffer).is_some() {
         counters.requests.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(HELD_MS));
         let _ = stream.write_all(second);
     }
     if reset {
@@ -65,6 +68,8 @@ fn a_request_lost_on_a_kept_alive_connection_is_sent_again() {
             assert_eq!((result.responses, result.errors_total, result.stale_resent), (5, 0, 4), "{fields}");
             // The 4 lost requests reached the server twice; each connection answered one.
             assert_eq!((peer.connections(), peer.requests(), result.connections_opened), (5, 9, 5));
+            // Their time from the first send counts, the time lost included.
+            assert!(result.service_time_us.p50 >= HELD_MS * 1000, "{:?}", result.service_time_us);
         }
     }
 }
