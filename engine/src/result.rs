@@ -84,7 +84,7 @@ pub struct RunResult {
     /// MPM closes idle connections while its workers are busy) and that were sent again on a new
     /// connection, once, as browsers do (RFC 9112 §9.3.1); each counted once in `requests` when it
     /// ends, its latency from the first send. A resend is not an error (wrk counts these as
-    /// `reset` errors), but one that fails again, a connection's first request, a partial answer
+    /// read errors), but one that fails again, a connection's first request, a partial answer
     /// or a POST still fails as before. 0 in results from before it was counted.
     #[serde(default)]
     pub stale_resent: u64,
