@@ -1,7 +1,7 @@
 """Gauntlet against h2load on the same nginx over HTTP/2 + TLS, rounds interleaved: requests/s and
 client CPU per request.
 
-    .venv/bin/python bench/h2.py [--rounds 3] [--duration 10] [--cipher NAME] [--sched-batch]
+    .venv/bin/python bench/h2.py [--rounds 3] [--duration 10] [--cipher NAME] [--sched-batch] [--io-batch-us N]
 
 nginx (2 workers, access log off, `http2 on`, TLS with a self-signed certificate) serves the
 standard workload from a config written to a temporary directory (the lab's nginx driver serves
@@ -9,7 +9,8 @@ HTTP/1 only). For each page (webtest.html, 168 bytes, and the 83 KB image) every
 `h2load -c100 -m10 -t2 -D{D}` and Gauntlet's engine with the same plan (100 connections x 10
 streams, 2 threads, http_version "2"), alternating which goes first; both on their default TLS
 cipher order (AES-128-GCM first), or both on `--cipher`. The table names the cipher each tool
-negotiated, and the script fails if they differ (not like for like). The CPU measuring is
+negotiated, and the script fails if they differ (not like for like). `--io-batch-us N` gives the
+engine's plan a batch window (plan `io_batch_us`; h2load has no such setting). The CPU measuring is
 `gauntlet.lab.calibrate`'s: the client's from getrusage(RUSAGE_CHILDREN) around the child process,
 nginx's from /proc. Ratios are gauntlet / h2load within a round, then the median over rounds.
 Loopback only; every run is bounded in time. Raw samples go to bench/out/h2-<time>.json.
@@ -135,6 +136,7 @@ def argv(tool: str, url: str, args: argparse.Namespace) -> list[str]:
         http_version="2",
         streams_per_connection=args.streams,
         tls=None if args.cipher is None else TlsSettings(cipher=args.cipher),
+        io_batch_us=args.io_batch_us or None,
     )
     return [sys.executable, "-m", "gauntlet.lab.calibrate", json.dumps(plan.engine_json())]
 
@@ -173,6 +175,7 @@ def table(samples: dict[str, list[Sample]], ciphers: dict[tuple[str, str], set[s
         (
             f"nginx 2 workers, HTTP/2 over TLS, -c{args.connections} -m{args.streams} -t{args.threads}, "
             f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
+            + (f"; gauntlet with io_batch_us {args.io_batch_us} (h2load has no such setting)" if args.io_batch_us else "")
         ),
         "",
         "| page | tool | req/s | / h2load | client µs/req | / h2load | nginx µs/req | errors | negotiated |",
@@ -212,9 +215,17 @@ def main() -> None:
     parser.add_argument(
         "--sched-batch", action="store_true", help="run both tools under SCHED_BATCH (chrt --batch 0): see bench/README.md"
     )
+    parser.add_argument(
+        "--io-batch-us",
+        type=int,
+        default=0,
+        help="the engine's batch window, µs (plan io_batch_us; 0: none): see bench/README.md",
+    )
     args = parser.parse_args()
     if args.rounds < 1 or args.duration < 1:
         parser.error("--rounds and --duration must be at least 1")
+    if args.io_batch_us < 0:
+        parser.error("--io-batch-us must be 0 (no window) or more")
     needed = [(PEER, "nghttp2-client"), ("nginx", "nginx")] + ([("chrt", "util-linux")] if args.sched_batch else [])
     for binary, package in needed:
         if shutil.which(binary) is None:

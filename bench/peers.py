@@ -1,15 +1,15 @@
 """Gauntlet against wrk and the floor on the same nginx, rounds interleaved: requests/s and CPU per request.
 
-    .venv/bin/python bench/peers.py [--rounds 3] [--duration 10] [--modes keep-alive,image]
+    .venv/bin/python bench/peers.py [--rounds 3] [--duration 10] [--modes keep-alive,image] [--engines NAMES]
 
 nginx (2 workers, access log off) serves the standard workload on 127.0.0.1. For each mode
 (keep-alive on the 168 B webtest.html, a new connection per request, keep-alive over HTTPS with
 nginx's TLS 1.2/1.3 and a self-signed certificate, keep-alive on the 83 KB image_large.jpg) every
 round runs the floor (bench/floor/floor.c, built here with cc: the cheapest HTTP/1.1 client through
-the socket API), wrk, and Gauntlet's engine on epoll, on io_uring (plan io: "uring"; not over
-https) and on io_uring with a batch window (io_batch_us; keep-alive modes only) with the same
-connections, threads and duration, the order reversed every other round. The
-measuring is
+the socket API), wrk, and Gauntlet's engine on epoll, on epoll with a batch window (plan
+io_batch_us), on io_uring (plan io: "uring"; not over https) and on io_uring with the window
+(plain keep-alive modes only) with the same connections, threads and duration, the order reversed
+every other round; `--engines` runs some of the engine's four only. The measuring is
 `gauntlet.lab.calibrate`'s (the same as `gauntlet calibrate`): requests/s from each tool's report,
 the client's CPU from getrusage(RUSAGE_CHILDREN) around the child process (the engine runs as
 `python -m gauntlet.lab.calibrate`), nginx's CPU from /proc of its master and workers. Ratios are
@@ -24,7 +24,7 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -40,11 +40,13 @@ MODES = {
     "image": "image_large.jpg",
 }
 FLOOR = "floor"
+ENGINE_BATCH = "gauntlet-batch"
 ENGINE_URING = "gauntlet-uring"
 ENGINE_URING_BATCH = "gauntlet-uring-batch"
-#: The batch window of ENGINE_URING_BATCH: a latency may read up to this late.
+#: The batch window of ENGINE_BATCH and ENGINE_URING_BATCH: a latency may read up to this late.
 BATCH_US = 200
-TOOLS = (FLOOR, "wrk", ENGINE, ENGINE_URING, ENGINE_URING_BATCH)
+ENGINES = (ENGINE, ENGINE_BATCH, ENGINE_URING, ENGINE_URING_BATCH)
+TOOLS = (FLOOR, "wrk", *ENGINES)
 OUT_DIR = Path(__file__).parent / "out"
 FLOOR_SOURCE = Path(__file__).parent / "floor" / "floor.c"
 FLOOR_BINARY = OUT_DIR / "floor"
@@ -72,11 +74,12 @@ def engine_argv_with(**fields: object) -> Callable[[Load], list[str]]:
     return engine_argv
 
 
-def tools_for(mode: str) -> tuple[str, ...]:
+def tools_for(mode: str, engines: Sequence[str] = ENGINES) -> tuple[str, ...]:
     """io_uring carries plain http:// only (over https the engine would fall back to epoll), and a
-    connection per request runs on epoll: a batch window there would measure epoll again."""
+    connection per request runs on epoll: io_uring with a window there would measure epoll with
+    the window again."""
     left_out = {"https": {ENGINE_URING, ENGINE_URING_BATCH}, "no-keep-alive": {ENGINE_URING_BATCH}}.get(mode, set())
-    return tuple(tool for tool in TOOLS if tool not in left_out)
+    return tuple(tool for tool in TOOLS if tool not in left_out and (tool in engines or tool not in ENGINES))
 
 
 def floor_argv(load: Load) -> list[str]:
@@ -96,19 +99,19 @@ def client_us_per_request(sample: Sample) -> float:
     return sample.client_us_per_request
 
 
-def table(samples: dict[str, list[Sample]], args: argparse.Namespace) -> str:
+def table(samples: dict[str, list[Sample]], args: argparse.Namespace, engines: Sequence[str]) -> str:
     lines = [
         (
             f"nginx 2 workers, webtest.html, -c{args.connections} -t{args.threads}, "
             f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds; "
-            f"{ENGINE_URING_BATCH}: io_batch_us {BATCH_US}"
+            f"{ENGINE_BATCH} and {ENGINE_URING_BATCH}: io_batch_us {BATCH_US}"
         ),
         "",
         "| mode | tool | req/s | / wrk | client µs/req | / wrk | / floor | nginx µs/req | errors |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for mode, measured in samples.items():
-        for tool in tools_for(mode):
+        for tool in tools_for(mode, engines):
             m = medians(measured, tool)
             lines.append(
                 f"| {mode} | {tool} | {m['requests_per_s']:,.0f} | "
@@ -127,17 +130,23 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
+    parser.add_argument(
+        "--engines", default=",".join(ENGINES), help=f"the engine's runs, comma-separated, of {', '.join(ENGINES)}"
+    )
     args = parser.parse_args()
-    modes = args.modes.split(",")
+    modes, engines = args.modes.split(","), args.engines.split(",")
     if args.rounds < 1 or args.duration < 1:
         parser.error("--rounds and --duration must be at least 1")
     if unknown := set(modes) - set(MODES):
         parser.error(f"unknown mode {', '.join(sorted(unknown))}: choose among {', '.join(MODES)}")
+    if unknown := set(engines) - set(ENGINES):
+        parser.error(f"unknown engine run {', '.join(sorted(unknown))}: choose among {', '.join(ENGINES)}")
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install wrk")
     build_floor()
     extra_tools = {
         FLOOR: floor_argv,
+        ENGINE_BATCH: engine_argv_with(io_batch_us=BATCH_US),
         ENGINE_URING: engine_argv_with(io="uring"),
         ENGINE_URING_BATCH: engine_argv_with(io="uring", io_batch_us=BATCH_US),
     }
@@ -158,9 +167,9 @@ def main() -> None:
                     file=sys.stderr,
                 )
 
-            samples[mode] = run_rounds(load, tools_for(mode), args.rounds, server.pids(), show, extra_tools)
+            samples[mode] = run_rounds(load, tools_for(mode, engines), args.rounds, server.pids(), show, extra_tools)
     out_path = write_samples(OUT_DIR, "peers", samples)
-    print(table(samples, args))
+    print(table(samples, args, engines))
     print(f"\nraw samples: {out_path}")
 
 

@@ -121,7 +121,8 @@ class Plan(_Strict):
     keepalive: bool | None = None
     #: The load threads' socket I/O: "epoll" (the engine's default) or "uring" (io_uring, plain http://).
     io: Literal["epoll", "uring"] | None = None
-    #: io_uring only: µs a wait may hold completions back to gather more (latency may read that late); 0: none.
+    #: µs a load thread's wait may hold responses back to gather more (latency may read that late), on
+    #: epoll or io_uring; 0: none.
     io_batch_us: int | None = None
     tls: TlsSettings | None = None
     calls_per_connection: int | None = None

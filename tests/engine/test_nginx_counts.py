@@ -35,6 +35,8 @@ def plan(url: str, **fields: object) -> engine.Plan:
         ("no keep-alive", {"requests": 600, "keepalive": False}, range(600, 601)),
         ("10 calls per connection", {"requests": 1000, "calls_per_connection": 10}, range(100, 109)),
         ("HTTP/1.0 keep-alive", {"requests": 500, "http_version": "1.0"}, range(8, 9)),
+        # One thread: its 8 requests in flight are enough for the window to nap (6 or more).
+        ("keep-alive, batch window", {"requests": 3000, "threads": 1, "io_batch_us": 500}, range(8, 9)),
     ],
 )
 def test_engine_counts_equal_the_access_log(

@@ -2,6 +2,7 @@
 //! Closed -> [WaitingToConnect ->] Connecting -> Writing -> Reading -> (next request: Writing | Closed)
 
 pub mod backoff;
+pub mod batch;
 pub mod tcp;
 pub mod tls;
 pub mod transport;

@@ -19,7 +19,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::transport::Transport;
-use super::Conn;
+use super::{batch, Conn};
 
 /// How the load threads talk to their sockets.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -44,10 +44,6 @@ const COMPLETION_ENTRIES: u32 = 16 * 1024;
 const BUFFER_COUNT: u16 = 16;
 const BUFFER_BYTES: usize = 128 * 1024;
 const BUFFER_GROUP: u16 = 0;
-
-/// Under a batch window a wait asks for the completions of one in this many requests in flight
-/// (with a 200 µs window, 0.56 of the floor's CPU per request on keep-alive: bench/README.md).
-const BATCH_SHARE: usize = 3;
 
 /// What a completion was for, in the low bits of its user data.
 const RECV: u64 = 0;
@@ -392,7 +388,7 @@ pub fn wait(
         let args = types::SubmitArgs::new().timespec(&timespec);
         let (wanted, args) = match ring.batch_us {
             0 => (1, args),
-            batch_us => (ring.queued_sends + (in_flight / BATCH_SHARE).max(1), args.min_wait_usec(batch_us)),
+            batch_us => (ring.queued_sends + batch::wanted(in_flight), args.min_wait_usec(batch_us)),
         };
         ring.queued_sends = 0;
         match ring.ring.submitter().submit_with_args(wanted, &args) {
@@ -476,7 +472,7 @@ pub fn ring_for(io: Io, tls: bool, connections: usize, batch_us: u64) -> Result<
         (Io::Uring, true) => Err("io_uring carries plain http:// only: https runs on epoll".into()),
         (Io::Uring, false) => {
             Ring::new(connections, u32::try_from(batch_us).unwrap_or(u32::MAX)).map(Some).map_err(|e| match e.kind() {
-                io::ErrorKind::Unsupported => format!("{e}: running on epoll; drop io_batch_us on this kernel"),
+                io::ErrorKind::Unsupported => format!("{e}: running on epoll, which keeps the window"),
                 _ => format!(
                     "io_uring is unavailable ({e}): running on epoll; check kernel.io_uring_disabled and seccomp"
                 ),

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 mod h2;
 
 use crate::clock::now_us;
+use crate::conn::batch;
 use crate::conn::tls::TlsNegotiated;
 use crate::conn::transport::{TlsStream, Transport};
 use crate::conn::uring::{self, Io, Ring};
@@ -67,7 +68,7 @@ pub struct Shared {
     pub keepalive: bool,
     /// epoll or io_uring.
     pub io: Io,
-    /// io_uring: how long a wait may hold completions back to gather more (µs); 0: not at all.
+    /// How long a wait may hold responses back to gather more (µs; `conn::batch`); 0: not at all.
     pub io_batch_us: u64,
     pub calls_per_connection: Option<u64>,
     pub timeout_us: u64,
@@ -204,6 +205,9 @@ impl Worker {
             },
             Err(reason) => (Io::Epoll, Some(reason)),
         };
+        if self.shared.io_batch_us > 0 {
+            batch::exact_timers();
+        }
         let (cpu_start_us, wait_start_us) = (thread_cpu_us(), thread_cpu_wait_us());
         self.window = self.windows(start_us);
         self.recorder.measure_from(self.window.measure_start_us);
@@ -233,9 +237,10 @@ impl Worker {
             let wake_us = next_second_us.min(self.window.run_end_us).min(next_scan_us).min(now + MAX_WAIT_US);
             // The ring's wait times out to the nanosecond: it wakes itself for the next send, where
             // the timer would reach it through epoll and a poll on the ring.
-            let wake_us = if uring::installed() { wake_us.min(due_us.unwrap_or(u64::MAX)) } else { wake_us };
+            let next_us = wake_us.min(due_us.unwrap_or(u64::MAX));
+            let wake_us = if uring::installed() { next_us } else { wake_us };
             let wait = Duration::from_micros(wake_us.saturating_sub(now));
-            self.wait(&mut events, wait);
+            self.wait(&mut events, wait, Duration::from_micros(next_us.saturating_sub(now)));
             let now = now_us();
             self.recorder.roll(now);
             for event in events.iter() {
@@ -285,7 +290,9 @@ impl Worker {
     }
 
     /// Wait for events: epoll's, or on the ring its completions and (polled through it) epoll's.
-    fn wait(&mut self, events: &mut Events, wait: Duration) {
+    /// Under a batch window epoll's wait first naps (never past `until_next`, the next send, tick
+    /// or end) and collects what came meanwhile; it blocks as usual only when nothing did.
+    fn wait(&mut self, events: &mut Events, wait: Duration, until_next: Duration) {
         let polled = if uring::installed() {
             let epoll_fd = self.poll.as_raw_fd();
             let epoll_ready = uring::wait(epoll_fd, wait, self.busy, &mut self.conns, &mut self.ring_ready)
@@ -297,7 +304,16 @@ impl Worker {
                 Ok(())
             }
         } else {
-            self.poll.poll(events, Some(wait))
+            let nap = batch::epoll_nap(self.shared.io_batch_us, self.busy, until_next);
+            if nap.is_zero() {
+                self.poll.poll(events, Some(wait))
+            } else {
+                std::thread::sleep(nap);
+                match self.poll.poll(events, Some(Duration::ZERO)) {
+                    Ok(()) if events.is_empty() => self.poll.poll(events, Some(wait.saturating_sub(nap))),
+                    polled => polled,
+                }
+            }
         };
         if let Err(e) = polled {
             assert_eq!(e.kind(), io::ErrorKind::Interrupted, "epoll_wait failed: {e}");

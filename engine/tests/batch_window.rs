@@ -1,0 +1,91 @@
+//! The batch window (plan `io_batch_us`) on epoll: HTTP/1 and HTTP/2, plain and TLS, count
+//! exactly; a response is held back by about the window and not much more; a constant rate keeps
+//! its schedule under it.
+
+mod common;
+#[path = "common/h2_peer.rs"]
+#[allow(dead_code)]
+mod h2_peer;
+
+use std::net::TcpStream;
+
+use common::{Counters, Peer};
+use gauntlet_engine::plan::{Io, Plan};
+use gauntlet_engine::run::{run, RunResult};
+use gauntlet_engine::server::{serve as serve_builtin, ServeConfig};
+use h2_peer::{serve, serve_tls, Behaviour};
+
+const WINDOW_US: u64 = 2_000;
+/// What a latency may read beyond the window on a shared, loaded machine (a nap that ran to the
+/// loop's next tick instead, up to 100 ms, would exceed it).
+const SLACK_US: u64 = 25_000;
+const REQUESTS: u64 = 2_000;
+
+fn h2c(stream: TcpStream, counters: &Counters) {
+    let _ = serve(stream, counters, Behaviour::Normal);
+}
+
+fn h2_tls(stream: TcpStream, counters: &Counters) {
+    let _ = serve_tls(stream, counters, Behaviour::Normal);
+}
+
+/// A run on epoll (whatever GAUNTLET_TEST_IO says) with the window: one thread, so that its 8
+/// requests in flight are enough to batch.
+fn windowed(url: &str, fields: &str) -> RunResult {
+    let json =
+        format!(r#"{{"url": "{url}", "threads": 1, "requests": {REQUESTS}, "io_batch_us": {WINDOW_US}, {fields}}}"#);
+    let mut plan = Plan::from_json(&json).unwrap();
+    plan.io = Io::Epoll;
+    run(plan).unwrap()
+}
+
+fn check(what: &str, result: &RunResult, served: u64) {
+    assert_eq!((result.responses, result.errors_total, served), (REQUESTS, 0, REQUESTS), "{what}: {:?}", result.errors);
+    assert_eq!(result.client.io, Io::Epoll, "{what}");
+    let latency = &result.latency_us;
+    // Every request waits out most of a window (a loopback answer takes ~0.1 ms without one).
+    assert!(latency.p50 >= WINDOW_US / 2, "{what}: the window held nothing back: p50 {} µs", latency.p50);
+    assert!(latency.p90 <= WINDOW_US + SLACK_US, "{what}: read later than the window: p90 {} µs", latency.p90);
+}
+
+#[test]
+fn http1_plain_and_tls_count_exactly_under_a_window() {
+    for tls in [false, true] {
+        let server = serve_builtin(&ServeConfig { threads: 1, tls, ..ServeConfig::default() }).unwrap();
+        let scheme = if tls { "https" } else { "http" };
+        let url = format!("{scheme}://127.0.0.1:{}/webtest.html", server.local_addr().port());
+        let result = windowed(&url, r#""connections": 8"#);
+        let served = server.stats().requests;
+        server.stop();
+        check(scheme, &result, served);
+    }
+}
+
+#[test]
+fn http2_h2c_and_tls_count_exactly_under_a_window() {
+    for (scheme, handler) in [("http", h2c as common::Handler), ("https", h2_tls)] {
+        let peer = Peer::start(handler);
+        let url = peer.url("/page.html").replace("http://", &format!("{scheme}://"));
+        let result = windowed(&url, r#""http_version": "2", "connections": 2, "streams_per_connection": 4"#);
+        check(&format!("h2 {scheme}"), &result, peer.requests());
+    }
+}
+
+#[test]
+fn a_constant_rate_keeps_its_schedule_under_a_window() {
+    // Each response is held 20 ms: at 1,000/s about 20 requests are in flight, so the thread
+    // naps; a nap must end at the next send, 1 ms away, not after the 10 ms window (sends would
+    // then lag by 5 ms in the median). Sends lag more on a loaded machine with or without a window.
+    let server = serve_builtin(&ServeConfig { threads: 1, ..ServeConfig::default() }).unwrap();
+    let url = format!("http://{}/webtest.html?delay_ms=20", server.local_addr());
+    let json = format!(
+        r#"{{"url": "{url}", "threads": 1, "connections": 60, "rate_per_s": 1000, "duration_us": 1000000, "io_batch_us": 10000}}"#
+    );
+    let result = run(Plan::from_json(&json).unwrap()).unwrap();
+    server.stop();
+    let schedule = result.schedule.as_ref().unwrap();
+    assert_eq!((result.errors_total, schedule.unsent), (0, 0), "{:?}", result.errors);
+    assert!((950..=1050).contains(&result.responses), "{} responses at 1,000/s for 1 s", result.responses);
+    assert!(schedule.send_lag_us.p50 < 1_500, "sends lag the schedule: {:?}", schedule.send_lag_us);
+    assert!(result.latency_us.p50 >= 20_000, "p50 {} µs under a 20 ms delay", result.latency_us.p50);
+}
