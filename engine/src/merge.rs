@@ -214,6 +214,7 @@ pub fn merge_results(plan: &Plan, results: &[&RunResult]) -> Result<RunResult, P
         connects_failed: sum(|r| r.connects_failed),
         connect_retries: sum(|r| r.connect_retries),
         goaway_resent: sum(|r| r.goaway_resent),
+        stale_resent: sum(|r| r.stale_resent),
         unanswered: UnansweredResult::merge(results.iter().map(|r| &r.unanswered)),
         requests_per_s: per_second(responses, elapsed_us),
         bytes_in_per_s: per_second(bytes_in, elapsed_us),

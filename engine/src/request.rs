@@ -22,7 +22,13 @@ pub struct EncodedRequest {
     pub h2: Option<H2Request>,
     /// Which target it goes to: 0 the plan's URL, 1 the sessions' https_url.
     pub target: usize,
+    /// Its method is idempotent (RFC 9110 §9.2.2): it may be sent again after a connection that
+    /// closed before any byte of its answer.
+    pub idempotent: bool,
 }
+
+/// The methods RFC 9110 §9.2.2 defines as idempotent.
+const IDEMPOTENT_METHODS: [&str; 6] = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"];
 
 /// Sent with revalidations of embedded resources, as a browser with a cached copy would.
 pub const IF_MODIFIED_SINCE: (&str, &str) = ("If-Modified-Since", "Tue, 01 Nov 2011 00:00:00 GMT");
@@ -65,6 +71,7 @@ impl EncodedRequest {
     ) -> EncodedRequest {
         let RequestLine { method, path } = line;
         let is_head = method.eq_ignore_ascii_case("HEAD");
+        let idempotent = IDEMPOTENT_METHODS.iter().any(|m| method.eq_ignore_ascii_case(m));
         if plan.http_version == HttpVersion::Http2 {
             let scheme = if target.tls { "https" } else { "http" };
             let mut headers = plan.headers.clone();
@@ -77,6 +84,7 @@ impl EncodedRequest {
                 expect: None,
                 h2: Some(h2),
                 target: 0,
+                idempotent,
             };
         }
         let http10 = plan.http_version == HttpVersion::Http10;
@@ -107,7 +115,7 @@ impl EncodedRequest {
         };
         let reuse = if http10 { encode(Some("keep-alive")) } else { encode(None) };
         let last = encode(Some("close"));
-        EncodedRequest { reuse, last, is_head, expect: None, h2: None, target: 0 }
+        EncodedRequest { reuse, last, is_head, expect: None, h2: None, target: 0, idempotent }
     }
 }
 

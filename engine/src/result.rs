@@ -79,6 +79,15 @@ pub struct RunResult {
     /// too. 0 for HTTP/1 and in results from before it was counted.
     #[serde(default)]
     pub goaway_resent: u64,
+    /// HTTP/1: requests with an idempotent method (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) that a
+    /// kept-alive connection lost (closed or reset before any byte of the answer, as Apache's event
+    /// MPM closes idle connections while its workers are busy) and that were sent again on a new
+    /// connection, once, as browsers do (RFC 9112 §9.3.1); each counted once in `requests` when it
+    /// ends, its latency from the first send. A resend is not an error (wrk counts these as
+    /// read errors), but one that fails again, a connection's first request, a partial answer
+    /// or a POST still fails as before. 0 in results from before it was counted.
+    #[serde(default)]
+    pub stale_resent: u64,
     /// Requests not answered by the measured interval's end (those begun in it, and those begun in
     /// the warm-up and still in flight), by stage, with ages.
     pub unanswered: UnansweredResult,
@@ -458,6 +467,7 @@ pub fn merge(
         connects_failed: sum(|r| r.connects_failed),
         connect_retries: sum(|r| r.connect_retries),
         goaway_resent: sum(|r| r.goaway_resent),
+        stale_resent: sum(|r| r.stale_resent),
         unanswered: UnansweredResult::of(recorders.iter().map(|r| &r.unanswered)),
         requests_per_s: per_s(responses),
         bytes_in_per_s: per_s(bytes_in),

@@ -1,17 +1,24 @@
 """The Apache driver against the real apache2, beyond the contract every kind meets
-(test_contract.py, test_backends.py): what Apache itself refuses, and a missing module."""
+(test_contract.py, test_backends.py): what Apache itself refuses, a missing module, and the event
+MPM closing kept-alive connections under load."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from gauntlet import engine
 from gauntlet.errors import GauntletError
+from gauntlet.report.tables import outcomes_table
 from gauntlet.servers import apache
 from gauntlet.servers.apache import start_apache
 from gauntlet.servers.spec import ServerSpec
+from gauntlet.units import format_count
 from tests.conftest import Start, require_available
+from tests.helpers.logs import access_log_lines
 
 
 def test_access_log_counts_the_requests_on_each_connection(server: Start) -> None:
@@ -47,3 +54,22 @@ def test_a_missing_module_is_a_one_line_error_with_the_log_tail(tmp_path: Path) 
         start_apache(ServerSpec("apache-prefork"), modules=tmp_path, ready_timeout_s=5)
     message = str(raised.value)
     assert "\n" not in message and "Cannot load" in message and "No such file or directory" in message
+
+
+def test_requests_lost_to_closed_keep_alive_connections_are_sent_again(server: Start) -> None:
+    """The lab's apache-event (2 processes of 25 threads) at 100 connections closes idle kept-alive
+    connections while its workers are busy, racing the next request on them: those requests are
+    sent again on a new connection, not errors, and Apache logs each request once."""
+    instance = server("apache-event", access_log=True)
+    requests = 30_000
+    plan = {"url": f"{instance.url}webtest.html", "connections": 100, "threads": 2, "requests": requests}
+    result = engine.run(plan).result
+    assert (result["responses"], result["errors_total"]) == (requests, 0), result["errors"]
+    assert result["stale_resent"] > 0
+    lines = access_log_lines(instance, requests)
+    assert len(lines) == requests, "each request processed once"
+    assert len({line.split()[0] for line in lines}) == result["connections_opened"]
+    shown = Console(file=io.StringIO(), width=120)
+    shown.print(outcomes_table(result))
+    row = next(line.split() for line in shown.file.getvalue().splitlines() if "stale keep-alive" in line)
+    assert row[-1] == format_count(result["stale_resent"])

@@ -166,6 +166,20 @@ impl Conn {
         self.composed.extend_from_slice(&request[head_end..]);
     }
 
+    /// The request ended as `outcome` because the server closed a kept-alive connection as the
+    /// request went out on it, before any byte of an answer (RFC 9112 §9.3.1): one with an
+    /// `idempotent` method may be sent again on a new connection. Only once: there it is the
+    /// connection's first request, whose failure is the server's answer.
+    pub fn is_stale(&self, outcome: Outcome, idempotent: bool) -> bool {
+        let reused = self.calls > 1;
+        idempotent && reused && self.bytes_in == 0 && outcome == Err(ErrorKind::Reset)
+    }
+
+    /// Between requests: the server closed the connection (`reported`: the readiness event said so).
+    pub fn closed_by_peer(&self, reported: bool) -> bool {
+        reported || self.stream.as_ref().is_some_and(Transport::closed_by_peer)
+    }
+
     /// Drop the socket (closing it) and forget per-connection state; the phase is the caller's.
     pub fn disconnect(&mut self) {
         self.stream = None;
@@ -215,6 +229,11 @@ impl Conn {
         });
         let step = match (fed, read) {
             (Err(kind), _) => Step::Ended { outcome: Err(kind), reusable: false },
+            // The server closed after its answer: the FIN raises no further event.
+            (Ok(Some(Step::Ended { outcome, reusable })), _) => {
+                let open = !peer_closed && !stream.closed_by_peer();
+                Step::Ended { outcome, reusable: reusable && open }
+            }
             (Ok(Some(step)), _) => step,
             (Ok(None), Ok(ReadEnd::Closed)) => Step::Ended { outcome: self.parser.finish_at_close(), reusable: false },
             (Ok(None), Ok(_)) => Step::Wait,

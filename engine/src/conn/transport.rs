@@ -85,6 +85,12 @@ impl Transport {
         }
     }
 
+    /// On the ring: the peer's end of stream (or an error) has arrived. Over epoll the readiness
+    /// event tells instead.
+    pub fn closed_by_peer(&self) -> bool {
+        matches!(self, Transport::Ring(ring) if ring.closed_by_peer())
+    }
+
     /// Read what has arrived until the socket is drained, the stream ends or `take` returns false,
     /// handing `take` each piece as it comes: a read into `scratch` from a socket, rustls's
     /// plaintext in place under TLS (what `take` stopped before is kept for the next call), the

@@ -277,6 +277,10 @@ impl RingStream {
         }
     }
 
+    pub fn closed_by_peer(&self) -> bool {
+        self.eof || self.error.is_some()
+    }
+
     /// Hand the next received buffer (what is left of it) to `take` in place, then recycle it.
     pub fn read_with(&mut self, take: impl FnOnce(&[u8])) -> io::Result<usize> {
         let Some((bid, n)) = self.inbox.pop_front() else { return self.nothing_waiting() };

@@ -85,6 +85,9 @@ pub struct Recorder {
     pub connect_retries: u64,
     /// HTTP/2: requests a graceful GOAWAY left unprocessed, sent again on a new connection.
     pub goaway_resent: u64,
+    /// HTTP/1: requests sent again on a new connection after a kept-alive one closed before any
+    /// byte of their answer.
+    pub stale_resent: u64,
     /// Requests begun in the measured interval and unanswered at its end.
     pub unanswered: UnansweredAges,
     /// Under a rate: requests due in the measured interval that were never started.
@@ -120,6 +123,7 @@ impl Recorder {
             connects_failed: 0,
             connect_retries: 0,
             goaway_resent: 0,
+            stale_resent: 0,
             unanswered: UnansweredAges::default(),
             unsent: 0,
             tls_handshakes: 0,

@@ -391,6 +391,10 @@ impl Worker {
             }
         }
         match self.conns[i].phase {
+            // The server closed a kept-alive connection between requests: under edge-triggered
+            // readiness that FIN raises no event again, so a request sent on it would wait for its
+            // timeout. The next request opens a new connection.
+            Phase::Idle if self.conns[i].closed_by_peer(readiness.peer_closed) => self.conns[i].disconnect(),
             Phase::Closed | Phase::Idle | Phase::WaitingToConnect => {}
             Phase::Connecting => match self.conns[i].connected() {
                 None => {}
@@ -475,6 +479,12 @@ impl Worker {
             conn.collect_cookies(cookie_buffer);
         }
         conn.on_schedule = send.on_schedule;
+        self.dispatch(schedule, i, now);
+    }
+
+    /// Send `i`'s request on its connection, or connect it first (after any backoff).
+    fn dispatch(&mut self, schedule: &mut Schedule, i: usize, now: u64) {
+        let conn = &mut self.conns[i];
         let connected = match &self.h2 {
             Some(links) => links.is_connected(i),
             None => conn.stream.is_some(),
@@ -590,9 +600,12 @@ impl Worker {
     }
 
     /// The request on `i` ended: count it, keep or close the connection, and tell the scheduler.
+    /// One that met a stale keep-alive connection is sent again instead (`resend_stale`).
     fn end_request(&mut self, schedule: &mut Schedule, i: usize, now: u64, outcome: Outcome, reusable: bool) {
         if let Some(links) = &mut self.h2 {
             links.release(i);
+        } else if self.conns[i].is_stale(outcome, self.shared.requests[self.conns[i].request].idempotent) {
+            return self.resend_stale(schedule, i, now);
         }
         self.count(i, now, outcome);
         let conn = &mut self.conns[i];
@@ -609,6 +622,19 @@ impl Worker {
         conn.phase = Phase::Idle;
         schedule.on_free(i, now, ended, &mut self.actions);
         self.perform(schedule, now);
+    }
+
+    /// The server closed `i`'s kept-alive connection as the request went out on it (Apache's event
+    /// MPM does so to idle ones while its workers are busy): the request goes once more on a new
+    /// connection, as a browser sends it. It keeps its due time, start and deadline, so its
+    /// latency counts from the first send.
+    fn resend_stale(&mut self, schedule: &mut Schedule, i: usize, now: u64) {
+        let conn = &mut self.conns[i];
+        conn.disconnect();
+        if conn.measured && now < self.window.measure_end_us {
+            self.recorder.stale_resent += 1;
+        }
+        self.dispatch(schedule, i, now);
     }
 
     /// Fail every request that has outlived the timeout; its connection is replaced.

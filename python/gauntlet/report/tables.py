@@ -119,6 +119,9 @@ def outcomes_table(result: dict[str, Any]) -> Table:
             table.add_row(key.replace("_", " "), format_count(result[key]), style="red")
     if result.get("goaway_resent"):
         table.add_row("sent again after a graceful GOAWAY (not errors)", format_count(result["goaway_resent"]), style="dim")
+    if result.get("stale_resent"):
+        label = "sent again after a stale keep-alive connection (not errors)"
+        table.add_row(label, format_count(result["stale_resent"]), style="dim")
     return table
 
 
