@@ -44,6 +44,18 @@ def test_no_keepalive_and_calls_per_connection_reach_the_server(builtin_server: 
     assert 300 + 1 + 20 + 1 <= stats["connections_accepted"] <= 300 + 1 + 22 + 1
 
 
+def test_the_transport_and_batch_window_options_reach_the_engine(builtin_server: ServerInstance, tmp_path: Path) -> None:
+    out = tmp_path / "result.json"
+    url = f"{builtin_server.url}webtest.html"
+    done = run_cli("run", url, "-n", "3000", "-c", "20", "--io", "uring", "--io-batch", "200us", "--json", out)
+    assert done.code == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert (result["plan"]["io"], result["plan"]["io_batch_us"], result["responses"]) == ("uring", 200, 3000)
+    assert result["client"]["io"] == "uring" or result["client"]["io_fallback"], "io_uring ran, or says why not"
+    too_long = run_cli("run", url, "-n", "1", "--io-batch", "20ms")
+    assert too_long.code == 2 and "io_batch_us is 20000 µs. Give at most 10000 µs" in too_long.stderr
+
+
 def test_without_a_url_the_builtin_server_is_started_and_stopped(tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     done = run_cli("run", "-n", "2000", "-c", "4", "--json", out)

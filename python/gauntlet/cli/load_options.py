@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gauntlet.errors import GauntletError
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS, IdlePlan, Plan, TlsSettings
@@ -76,6 +76,8 @@ class LoadOptions:
     source_addresses: str | None = None
     idle: int | None = None
     idle_send_interval: str | None = None
+    io: Literal["epoll", "uring"] | None = None
+    io_batch: str | None = None
 
     def idle_plan(self) -> IdlePlan | None:
         if self.idle is None:
@@ -115,4 +117,6 @@ class LoadOptions:
             allow_remote=self.allow_remote or None,
             source_addresses=[a.strip() for a in self.source_addresses.split(",")] if self.source_addresses else None,
             idle=self.idle_plan(),
+            io=self.io,
+            io_batch_us=parse_duration_us(self.io_batch, "--io-batch") if self.io_batch else None,
         ).model_copy(update=http2_fields(self.http2, self.streams, self.http10))

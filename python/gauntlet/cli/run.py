@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -231,6 +231,13 @@ def run_command(
     idle_send_interval: Annotated[
         str | None, typer.Option("--idle-send-interval", help="--idle: send one header byte on each every D (slowloris)")
     ] = None,
+    io: Annotated[
+        Literal["epoll", "uring"] | None, typer.Option("--io", help="The engine's transport: epoll (default) or uring (io_uring; falls back to epoll where it cannot)")
+    ] = None,
+    io_batch: Annotated[
+        str | None,
+        typer.Option("--io-batch", help="Let each wait gather responses for up to D (200us; at most 10ms): less client CPU, latency read up to D late"),
+    ] = None,
     load: Annotated[Path | None, typer.Option("--load", help="Run the sessions of this load file (YAML)")] = None,
     server: ServerOption = None,
     path: Annotated[str, typer.Option("--path", help="Without a URL: the path to load")] = DEFAULT_PATH,
@@ -280,7 +287,7 @@ def run_command(
         tls_version=tls_version,
         cipher=cipher, no_tls_resumption=no_tls_resumption, timeout=timeout, warmup=warmup, method=method,
         headers=header or [], body=body, allow_remote=allow_remote, source_addresses=source_addresses, idle=idle,
-        idle_send_interval=idle_send_interval,
+        idle_send_interval=idle_send_interval, io=io, io_batch=io_batch,
     )
     plan = load_options.plan(url or "")
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
