@@ -215,6 +215,8 @@ pub fn merge_results(plan: &Plan, results: &[&RunResult]) -> Result<RunResult, P
         connect_retries: sum(|r| r.connect_retries),
         goaway_resent: sum(|r| r.goaway_resent),
         stale_resent: sum(|r| r.stale_resent),
+        unsolicited: sum(|r| r.unsolicited),
+        unsolicited_bytes: sum(|r| r.unsolicited_bytes),
         unanswered: UnansweredResult::merge(results.iter().map(|r| &r.unanswered)),
         requests_per_s: per_second(responses, elapsed_us),
         bytes_in_per_s: per_second(bytes_in, elapsed_us),

@@ -88,6 +88,16 @@ pub struct RunResult {
     /// or a POST still fails as before. 0 in results from before it was counted.
     #[serde(default)]
     pub stale_resent: u64,
+    /// HTTP/1: times bytes arrived that no request asked for: after a complete response (a server
+    /// answering twice, or ahead of the next request), or on a connection with no request
+    /// outstanding. The request answered first keeps its outcome; the connection is closed and
+    /// the next request opens a new one, so nothing is taken for another request's answer. Not
+    /// an error; 0 in results from before it was counted.
+    #[serde(default)]
+    pub unsolicited: u64,
+    /// The bytes of those arrivals that were read before the connection closed (in `bytes_in` too).
+    #[serde(default)]
+    pub unsolicited_bytes: u64,
     /// Requests not answered by the measured interval's end (those begun in it, and those begun in
     /// the warm-up and still in flight), by stage, with ages.
     pub unanswered: UnansweredResult,
@@ -468,6 +478,8 @@ pub fn merge(
         connect_retries: sum(|r| r.connect_retries),
         goaway_resent: sum(|r| r.goaway_resent),
         stale_resent: sum(|r| r.stale_resent),
+        unsolicited: sum(|r| r.unsolicited),
+        unsolicited_bytes: sum(|r| r.unsolicited_bytes),
         unanswered: UnansweredResult::of(recorders.iter().map(|r| &r.unanswered)),
         requests_per_s: per_s(responses),
         bytes_in_per_s: per_s(bytes_in),

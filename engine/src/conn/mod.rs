@@ -36,6 +36,14 @@ pub enum Phase {
 /// How a request ended.
 pub type Outcome = Result<Head, ErrorKind>;
 
+/// What `Conn::receive` read: its bytes, those of them after a complete response (not asked
+/// for), and what the read came to.
+pub struct Received {
+    pub bytes: u64,
+    pub unsolicited_bytes: u64,
+    pub step: Step,
+}
+
 /// What a read or write came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -175,11 +183,6 @@ impl Conn {
         idempotent && reused && self.bytes_in == 0 && outcome == Err(ErrorKind::Reset)
     }
 
-    /// Between requests: the server closed the connection (`reported`: the readiness event said so).
-    pub fn closed_by_peer(&self, reported: bool) -> bool {
-        reported || self.stream.as_ref().is_some_and(Transport::closed_by_peer)
-    }
-
     /// Drop the socket (closing it) and forget per-connection state; the phase is the caller's.
     pub fn disconnect(&mut self) {
         self.stream = None;
@@ -215,31 +218,62 @@ impl Conn {
         ((written - start) as u64, step)
     }
 
-    /// Read what has arrived, through `scratch`; returns the bytes read by this call.
+    /// Read what has arrived, through `scratch`. Bytes after a complete response were not asked
+    /// for (a server answering twice, or ahead): what has arrived of them is read and counted
+    /// (`unsolicited_bytes`), and the connection is not reused.
     /// `peer_closed`: the event reported the peer's FIN, which raises no further event.
-    pub fn receive(&mut self, scratch: &mut [u8], peer_closed: bool) -> (u64, Step) {
+    pub fn receive(&mut self, scratch: &mut [u8], peer_closed: bool) -> Received {
         let Some(stream) = self.stream.as_mut() else {
-            return (0, Step::Wait);
+            return Received { bytes: 0, unsolicited_bytes: 0, step: Step::Wait };
         };
-        let (mut total, mut fed) = (0u64, Ok(None));
+        let (mut bytes, mut unsolicited_bytes, mut fed) = (0u64, 0u64, Ok(None));
         let read = stream.read_with(scratch, peer_closed, |input| {
-            total += input.len() as u64;
+            bytes += input.len() as u64;
+            if let Ok(Some(_)) = fed {
+                unsolicited_bytes += input.len() as u64;
+                return true;
+            }
             fed = feed(&mut self.parser, &mut self.pending, input);
-            matches!(fed, Ok(None))
+            if let Ok(Some((_, leftover))) = fed {
+                unsolicited_bytes += leftover as u64;
+            }
+            // Read on after the response through what has arrived: what follows it in a record
+            // TLS has decrypted or a buffer the ring has received would otherwise pass for the
+            // next request's answer. It costs no system call, but after the peer's FIN (a closed
+            // connection is not reused) one more read would find the end.
+            match fed {
+                Ok(None) => true,
+                Ok(Some(_)) => !peer_closed,
+                Err(_) => false,
+            }
         });
         let step = match (fed, read) {
             (Err(kind), _) => Step::Ended { outcome: Err(kind), reusable: false },
             // The server closed after its answer: the FIN raises no further event.
-            (Ok(Some(Step::Ended { outcome, reusable })), _) => {
+            (Ok(Some((head, _))), _) => {
                 let open = !peer_closed && !stream.closed_by_peer();
-                Step::Ended { outcome, reusable: reusable && open }
+                Step::Ended { outcome: Ok(head), reusable: unsolicited_bytes == 0 && open }
             }
-            (Ok(Some(step)), _) => step,
             (Ok(None), Ok(ReadEnd::Closed)) => Step::Ended { outcome: self.parser.finish_at_close(), reusable: false },
             (Ok(None), Ok(_)) => Step::Wait,
             (Ok(None), Err(e)) => Step::Ended { outcome: Err(ErrorKind::of_transfer(&e)), reusable: false },
         };
-        (total, step)
+        Received { bytes, unsolicited_bytes, step }
+    }
+
+    /// Between requests the connection turned readable, though no request is outstanding: read
+    /// what came. Returns its bytes (a response nobody asked for, when not 0) and whether the
+    /// connection is still clean for the next request (nothing came, the peer did not close).
+    /// Under TLS only application data counts: a session ticket leaves it clean.
+    pub fn read_unasked(&mut self, scratch: &mut [u8], peer_closed: bool) -> (u64, bool) {
+        let Some(stream) = self.stream.as_mut() else { return (0, false) };
+        let mut bytes = 0u64;
+        let read = stream.read_with(scratch, peer_closed, |input| {
+            bytes += input.len() as u64;
+            true
+        });
+        let clean = bytes == 0 && matches!(read, Ok(ReadEnd::Drained)) && !stream.closed_by_peer();
+        (bytes, clean)
     }
 }
 
@@ -254,13 +288,11 @@ impl Default for Conn {
     }
 }
 
-/// Bytes left over after a complete response were not asked for: the connection is not reused.
-fn ended(head: Head, leftover: usize) -> Step {
-    Step::Ended { outcome: Ok(head), reusable: leftover == 0 }
-}
+/// A complete response, and how many bytes of the input came after it.
+type Done = Option<(Head, usize)>;
 
 /// Parse `input`, after the start of a head kept from earlier reads if there is one.
-fn feed(parser: &mut ResponseParser, pending: &mut Vec<u8>, input: &[u8]) -> Result<Option<Step>, ErrorKind> {
+fn feed(parser: &mut ResponseParser, pending: &mut Vec<u8>, input: &[u8]) -> Result<Done, ErrorKind> {
     if pending.is_empty() {
         feed_fresh(parser, pending, input)
     } else {
@@ -269,9 +301,9 @@ fn feed(parser: &mut ResponseParser, pending: &mut Vec<u8>, input: &[u8]) -> Res
     }
 }
 
-fn feed_fresh(parser: &mut ResponseParser, pending: &mut Vec<u8>, input: &[u8]) -> Result<Option<Step>, ErrorKind> {
+fn feed_fresh(parser: &mut ResponseParser, pending: &mut Vec<u8>, input: &[u8]) -> Result<Done, ErrorKind> {
     match parser.feed(input)? {
-        Progress::Done { consumed, head } => Ok(Some(ended(head, input.len() - consumed))),
+        Progress::Done { consumed, head } => Ok(Some((head, input.len() - consumed))),
         Progress::More { consumed } => {
             pending.extend_from_slice(&input[consumed..]);
             Ok(None)
@@ -279,12 +311,12 @@ fn feed_fresh(parser: &mut ResponseParser, pending: &mut Vec<u8>, input: &[u8]) 
     }
 }
 
-fn feed_pending(parser: &mut ResponseParser, pending: &mut Vec<u8>) -> Result<Option<Step>, ErrorKind> {
+fn feed_pending(parser: &mut ResponseParser, pending: &mut Vec<u8>) -> Result<Done, ErrorKind> {
     match parser.feed(pending)? {
         Progress::Done { consumed, head } => {
             let leftover = pending.len() - consumed;
             pending.clear();
-            Ok(Some(ended(head, leftover)))
+            Ok(Some((head, leftover)))
         }
         Progress::More { consumed } => {
             pending.drain(..consumed);

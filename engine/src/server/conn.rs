@@ -27,6 +27,8 @@ pub enum Served {
 struct Held {
     target: String,
     answer: Answer,
+    /// It was answered already: this is the answer again (`again_ms`).
+    again: bool,
 }
 
 /// How to answer a request, apart from its route.
@@ -38,6 +40,8 @@ struct Answer {
     status: Option<u16>,
     /// The session route's answer, rendered while the request's head and body were at hand.
     session: Option<Vec<u8>>,
+    /// Answer once more, this long after the first answer.
+    again_ms: Option<u64>,
 }
 
 pub struct ServerConn {
@@ -47,6 +51,8 @@ pub struct ServerConn {
     held: Option<Held>,
     close_after_output: bool,
     broken: bool,
+    /// Responses are queued, not written, until the next flush.
+    corked: bool,
     pub generation: u64,
 }
 
@@ -110,6 +116,7 @@ impl ServerConn {
             held: None,
             close_after_output: false,
             broken: false,
+            corked: false,
             generation,
         }
     }
@@ -136,10 +143,39 @@ impl ServerConn {
 
     /// The held response's time has come.
     pub fn release(&mut self, context: &Context) -> Served {
-        if let Some(held) = self.held.take() {
-            self.respond(context, &held.target, held.answer);
+        match self.held.take() {
+            Some(Held { target, answer, again: true }) => self.respond(context, &target, &answer, true),
+            Some(Held { target, answer, again: false }) => {
+                if let Some(due_us) = self.respond_and_again(context, target, answer) {
+                    return Served::HeldUntil(due_us);
+                }
+            }
+            None => {}
         }
         self.answer(context)
+    }
+
+    /// Answer, and answer again if the request asked for it: at once, or held until the time
+    /// returned.
+    fn respond_and_again(&mut self, context: &Context, target: String, answer: Answer) -> Option<u64> {
+        self.corked = answer.again_ms == Some(0);
+        self.respond(context, &target, &answer, false);
+        match answer.again_ms? {
+            0 => {
+                // Both answers in one write, so that the second cannot pass for the answer to a
+                // request the client sends meanwhile.
+                self.corked = true;
+                self.respond(context, &target, &answer, true);
+                self.corked = false;
+                self.flush();
+            }
+            again_ms => {
+                self.held = Some(Held { target, answer, again: true });
+                self.flush();
+                return Some(now_us() + again_ms * 1_000);
+            }
+        }
+        None
     }
 
     /// Read what has arrived; false when the client has gone.
@@ -193,13 +229,16 @@ impl ServerConn {
                 revalidate: request.revalidate,
                 status: faults.status,
                 session,
+                again_ms: faults.again_ms,
             };
             if due_us > now {
-                self.held = Some(Held { target, answer });
+                self.held = Some(Held { target, answer, again: false });
                 self.flush();
                 return if self.broken { Served::Close } else { Served::HeldUntil(due_us) };
             }
-            self.respond(context, &target, answer);
+            if let Some(due_us) = self.respond_and_again(context, target, answer) {
+                return if self.broken { Served::Close } else { Served::HeldUntil(due_us) };
+            }
         }
         self.flush();
         self.state()
@@ -214,12 +253,14 @@ impl ServerConn {
         }
     }
 
-    fn respond(&mut self, context: &Context, target: &str, answer: Answer) {
-        let Answer { keep_alive, head_only, revalidate, status, session } = answer;
+    /// Answer `target`; `again`: it was answered already (counted once).
+    fn respond(&mut self, context: &Context, target: &str, answer: &Answer, again: bool) {
+        let Answer { keep_alive, head_only, revalidate, status, ref session, .. } = *answer;
         self.close_after_output |= !keep_alive;
+        let requests = &context.counters[context.index].requests;
         let connection = if keep_alive { "keep-alive" } else { "close" };
         if let Some(called) = context.besim.as_ref().and_then(|besim| besim.answer(target)) {
-            context.counters[context.index].requests.fetch_add(1, Ordering::Relaxed);
+            requests.fetch_add(u64::from(!again), Ordering::Relaxed);
             let mut out = Vec::with_capacity(called.body.len() + 160);
             routes::write_head(&mut out, called.status, called.content_type, called.body.len(), connection);
             if !head_only {
@@ -229,10 +270,10 @@ impl ServerConn {
         }
         let route = context.routes.find(target);
         if !matches!(route, Route::Stats) {
-            context.counters[context.index].requests.fetch_add(1, Ordering::Relaxed);
+            requests.fetch_add(u64::from(!again), Ordering::Relaxed);
         }
         if let (None, Some(session)) = (status, session) {
-            return self.emit(&session);
+            return self.emit(session);
         }
         let mut out = Vec::new();
         match (status, route) {
@@ -258,7 +299,7 @@ impl ServerConn {
 
     /// Send bytes now if nothing is queued before them; queue what the socket does not take.
     fn emit(&mut self, bytes: &[u8]) {
-        let sent = if self.output.is_empty() { self.write_some(bytes) } else { 0 };
+        let sent = if self.output.is_empty() && !self.corked { self.write_some(bytes) } else { 0 };
         self.output.extend_from_slice(&bytes[sent..]);
     }
 

@@ -2,7 +2,9 @@
 //! `delay_ms=N` holds the response N ms; `delay_per_connection_ms=D` holds it D ms for every
 //! connection open on the server at that moment; `status=NNN` answers that status; `reset=1` resets
 //! the connection instead of answering; `stall_ms=T&stall_every_ms=S` holds every response whose
-//! handling falls in [k*S, k*S+T) ms after the server started until that window ends.
+//! handling falls in [k*S, k*S+T) ms after the server started until that window ends;
+//! `again_ms=N` answers the request a second time N ms after the first answer (0: in the same
+//! write), a response no request asked for.
 
 /// A periodic stall: every `every_ms`, all responses are held for `ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,6 +34,7 @@ pub struct Faults {
     pub status: Option<u16>,
     pub reset: bool,
     pub stall: Option<Stall>,
+    pub again_ms: Option<u64>,
 }
 
 /// Read the fault parameters from a request target's query; other parameters are ignored.
@@ -49,6 +52,7 @@ pub fn parse(target: &str) -> Faults {
             ("reset", _) => faults.reset = value != "0",
             ("stall_ms", Some(n)) => stall.ms = n,
             ("stall_every_ms", Some(n)) => stall.every_ms = n,
+            ("again_ms", Some(n)) => faults.again_ms = Some(n),
             _ => {}
         }
     }
@@ -73,6 +77,8 @@ mod tests {
         assert!(!parse("/x?reset=0").reset);
         assert_eq!(parse("/?stall_ms=500&stall_every_ms=2000").stall, Some(Stall { ms: 500, every_ms: 2000 }));
         assert_eq!(parse("/?stall_ms=500").stall, None);
+        assert_eq!((parse("/?again_ms=0").again_ms, parse("/?again_ms=5").again_ms), (Some(0), Some(5)));
+        assert_eq!(parse("/?again_ms=x").again_ms, None);
     }
 
     #[test]

@@ -88,6 +88,10 @@ pub struct Recorder {
     /// HTTP/1: requests sent again on a new connection after a kept-alive one closed before any
     /// byte of their answer.
     pub stale_resent: u64,
+    /// Times bytes arrived that no request asked for (after a complete response, or on an idle
+    /// connection), each closing its connection; and those bytes, as far as they were read.
+    pub unsolicited: u64,
+    pub unsolicited_bytes: u64,
     /// Requests begun in the measured interval and unanswered at its end.
     pub unanswered: UnansweredAges,
     /// Under a rate: requests due in the measured interval that were never started.
@@ -124,6 +128,8 @@ impl Recorder {
             connect_retries: 0,
             goaway_resent: 0,
             stale_resent: 0,
+            unsolicited: 0,
+            unsolicited_bytes: 0,
             unanswered: UnansweredAges::default(),
             unsent: 0,
             tls_handshakes: 0,
@@ -205,6 +211,12 @@ impl Recorder {
     /// A request had no answer by the end of the interval, `age_us` after it began.
     pub fn unanswered(&mut self, stage: Stage, age_us: u64) {
         self.unanswered[stage as usize].add(age_us);
+    }
+
+    /// `bytes` arrived that no request asked for.
+    pub fn unsolicited(&mut self, bytes: u64) {
+        self.unsolicited += 1;
+        self.unsolicited_bytes += bytes;
     }
 
     pub fn bytes_in(&mut self, bytes: u64) {

@@ -394,7 +394,7 @@ impl Worker {
             // The server closed a kept-alive connection between requests: under edge-triggered
             // readiness that FIN raises no event again, so a request sent on it would wait for its
             // timeout. The next request opens a new connection.
-            Phase::Idle if self.conns[i].closed_by_peer(readiness.peer_closed) => self.conns[i].disconnect(),
+            Phase::Idle if readiness.readable => self.read_unasked(i, readiness.peer_closed, now),
             Phase::Closed | Phase::Idle | Phase::WaitingToConnect => {}
             Phase::Connecting => match self.conns[i].connected() {
                 None => {}
@@ -417,14 +417,37 @@ impl Worker {
             Phase::Writing { .. } => {}
             Phase::Reading if !readiness.readable => {}
             Phase::Reading => {
-                let (bytes, step) = self.conns[i].receive(&mut self.scratch, readiness.peer_closed);
-                self.conns[i].bytes_in += bytes;
+                let received = self.conns[i].receive(&mut self.scratch, readiness.peer_closed);
+                self.conns[i].bytes_in += received.bytes;
                 if self.conns[i].measured {
-                    self.recorder.bytes_in(bytes);
+                    self.recorder.bytes_in(received.bytes);
                 }
-                self.after(schedule, i, now, step);
+                if received.unsolicited_bytes > 0 && self.counts(i, now) {
+                    self.recorder.unsolicited(received.unsolicited_bytes);
+                }
+                self.after(schedule, i, now, received.step);
             }
         }
+    }
+
+    /// Bytes or the peer's end arrived on `i` between requests. The server closed a kept-alive
+    /// connection: under edge-triggered readiness that FIN raises no event again, so a request
+    /// sent on it would wait for its timeout. Or it sent what no request asked for, which would
+    /// pass for the next request's answer. Either way the next request opens a new connection.
+    fn read_unasked(&mut self, i: usize, peer_closed: bool, now: u64) {
+        let (bytes, clean) = self.conns[i].read_unasked(&mut self.scratch, peer_closed);
+        if bytes > 0 && self.counts(i, now) {
+            self.recorder.bytes_in(bytes);
+            self.recorder.unsolicited(bytes);
+        }
+        if !clean {
+            self.conns[i].disconnect();
+        }
+    }
+
+    /// What happens on `i` now counts: its last request was measured and the interval goes on.
+    fn counts(&self, i: usize, now: u64) -> bool {
+        self.conns[i].measured && now < self.window.measure_end_us
     }
 
     fn after(&mut self, schedule: &mut Schedule, i: usize, now: u64, step: Step) {
