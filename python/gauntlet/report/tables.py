@@ -122,6 +122,9 @@ def outcomes_table(result: dict[str, Any]) -> Table:
     if result.get("stale_resent"):
         label = "sent again after a stale keep-alive connection (not errors)"
         table.add_row(label, format_count(result["stale_resent"]), style="dim")
+    if result.get("unsolicited"):
+        label = f"unsolicited: bytes no request asked for ({format_bytes(result['unsolicited_bytes'])}; not errors)"
+        table.add_row(label, format_count(result["unsolicited"]), style="yellow")
     return table
 
 

@@ -102,6 +102,8 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
     "bytes_in": _field("bytes_in"),
     "bytes_out": _field("bytes_out"),
     "connections_opened": _field("connections_opened"),
+    "unsolicited": _field("unsolicited"),
+    "unsolicited_bytes": _field("unsolicited_bytes"),
     "elapsed_us": _field("elapsed_us"),
     "requests_per_s": _field("requests_per_s"),
     "bytes_in_per_s": _field("bytes_in_per_s"),
