@@ -357,6 +357,7 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     # Imported here: `gauntlet run` prints the tables above without the store or the report's views.
     from gauntlet.report.points import grid_points
     from gauntlet.report.specweb import specweb_table
+    from gauntlet.report.verdicts import verdicts_table
     from gauntlet.report.views import SUMMARY_TABLES, run_line, tables
 
     for run_id in run_ids:
@@ -365,5 +366,5 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     if not points:
         console.print("no case stored yet")
         return
-    for table in tables(points, (*SUMMARY_TABLES, specweb_table)):
+    for table in tables(points, (verdicts_table, *SUMMARY_TABLES, specweb_table)):
         console.print(rich_table(table))
