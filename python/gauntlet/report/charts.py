@@ -23,6 +23,7 @@ from gauntlet.report.figure import (
     latency_unit,
     lines,
     make_chart,
+    seconds_axis,
     text,
     titled,
 )
@@ -214,7 +215,7 @@ def timelines(points: list[GridPoint]) -> list[Chart]:
     repeated = Counter(name for name, _ in cases)
     labels = [text(name if repeated[name] == 1 else f"{name}, repeat {case.repeat}") for name, case in cases]
     divisor, unit = latency_unit([s["p99_us"] for _, case in cases for s in _per_second(case)])
-    traces = []
+    traces: list[dict[str, Any]] = []
     for index, (label, (_, case)) in enumerate(zip(labels, cases, strict=True)):
         seconds = _per_second(case)
         rate = lttb([(s["second"], s["responses"] * 1e6 / s["span_us"]) for s in seconds], MAX_TIMELINE_POINTS)
@@ -223,7 +224,7 @@ def timelines(points: list[GridPoint]) -> list[Chart]:
             traces.append({"type": "scatter", "mode": "lines+markers", "name": name, "yaxis": axis, "visible": index == 0,
                            "x": [x for x, _ in line], "y": [y for _, y in line]})
     layout = base_layout(
-        "second of the measurement", "requests/s",
+        "second of the measurement", "requests/s", xaxis=seconds_axis(max(x for trace in traces for x in trace["x"])),
         # tickmode auto: an overlaying axis would otherwise put its ticks at the first axis's gridlines (0.291, 0.583...).
         yaxis2={"title": {"text": f"p99 latency ({unit})"}, "overlaying": "y", "side": "right", "rangemode": "tozero",
                 "tickmode": "auto", "showgrid": False},
@@ -334,7 +335,7 @@ def servers_over_time(points: list[GridPoint]) -> list[Chart]:
             charts.append(make_chart(
                 f"over-time-{key}-{len(charts) // len(OVER_TIME) + 1}", titled(title, facet),
                 f"Second by second, each server's first repeat; long runs shown with at most {MAX_TIMELINE_POINTS} points (LTTB).",
-                traces, base_layout("second of the measurement", shown_title),
+                traces, base_layout("second of the measurement", shown_title, xaxis=seconds_axis(max(len(line) for line in seconds.values()))),
             ))
     return charts
 

@@ -174,6 +174,7 @@ def lines(
 
 #: The mantissas of the ticks a person would write on a log axis, by how many decades it spans.
 LOG_TICK_STEPS = ((4, (1, 2, 5)), (math.inf, (1,)))
+LOG_AXIS_PAD = 0.04
 
 
 def tick_text(value: float) -> str:
@@ -195,5 +196,18 @@ def log_axis(low: float, high: float) -> dict[str, Any]:
     below = max((v for v in values if v <= low), default=values[0])
     above = min((v for v in values if v >= high), default=values[-1])
     shown = [v for v in values if below <= v <= above]
+    # A margin of LOG_AXIS_PAD of the span at each end: the lowest tick's label clears the x axis's.
+    pad = LOG_AXIS_PAD * math.log10(above / below)
     return {"type": "log", "tickmode": "array", "tickvals": shown, "ticktext": [tick_text(v) for v in shown],
-            "range": [math.log10(below), math.log10(above)]}
+            "range": [math.log10(below) - pad, math.log10(above) + pad]}
+
+
+#: Steps between ticks a person would write, in seconds: whole seconds, never 0.2 s of a 1-second run.
+SECOND_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600)
+MAX_SECOND_TICKS = 10
+
+
+def seconds_axis(last_s: float) -> dict[str, Any]:
+    """An x axis of whole seconds from 0 to `last_s`, at most MAX_SECOND_TICKS ticks."""
+    step = next((s for s in SECOND_STEPS if last_s / s <= MAX_SECOND_TICKS), SECOND_STEPS[-1])
+    return {"tick0": 0, "dtick": step}

@@ -102,6 +102,8 @@ def group_name(members: list[GridPoint], everything: list[GridPoint]) -> str:
     load_params = [name for name in varying(everything) if name not in CONTENDER_PARAMS]
     if not load_params:
         load_params = [name for name in members[0].params if name not in CONTENDER_PARAMS]
+    if "workload" in load_params and "path" in load_params:  # ST-1 names its file
+        load_params.remove("path")
     return describe(members[0].params, load_params) or "all cases"
 
 
