@@ -31,12 +31,10 @@ gets an interval from repeats only, and its method says so.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
-from scipy import stats as scipy_stats
 
 CONFIDENCE = 0.95
 #: Fewer repeats than this do not bootstrap: the median of 1 or 2 values resamples to themselves.
@@ -122,6 +120,11 @@ def _no_interval(point: float, n: int, why: str) -> Estimate:
 
 def _bootstrap(samples: Sequence[Sequence[float]], statistic: Callable[..., Any]) -> tuple[float, float]:
     """The percentile bootstrap interval of `statistic` over independent samples (each resampled on its own)."""
+    # numpy and scipy load here, not with the module: `gauntlet serve` and every command import this
+    # module through the CLI, and scipy.stats takes seconds to import on a busy machine.
+    import numpy as np
+    from scipy import stats as scipy_stats
+
     found = scipy_stats.bootstrap(
         [np.asarray(s, dtype=float) for s in samples], statistic, vectorized=True, paired=False,
         confidence_level=CONFIDENCE, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
@@ -131,6 +134,8 @@ def _bootstrap(samples: Sequence[Sequence[float]], statistic: Callable[..., Any]
 
 
 def _median(values: Any, axis: int = -1) -> Any:
+    import numpy as np
+
     return np.median(values, axis=axis)
 
 
@@ -150,9 +155,11 @@ def batches(timeline: Sequence[Second], per_second: PerSecond) -> list[float]:
 
 def batch_half_width(values: Sequence[float]) -> float:
     """t(0.975, B-1) * sd / sqrt(B): the half width of the 95 % interval of a mean of B independent values."""
+    from scipy import stats as scipy_stats
+
     count = len(values)
     critical = float(scipy_stats.t.ppf((1 + CONFIDENCE) / 2, count - 1))
-    return critical * float(np.std(values, ddof=1)) / math.sqrt(count)
+    return critical * statistics.stdev(values) / math.sqrt(count)
 
 
 def estimate(figure: str, values: Sequence[float | None], timelines: Sequence[Sequence[Second]] = ()) -> Estimate | None:
@@ -162,7 +169,7 @@ def estimate(figure: str, values: Sequence[float | None], timelines: Sequence[Se
     present = [float(v) for v in values if v is not None]
     if not present:
         return None
-    point = float(np.median(present))
+    point = float(statistics.median(present))
     if len(present) >= MIN_REPEATS:
         if min(present) == max(present):
             return Estimate(point, point, point, len(present), BOOTSTRAP, tuple(present))
@@ -179,6 +186,10 @@ def estimate(figure: str, values: Sequence[float | None], timelines: Sequence[Se
     return Estimate(point, point - half, point + half, len(found), BATCH_MEANS, tuple(present))
 
 
+def _constant(values: Sequence[float]) -> bool:
+    return min(values) == max(values)
+
+
 def ratio(numerator: Estimate, denominator: Estimate) -> Estimate:
     """numerator / denominator with its interval: both bootstrapped (3 repeats or more each): a
     bootstrap of the ratio of medians, each side resampled on its own; otherwise, both with an
@@ -189,7 +200,7 @@ def ratio(numerator: Estimate, denominator: Estimate) -> Estimate:
     point = numerator.point / denominator.point
     n = min(numerator.n, denominator.n)
     if numerator.bootstrapped and denominator.bootstrapped:
-        if np.ptp(numerator.values) == 0 and np.ptp(denominator.values) == 0:
+        if _constant(numerator.values) and _constant(denominator.values):
             return Estimate(point, point, point, n, BOOTSTRAP)
         low, high = _bootstrap(
             [numerator.values, denominator.values], lambda a, b, axis=-1: _median(a, axis) / _median(b, axis)
@@ -211,7 +222,7 @@ def difference(before: Estimate, after: Estimate) -> Estimate:
     point = after.point - before.point
     n = min(before.n, after.n)
     if before.bootstrapped and after.bootstrapped:
-        if np.ptp(before.values) == 0 and np.ptp(after.values) == 0:
+        if _constant(before.values) and _constant(after.values):
             return Estimate(point, point, point, n, BOOTSTRAP)
         low, high = _bootstrap([after.values, before.values], lambda a, b, axis=-1: _median(a, axis) - _median(b, axis))
         return Estimate(point, low, high, n, BOOTSTRAP)
