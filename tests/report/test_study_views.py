@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gauntlet.report import charts
+from gauntlet.report.figure import NO_BARS_NOTE
 from gauntlet.report.html import write_report
 from gauntlet.report.points import GridPoint
 from gauntlet.store import Store
@@ -64,10 +66,6 @@ def test_every_study_view_is_drawn(points: list[GridPoint]) -> None:
         assert f"{title}: soak, http" in titles, title
 
 
-def mean(values: list[float]) -> float:
-    return sum(values) / len(values)
-
-
 def chart_titled(points: list[GridPoint], title: str) -> charts.Chart:
     (found,) = [c for c in charts.all_charts(points) if c.title == title]
     return found
@@ -80,16 +78,18 @@ def chart_titled(points: list[GridPoint], title: str) -> charts.Chart:
     ("Context switches vs offered rate", "server_system_context_switches_per_request"),
     ("Pages freed vs offered rate", "server_pages_freed_per_request"),
 ])
-def test_deathmatch_views_are_the_repeats_mean_and_range(points: list[GridPoint], title: str, figure: str) -> None:
+def test_deathmatch_views_are_the_repeats_median(points: list[GridPoint], title: str, figure: str) -> None:
+    """Two repeats: their median; no interval (analysis.stats bootstraps from 3), so no error bar."""
     chart = chart_titled(points, f"{title}: rate-sweep, http, rate")
     assert [t["name"] for t in chart.figure["data"]] == ["1 worker", "2 workers"]
+    assert chart.note.endswith(NO_BARS_NOTE)
     for trace, workers in zip(chart.figure["data"], (1, 2), strict=True):
-        assert trace["x"] == [200, 400]
-        for x, y, high, low in zip(trace["x"], trace["y"], trace["error_y"]["array"], trace["error_y"]["arrayminus"], strict=True):
+        assert trace["x"] == [200, 400] and trace["error_y"]["visible"] is False
+        for x, y in zip(trace["x"], trace["y"], strict=True):
             (point,) = [p for p in points if p.params.get("rate_per_s") == x and p.params["workers"] == workers]
             values = [c.figures[figure] for c in point.measured]
-            assert len(values) == 2, "two repeats: the spread across runs"
-            assert y == pytest.approx(mean(values)) and y + high == pytest.approx(max(values)) and y - low == pytest.approx(min(values))
+            assert len(values) == 2, "two repeats"
+            assert y == pytest.approx(statistics.median(values))
 
 
 def test_error_kinds_are_charted_apart(points: list[GridPoint]) -> None:
@@ -131,7 +131,7 @@ def test_every_chart_has_a_colour_per_series_and_its_legend_outside(points: list
 
 
 def test_latency_axes_read_in_the_runs_own_units(points: list[GridPoint]) -> None:
-    """Percentiles, not the mean: each case's p99 (solid) and p50 (dashed), the mean of its repeats'."""
+    """Percentiles, not the mean: each case's p99 (solid) and p50 (dashed), the median of its repeats'."""
     chart = chart_titled(points, "Response time vs offered rate: rate-sweep, http, rate")
     rate_sweep = [p for p in points if p.params.get("group") == "rate-sweep"]
     divisor, unit = charts.latency_unit([c.figures["latency_p99_us"] for p in rate_sweep for c in p.measured])
@@ -142,7 +142,7 @@ def test_latency_axes_read_in_the_runs_own_units(points: list[GridPoint]) -> Non
     largest = max(y for trace in traces for y in trace["y"])
     assert 1 <= largest < 10_000 or unit == "µs", "a few digits, not 0.0236"
     for trace, (workers, figure) in zip(traces, [(w, f) for w in (1, 2) for f in ("latency_p99_us", "latency_p50_us")], strict=True):
-        expected = [mean([c.figures[figure] for c in p.measured]) / divisor
+        expected = [statistics.median([c.figures[figure] for c in p.measured]) / divisor
                     for p in sorted(rate_sweep, key=lambda p: p.params["rate_per_s"]) if p.params["workers"] == workers]
         assert trace["y"] == pytest.approx(expected)
 

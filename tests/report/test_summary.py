@@ -36,7 +36,7 @@ def test_summary_shows_each_case_with_its_figures(study_db: tuple[Path, int]) ->
     for point in points:
         rate = point.figure("requests_per_s")
         if rate is not None:
-            assert format_count(rate.mean) in text
+            assert format_count(rate.point) in text
     assert HOSTILE_SCRIPT in text, "stored strings are shown as they are, not read as rich markup"
 
 

@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from gauntlet.analysis.stats import Estimate
 from gauntlet.report.downsample import lttb
 from gauntlet.report.figure import (
     FACETS,
@@ -31,7 +32,6 @@ from gauntlet.report.latency import latency_distribution, response_time_vs_concu
 from gauntlet.report.points import (
     CaseValue,
     GridPoint,
-    Spread,
     difference_text,
     kind_share,
     point_names,
@@ -55,7 +55,7 @@ def _compared(
     """Requests/s of cases that differ only in the `ignored` parameters, one bar for each side
     (`side_of` a case's params); the sides after the first carry the change from the first. Only
     cases measured on the first side and on at least one other are shown."""
-    by_rest: dict[str, dict[tuple[int, str], tuple[GridPoint, Spread]]] = defaultdict(dict)
+    by_rest: dict[str, dict[tuple[int, str], tuple[GridPoint, Estimate]]] = defaultdict(dict)
     for point in points:
         rate, side = point.figure("requests_per_s"), side_of(point.params)
         if side is not None and rate is not None:
@@ -75,10 +75,10 @@ def _compared(
             shown = [(name, found) for name, (_, found) in zip(names, chosen, strict=True) if side in found]
             rates = [found[side][1] for _, found in shown]
             trace: dict[str, Any] = {"type": "bar", "orientation": "h", "name": side[1], "y": [name for name, _ in shown],
-                     "x": [s.mean for s in rates], "error_x": error_bars(rates)}
+                     "x": [s.point for s in rates], "error_x": error_bars(rates)}
             if side[0] > 0:
                 bases = [found[min(found)][1] for _, found in shown]
-                trace |= {"text": [difference_text(b, r) if b.mean else "" for b, r in zip(bases, rates, strict=True)],
+                trace |= {"text": [difference_text(b, r) if b.point else "" for b, r in zip(bases, rates, strict=True)],
                           "textposition": "outside", "textfont": {"size": BAR_LABEL_PX}, "cliponaxis": False}
             traces.append(trace)
         charts.append(make_chart(
@@ -92,7 +92,7 @@ def _compared(
 #: however many cases; the chart grows by BAR_ROW_PX for each bar, its labels in BAR_LABEL_PX type.
 BAR_ROW_PX = 22
 BAR_LABEL_PX = 12
-#: Room right of the longest bar for its label ("+12% (inside the spread)").
+#: Room right of the longest bar for its label ("+3% (no change detected)").
 BAR_LABEL_ROOM = 1.35
 
 
@@ -123,7 +123,7 @@ def _pairs(
 def throughput_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
     return lines(
         points, "connections", stored_figure("requests_per_s"), chart_id="throughput", title="Requests/s vs concurrency",
-        note="Requests/s at each concurrency, the mean of the repeats.",
+        note="Median requests/s of the repeats at each concurrency.",
         x_title="connections", y_title="requests/s",
     )
 
@@ -161,7 +161,7 @@ def keepalive_comparison(points: list[GridPoint]) -> list[Chart]:
         title="Keep-alive vs a new connection per request",
         note=(
             "Requests/s of the same case with persistent connections and with one connection per request; the label "
-            "is the change, 'inside the spread' when it is no larger than the repeats' range (30 % when measured once)."
+            "is the change, with the verdict when no change is detected (docs/metrics.md: interval and noise floor)."
         ),
     )
 
@@ -184,7 +184,7 @@ def http2_comparison(points: list[GridPoint]) -> list[Chart]:
         note=(
             "Requests/s of the same case over HTTP/1.1 with persistent connections, with one connection per request, "
             "and over HTTP/2 at each number of streams per connection; the labels are the change from HTTP/1.1 "
-            "keep-alive, 'inside the spread' when no larger than the repeats' range (30 % when measured once)."
+            "keep-alive, with the verdict when no change is detected (docs/metrics.md: interval and noise floor)."
         ),
     ) if any(p.params.get("http_version") == "2" for p in points) else []
 
@@ -193,8 +193,8 @@ def https_penalty(points: list[GridPoint]) -> list[Chart]:
     return _pairs(
         points, "protocol", ("http", "https"), ("http", "https"), chart_id="https", title="HTTPS penalty",
         note=(
-            "Requests/s of the same case over HTTP and over HTTPS; the label is the change HTTPS brings, 'inside the "
-            "spread' when it is no larger than the repeats' range (30 % when measured once): no penalty measured."
+            "Requests/s of the same case over HTTP and over HTTPS; the label is the change HTTPS brings, with the verdict "
+            "when no change is detected (docs/metrics.md: interval and noise floor): no penalty measured."
         ),
         across_groups=True,
     )

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gauntlet.report.palette import colors
-from gauntlet.report.points import CaseValue, GridPoint, Spread, describe, point_names
+from gauntlet.analysis.stats import Estimate
+from gauntlet.report.points import CaseValue, GridPoint, describe, point_names
 
 #: The parameters that split a view into one chart each: lines are only drawn between cases that
 #: agree on these (the same part of the study, the same file, the same connection handling).
@@ -96,14 +97,14 @@ def make_chart(chart_id: str, title: str, note: str, traces: list[dict[str, Any]
     return Chart(chart_id, title, note, {"data": traces, "layout": layout})
 
 
-def error_bars(spreads: list[Spread]) -> dict[str, Any]:
-    """The repeats' min..max around the mean; invisible with one repeat each."""
+def error_bars(estimates: list[Estimate]) -> dict[str, Any]:
+    """The 95 % interval around the median (analysis.stats); invisible where no point has one."""
     return {
         "type": "data",
         "symmetric": False,
-        "array": [s.high - s.mean for s in spreads],
-        "arrayminus": [s.mean - s.low for s in spreads],
-        "visible": any(s.n > 1 for s in spreads),
+        "array": [e.high - e.point for e in estimates],
+        "arrayminus": [e.point - e.low for e in estimates],
+        "visible": any(e.has_interval and e.high > e.low for e in estimates),
     }
 
 
@@ -120,8 +121,8 @@ def titled(base: str, facet: str) -> str:
 
 
 #: How a chart's caption ends: what its error bars are, or that there are none.
-BARS_NOTE = "Bars: the lowest to the highest repeat."
-NO_BARS_NOTE = "Each case was measured once: no error bars."
+BARS_NOTE = "Bars: the 95 % interval (docs/metrics.md) where a case has one."
+NO_BARS_NOTE = "No case has an interval (one short repeat each): no error bars."
 #: The second value of a line (p50 beside p99) is drawn dashed, in the series' colour.
 DASHES = ("solid", "dash", "dot")
 
@@ -157,7 +158,7 @@ def lines(
                 shown = [(p.params[x_param], s) for p in line if (s := p.value(of)) is not None]
                 trace: dict[str, Any] = {
                     "type": "scatter", "mode": "lines+markers", "name": text(f"{name} {suffix}".strip()),
-                    "x": [x for x, _ in shown], "y": [s.mean for _, s in shown], "error_y": error_bars([s for _, s in shown]),
+                    "x": [x for x, _ in shown], "y": [s.point for _, s in shown], "error_y": error_bars([s for _, s in shown]),
                 }
                 if len(values) > 1:
                     trace |= {"legendgroup": text(name), "showlegend": dash == DASHES[0], "line": {"dash": dash}}

@@ -9,6 +9,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from gauntlet.analysis import stats
 from gauntlet.report.figure import FACETS, Chart, base_layout, facet_groups, latency_unit, lines, log_axis, make_chart, text, titled
 from gauntlet.report.points import CaseValue, GridPoint, describe, point_names, stored_figure, varying
 from gauntlet.report.ranking import CONTENDER_PARAMS
@@ -33,7 +34,7 @@ def _percentile_lines(points: list[GridPoint], x_param: str, *, chart_id: str, t
     return lines(
         points, x_param, {"p99": scaled("latency_p99_us"), "p50": scaled("latency_p50_us")}, chart_id=chart_id,
         title=title, x_title=x_title, y_title=f"latency ({unit}): p99 solid, p50 dashed",
-        note="p99 and p50 latency (from the intended send) of each case, the mean of its repeats'.",
+        note="p99 and p50 latency (from the intended send) of each case, the median of its repeats'.",
     )
 
 
@@ -68,9 +69,10 @@ def fitted_facets(points: list[GridPoint]) -> dict[str, list[GridPoint]]:
 
 
 def distribution_xs(count: int) -> list[float]:
-    """1/(1-q) from 1 (q = 0) to `count` (q = 1 - 1/count: beyond it the histogram holds no sample),
-    POINTS_PER_DECADE a decade."""
-    steps = math.floor(math.log10(max(count, 1)) * POINTS_PER_DECADE)
+    """1/(1-q) from 1 (q = 0) to the last percentile `count` responses stand behind (the sample rule
+    of analysis.stats: 10 responses beyond it, so p99 needs 1,000), POINTS_PER_DECADE a decade."""
+    reach = max(count / stats.RESPONSES_BEYOND_PERCENTILE, 1)
+    steps = math.floor(math.log10(reach) * POINTS_PER_DECADE + 1e-9)
     return [10 ** (step / POINTS_PER_DECADE) for step in range(steps + 1)]
 
 
@@ -109,7 +111,7 @@ def latency_distribution(points: list[GridPoint]) -> list[Chart]:
         layout = base_layout("percentile of the requests (1/(1-q) axis)", f"latency ({unit})", xaxis=x_axis, yaxis=y_axis)
         note = (
             "Latency (from the intended send) at each percentile, from the repeats' histograms merged, up to the "
-            "percentile its count of responses reaches."
+            "last percentile with 10 responses beyond it (p99 needs 1,000: docs/metrics.md)."
         )
         charts.append(make_chart(f"distribution-{len(charts) + 1}", titled("Latency distribution", facet), note, traces, layout))
     return charts

@@ -14,7 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass, fields
 
 from gauntlet.analysis.bottleneck import ERROR_BOUND
-from gauntlet.report.points import GridPoint, describe, varying
+from gauntlet.analysis.stats import Estimate
+from gauntlet.analysis.verdict import NoiseFloor, Verdict, default_floor, judge
+from gauntlet.report.points import GridPoint, describe, point_ratio, varying
 from gauntlet.servers.spec import ServerSpec
 
 #: The case parameters that say what served the load: the server spec's settings (keep-alive is
@@ -35,7 +37,9 @@ class Metric:
 
 
 REQUESTS_PER_S = Metric("requests_per_s", "requests/s", True)
-LATENCY_P99 = Metric("latency_p99_us", "p99 latency", False)
+LATENCY_P99 = Metric("latency_p99_us", "p99", False)
+#: Under a rate too short for a p99 (stats.percentile_shown: 1,000 responses), the p50.
+LATENCY_P50 = Metric("latency_p50_us", "p50", False)
 
 
 @dataclass(frozen=True)
@@ -43,10 +47,19 @@ class Contender:
     #: What tells it apart from the others of its group: "nginx", "builtin, 2 workers", "run 4".
     name: str
     point: GridPoint
-    #: The metric's mean over the repeats.
-    value: float
+    #: The metric over the repeats: their median and its interval.
+    estimate: Estimate
     #: Its share of the best, 0..1 (the best is 1; for latency, best / its own).
     of_best: float
+    #: How many times better the best is (best / it for requests/s, it / best for latency), with its
+    #: interval; None for the best itself, and where there is no ratio (a figure of 0).
+    ratio: Estimate | None = None
+    #: Whether the best's lead over it is a detected difference (analysis.verdict); None for the best.
+    verdict: Verdict | None = None
+
+    @property
+    def value(self) -> float:
+        return self.estimate.point
 
     @property
     def failing(self) -> bool:
@@ -68,27 +81,34 @@ class Ranking:
         return self.contenders[0]
 
 
-def metric_of(point: GridPoint) -> Metric | None:
-    """What ranks a point's load: requests/s of a closed loop, the p99 of a constant rate; None for
-    sessions (their QoS table judges them) and capacity probes."""
+def _candidates(point: GridPoint) -> tuple[Metric, ...]:
+    """What may rank a point's load, first choice first: requests/s of a closed loop, the p99 (or
+    the p50) of a constant rate; nothing for sessions (their QoS table judges them) and capacity probes."""
     if point.params.get("model") == "sessions" or point.params.get("capacity"):
-        return None
-    return LATENCY_P99 if point.params.get("rate_per_s") is not None else REQUESTS_PER_S
+        return ()
+    return (LATENCY_P99, LATENCY_P50) if point.params.get("rate_per_s") is not None else (REQUESTS_PER_S,)
 
 
 def _load_key(point: GridPoint) -> str:
     return repr(sorted((k, repr(v)) for k, v in point.params.items() if k not in CONTENDER_PARAMS))
 
 
-def comparable_groups(points: list[GridPoint]) -> list[list[GridPoint]]:
-    """The points with a measured figure, grouped by the load they share; groups of one dropped,
-    in the order of their first point."""
+def comparable_groups(points: list[GridPoint]) -> list[tuple[Metric, list[GridPoint]]]:
+    """The points grouped by the load they share, each group with the first metric that two of its
+    points or more have (those that lack it left out); groups of one dropped, in the order of their
+    first point."""
     groups: dict[str, list[GridPoint]] = defaultdict(list)
     for point in points:
-        metric = metric_of(point)
-        if metric is not None and point.figure(metric.figure) is not None:
+        if _candidates(point):
             groups[_load_key(point)].append(point)
-    return [members for members in groups.values() if len(members) >= 2]
+    found = []
+    for members in groups.values():
+        for metric in _candidates(members[0]):
+            having = [p for p in members if p.figure(metric.figure) is not None]
+            if len(having) >= 2:
+                found.append((metric, having))
+                break
+    return found
 
 
 def contender_names(members: list[GridPoint]) -> list[str]:
@@ -107,27 +127,39 @@ def group_name(members: list[GridPoint], everything: list[GridPoint]) -> str:
     return describe(members[0].params, load_params) or "all cases"
 
 
-def rank(members: list[GridPoint], name: str) -> Ranking:
-    """The group ranked by its metric's mean over the repeats, best first; the error-bound after the
-    others, in the same order."""
-    metric = metric_of(members[0])
-    assert metric is not None
+def _versus_best(metric: Metric, best: GridPoint, other: GridPoint, floors: dict[str, NoiseFloor]) -> tuple[Estimate | None, Verdict | None]:
+    """How many times better the best is, with its interval, and whether that is a detected difference."""
+    top, bottom = (best, other) if metric.higher_is_better else (other, best)
+    ratio = point_ratio(top, bottom, metric.figure)
+    before, after = other.figure(metric.figure), best.figure(metric.figure)
+    assert before is not None and after is not None
+    floor = floors.get(metric.figure) or default_floor(metric.figure)
+    return ratio, judge(before, after, metric.higher_is_better, floor)
+
+
+def rank(metric: Metric, members: list[GridPoint], name: str, floors: dict[str, NoiseFloor] | None = None) -> Ranking:
+    """The group ranked by the metric's median over the repeats, best first; the error-bound after
+    the others, in the same order. `floors`: the machine's measured noise floors (Store.noise_floors)."""
     valued = []
     for point, contender in zip(members, contender_names(members), strict=True):
-        spread = point.figure(metric.figure)
-        assert spread is not None
-        valued.append((contender, point, spread.mean))
-    valued.sort(key=lambda found: (ERROR_BOUND in found[1].labels, -found[2] if metric.higher_is_better else found[2]))
-    best = valued[0][2]
+        estimate = point.figure(metric.figure)
+        assert estimate is not None
+        valued.append((contender, point, estimate))
+    valued.sort(key=lambda found: (ERROR_BOUND in found[1].labels, -found[2].point if metric.higher_is_better else found[2].point))
+    best_name, best_point, best = valued[0]
 
     def of_best(value: float) -> float:
         if metric.higher_is_better:
-            return value / best if best else 0.0
-        return best / value if value else 1.0
+            return value / best.point if best.point else 0.0
+        return best.point / value if value else 1.0
 
-    return Ranking(name, metric, [Contender(c, p, v, of_best(v)) for c, p, v in valued])
+    contenders = [Contender(best_name, best_point, best, 1.0)]
+    for contender, point, estimate in valued[1:]:
+        ratio, verdict = _versus_best(metric, best_point, point, floors or {})
+        contenders.append(Contender(contender, point, estimate, of_best(estimate.point), ratio, verdict))
+    return Ranking(name, metric, contenders)
 
 
-def rankings(points: list[GridPoint]) -> list[Ranking]:
+def rankings(points: list[GridPoint], floors: dict[str, NoiseFloor] | None = None) -> list[Ranking]:
     """Every group of comparable cases, ranked."""
-    return [rank(members, group_name(members, points)) for members in comparable_groups(points)]
+    return [rank(metric, members, group_name(members, points), floors) for metric, members in comparable_groups(points)]

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gauntlet.analysis.bottleneck import CLIENT_BOUND, SERVER_CPU_BOUND
+from gauntlet.analysis.stats import Estimate
+from gauntlet.analysis.verdict import NoiseFloor, Verdict
 from gauntlet.report.points import GridPoint
 from gauntlet.report.ranking import Contender, Ranking, rankings
 from gauntlet.report.views import Column, Table, format_per_request
@@ -45,7 +47,7 @@ def _costs(ranking: Ranking, side: str) -> str | None:
     values = [c.point.figure(f"{side}_cpu_us_per_request") for c in ranking.contenders]
     if any(v is None for v in values):
         return None
-    return " vs ".join(format_per_request(v.mean) for v in values if v is not None) + " µs/request"
+    return " vs ".join(format_per_request(v.point) for v in values if v is not None) + " µs/request"
 
 
 def reason(ranking: Ranking) -> str:
@@ -65,23 +67,39 @@ def reason(ranking: Ranking) -> str:
 
 
 def _ratio_text(ratio: float) -> str:
-    return f"{ratio:.2f}x" if ratio < 2 else f"{ratio:.1f}x"
+    return f"{ratio:.2f}" if ratio < 2 else f"{ratio:.1f}"
+
+
+def ratio_words(ratio: Estimate, between: str) -> str:
+    """'2.6x nginx [2.4-2.8]' (`between` after the 'x'), without the brackets when there is no interval."""
+    interval = f" [{_ratio_text(ratio.low)}-{_ratio_text(ratio.high)}]" if ratio.has_interval else ""
+    return f"{_ratio_text(ratio.point)}x {between}{interval}"
+
+
+def _undetected(verdict: Verdict | None) -> str:
+    """', no difference detected (within ±15%)' when the lead is within the interval or the noise
+    floor (analysis.verdict); nothing when it is a detected difference."""
+    if verdict is None or verdict.detected:
+        return ""
+    return f", no difference detected (within ±{verdict.reach:.0%})"
 
 
 def _failed_text(contender: Contender) -> str:
     share = contender.point.figure("failed_share")
-    return f"{contender.name} error-bound" + ("" if share is None else f" ({share.mean:.0%} of its requests failed)")
+    return f"{contender.name} error-bound" + ("" if share is None else f" ({share.point:.0%} of its requests failed)")
 
 
 def versus(ranking: Ranking, other: Contender) -> str:
-    """The best against one other: 'lighttpd 2.6x nginx' (requests/s), 'p99: lighttpd 2.6x lower
-    than nginx' (latency); an error-bound contender is not compared, its failures are given."""
+    """The best against one other: 'lighttpd 2.6x nginx [2.4-2.8]' (requests/s), 'p99: lighttpd
+    2.6x lower than nginx [2.4-2.8]' (latency), with 'no difference detected' where the verdict
+    finds none; an error-bound contender is not compared, its failures are given."""
     best = ranking.best
-    if other.failing or best.failing or not (best.value and other.value):
+    if other.failing or best.failing or other.ratio is None:
         return _failed_text(other) if other.failing else f"{other.name} not compared: no response to compare"
+    undetected = _undetected(other.verdict)
     if ranking.metric.higher_is_better:
-        return f"{best.name} {_ratio_text(best.value / other.value)} {other.name}"
-    return f"p99: {best.name} {_ratio_text(other.value / best.value)} lower than {other.name}"
+        return f"{best.name} {ratio_words(other.ratio, other.name)}{undetected}"
+    return f"{ranking.metric.name}: {best.name} {ratio_words(other.ratio, 'lower than ' + other.name)}{undetected}"
 
 
 def headline(ranking: Ranking) -> str:
@@ -92,8 +110,9 @@ def headline(ranking: Ranking) -> str:
     return f"{comparisons}; {reason(ranking)}"
 
 
-def format_metric(ranking: Ranking, value: float) -> str:
-    return format_count(value) if ranking.metric.higher_is_better else format_duration_us(value)
+def format_metric(ranking: Ranking, estimate: Estimate) -> str:
+    """The figure with its interval: '24,993 [24,627-25,110]', '1.20ms [1.10ms-1.31ms]'."""
+    return estimate.text(format_count if ranking.metric.higher_is_better else format_duration_us)
 
 
 def ranking_table(ranking: Ranking) -> Table:
@@ -104,10 +123,10 @@ def ranking_table(ranking: Ranking) -> Table:
         server = contender.point.figure("server_cpu_us_per_request")
         client = contender.point.figure("client_cpu_us_per_request")
         rows.append([
-            str(place), contender.name, format_metric(ranking, contender.value), f"{contender.of_best:.0%}",
+            str(place), contender.name, format_metric(ranking, contender.estimate), f"{contender.of_best:.0%}",
             ", ".join(LABEL_WORDS.get(label, label) for label in _labels(contender)) or "-",
-            "-" if server is None else format_per_request(server.mean),
-            "-" if client is None else format_per_request(client.mean),
+            "-" if server is None else format_per_request(server.point),
+            "-" if client is None else format_per_request(client.point),
         ])
     columns = (
         Column("rank"), Column("contender", False), Column(ranking.metric.name), Column("% of best"),
@@ -127,21 +146,24 @@ class VerdictView:
     shares: list[float]
 
 
-def verdict_views(points: list[GridPoint]) -> list[VerdictView]:
+def verdict_views(points: list[GridPoint], floors: dict[str, NoiseFloor] | None = None) -> list[VerdictView]:
     found = []
-    for ranking in rankings(points):
+    for ranking in rankings(points, floors):
         table = ranking_table(ranking)
         found.append(VerdictView(ranking.name, headline(ranking), table, [c.of_best for c in ranking.contenders]))
     return found
 
 
-def verdicts_table(points: list[GridPoint]) -> Table:
+def verdicts_table(points: list[GridPoint], floors: dict[str, NoiseFloor] | None = None) -> Table:
     """The terminal's verdict: a row per group of comparable cases, the contenders by their share of
     the best, then the headline."""
     rows = [
         [ranking.name, ", ".join(f"{c.name} {c.of_best:.0%}" for c in ranking.contenders), headline(ranking)]
-        for ranking in rankings(points)
+        for ranking in rankings(points, floors)
     ]
     columns = (Column("same load", False), Column("% of best", False), Column("verdict", False))
-    note = "Cases that ran the same load on different servers, best first (requests/s; p99 latency under a constant rate)."
+    note = (
+        "Cases that ran the same load on different servers, best first (requests/s; p99 latency under a constant rate); "
+        "each ratio with its 95 % interval, and 'no difference detected' where it is within the interval or the noise floor."
+    )
     return Table("verdicts", "Verdict", note, columns, rows)
