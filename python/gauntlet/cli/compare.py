@@ -28,7 +28,7 @@ def compare_command(
     from gauntlet.store import Store
 
     out, err = console(), console(stderr=True)
-    with Store.open(db, create=False) as store:
+    with Store.open_read_only(db) as store:
         before, after = store.run(run_a), store.run(run_b)
         comparison = compare(store.cases([run_a]), store.cases([run_b]), before.environment, after.environment)
     for line in warnings(comparison, before.suite_text, after.suite_text):
