@@ -147,3 +147,12 @@ def test_every_study_states_three_claims_traced_to_its_paper(name: str) -> None:
     assert len(claims) >= 3
     for claim in claims:
         assert claim.source.strip() and claim.paper.strip()
+
+
+def test_a_claim_about_a_figure_the_store_lacks_is_refused_in_one_line(tmp_path: Path) -> None:
+    suite = tmp_path / "typo.yaml"
+    suite.write_text(SUITE.replace("figure: requests_per_s\n    by: keepalive", "figure: requests_per_sec\n    by: keepalive", 1))
+    done = run_cli("suite", "run", suite, "--db", tmp_path / "runs.db", timeout_s=60)
+    assert done.code == 2
+    assert "finding keepalive-gain is about 'requests_per_sec', which is not a stored figure" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "runs.db").exists()
