@@ -16,51 +16,50 @@ SUITE = """
 name: findings-check
 servers: [builtin]
 groups:
-  - name: static
-    workload: [ST-1, ST-3]
-    keepalive: [true, false]
-    connections: [10]
-    duration: 6s
+  - name: held
+    path: ["/webtest.html?delay_ms=2", "/webtest.html?delay_ms=40"]
+    connections: [4]
+    duration: 8s
     warmup: 300ms
 findings:
-  - id: keepalive-gain
-    claim: keep-alive serves at least 1.5x the requests/s of a new connection per request
-    source: "thesis §4.1.1"
-    paper: Apache +50 %
+  - id: slower-by-far
+    claim: a response held 40 ms takes at least twice as long as one held 2 ms
+    source: the built-in server's delay_ms
+    paper: 20x
     kind: ratio
-    figure: requests_per_s
-    by: keepalive
-    numerator: true
-    denominator: false
-    at_least: 1.5
-  - id: keepalive-loss
-    claim: keep-alive serves at most half the requests/s of a new connection per request
+    figure: latency_p50_us
+    by: path
+    numerator: /webtest.html?delay_ms=40
+    denominator: /webtest.html?delay_ms=2
+    at_least: 2
+  - id: faster-by-far
+    claim: a response held 40 ms takes at most as long as one held 2 ms
     source: made up, to be refuted
     paper: none
     kind: ratio
-    figure: requests_per_s
-    by: keepalive
-    numerator: true
-    denominator: false
-    at_most: 0.5
-  - id: small-page-first
-    claim: the 168-byte page is served at more requests/s than the 83,572-byte image
-    source: "thesis §4.1"
-    paper: ST-1 up to 30,000 req/s, ST-3 1,400
+    figure: latency_p50_us
+    by: path
+    numerator: /webtest.html?delay_ms=40
+    denominator: /webtest.html?delay_ms=2
+    at_most: 1
+  - id: short-hold-first
+    claim: the 2 ms response is quicker than the 40 ms one
+    source: the built-in server's delay_ms
+    paper: 2 ms against 40 ms
     kind: order
-    figure: requests_per_s
-    where: {keepalive: true}
-    by: workload
-    order: [[ST-1], [ST-3]]
-  - id: image-first
-    claim: the image is served at more requests/s than the page
+    figure: latency_p50_us
+    by: path
+    order: [["/webtest.html?delay_ms=2"], ["/webtest.html?delay_ms=40"]]
+    higher_is_better: false
+  - id: long-hold-first
+    claim: the 40 ms response is quicker than the 2 ms one
     source: made up, to be refuted
     paper: none
     kind: order
-    figure: requests_per_s
-    where: {keepalive: true}
-    by: workload
-    order: [[ST-3], [ST-1]]
+    figure: latency_p50_us
+    by: path
+    order: [["/webtest.html?delay_ms=40"], ["/webtest.html?delay_ms=2"]]
+    higher_is_better: false
   - id: cherokee
     claim: the built-in server beats Cherokee
     source: made up, about a server the run did not measure
@@ -87,17 +86,16 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]
 
 
 def test_a_large_ratio_holds_and_its_opposite_does_not(judged: dict[str, dict[str, str]]) -> None:
-    assert judged["keepalive-gain"]["verdict"] == HOLDS, judged["keepalive-gain"]
-    assert judged["keepalive-loss"]["verdict"] == DOES_NOT_HOLD, judged["keepalive-loss"]
-    # One ratio per cell (page), each with its interval.
-    measured = judged["keepalive-gain"]["measured"]
-    assert measured.count("x [") == 2 and "workload ST-1" in measured and "workload ST-3" in measured, measured
+    # Latencies the server sets (2 ms and 40 ms), not the machine's speed: the verdicts hold however busy it is.
+    assert judged["slower-by-far"]["verdict"] == HOLDS, judged["slower-by-far"]
+    assert judged["faster-by-far"]["verdict"] == DOES_NOT_HOLD, judged["faster-by-far"]
+    assert judged["slower-by-far"]["measured"].count("x [") == 1, judged["slower-by-far"]
 
 
 def test_an_order_holds_and_its_reverse_does_not(judged: dict[str, dict[str, str]]) -> None:
-    assert judged["small-page-first"]["verdict"] == HOLDS, judged["small-page-first"]
-    assert judged["image-first"]["verdict"] == DOES_NOT_HOLD, judged["image-first"]
-    assert "ST-1" in judged["small-page-first"]["measured"]
+    assert judged["short-hold-first"]["verdict"] == HOLDS, judged["short-hold-first"]
+    assert judged["long-hold-first"]["verdict"] == DOES_NOT_HOLD, judged["long-hold-first"]
+    assert judged["short-hold-first"]["measured"].startswith("/webtest.html?delay_ms=2 0.0"), judged["short-hold-first"]
 
 
 def test_a_server_not_measured_is_named(judged: dict[str, dict[str, str]]) -> None:
@@ -151,8 +149,8 @@ def test_every_study_states_three_claims_traced_to_its_paper(name: str) -> None:
 
 def test_a_claim_about_a_figure_the_store_lacks_is_refused_in_one_line(tmp_path: Path) -> None:
     suite = tmp_path / "typo.yaml"
-    suite.write_text(SUITE.replace("figure: requests_per_s\n    by: keepalive", "figure: requests_per_sec\n    by: keepalive", 1))
+    suite.write_text(SUITE.replace("figure: latency_p50_us", "figure: latency_p50_ms", 1))
     done = run_cli("suite", "run", suite, "--db", tmp_path / "runs.db", timeout_s=60)
     assert done.code == 2
-    assert "finding keepalive-gain is about 'requests_per_sec', which is not a stored figure" in done.stderr
+    assert "finding slower-by-far is about 'latency_p50_ms', which is not a stored figure" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "runs.db").exists()

@@ -20,6 +20,7 @@ def findings_command(
     """Each claim of the study's paper, the paper's figure, the measured value with its interval, and
     the verdict: holds, does not hold, inconclusive, not measured (and why)."""
     from gauntlet.analysis.findings import judge
+    from gauntlet.analysis.verdict import default_floor
     from gauntlet.errors import GauntletError
     from gauntlet.report.findings import findings_json, findings_table, tally
     from gauntlet.report.tables import rich_table
@@ -34,8 +35,9 @@ def findings_command(
                 "Give the id of a `gauntlet suite run` (gauntlet report --list shows them)",
             )
         cases = store.cases([run])
+        measured_floors = store.noise_floors()
     claims, origin = run_claims(run_row.suite, run_row.suite_text)
-    judged = judge(claims, cases)
+    judged = judge(claims, cases, lambda figure: measured_floors.get(figure) or default_floor(figure))
     out = console()
     if as_json:
         out.print_json(json.dumps(findings_json(judged, origin)))
