@@ -1,4 +1,4 @@
-"""The store is never harmed: `report --list`, `report`, `compare` and `export`, each a real CLI invocation,
+"""The store is never harmed: `report --list`, `report`, `compare`, `export` and `findings`, each a real CLI invocation,
 leave the file --db names byte for byte as it was (md5 before and after): a foreign SQLite file, a file
 that is not SQLite and an empty one are refused in one line; a results store on a read-only file,
 directory or mount is read; one from a newer Gauntlet or migrated by another build is refused before
@@ -24,7 +24,10 @@ READERS = {
     "report": ["report", "1", "2", "-o", "{out}/report.html"],
     "compare": ["compare", "1", "2", "--threshold", "1000"],
     "export": ["export", "1", "--format", "csv", "-o", "{out}/run-1.csv"],
+    "findings": ["findings", "1"],
 }
+#: What `findings` says of a store of `gauntlet run`s, once it has read it (it judges suite runs only).
+FINDINGS_READ = "run 1 is a `gauntlet run`, not a study suite"
 #: A measuring command: it stores, so it opens the file for writing (refused before the load starts).
 MEASURING = ["run", "-n", "20", "-c", "1", "-t", "1"]
 READ_WRITE = stat.S_IRWXU
@@ -121,7 +124,10 @@ def test_an_empty_file_is_refused_by_readers_and_becomes_a_store_for_a_measuring
 def read_every_way(db: Path, out: Path) -> None:
     for name in READERS:
         done = run_cli(*reader_args(name, out, db))
-        assert done.code == 0, (name, done.stderr)
+        if name == "findings":
+            assert_one_line_refusal(done, FINDINGS_READ)
+        else:
+            assert done.code == 0, (name, done.stderr)
     assert (out / "report.html").stat().st_size > 0 and (out / "run-1.csv").read_text().count("\n") == 2
 
 
@@ -157,7 +163,8 @@ def test_a_store_on_a_read_only_mount_is_read_by_every_command_and_unchanged(
     mount_point = tmp_path / "mnt"
     for name in READERS:
         done = run_on_read_only_mount(source, mount_point, [*GAUNTLET, *reader_args(name, out, mount_point / "results.db")])
-        assert done.returncode == 0, (name, done.stderr)
+        assert done.returncode == (2 if name == "findings" else 0), (name, done.stderr)
+        assert name != "findings" or FINDINGS_READ in done.stderr, done.stderr
     assert md5(source / "results.db") == before and sorted(p.name for p in source.iterdir()) == ["results.db"]
     assert (out / "run-1.csv").read_text().count("\n") == 2
 
