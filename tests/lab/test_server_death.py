@@ -122,19 +122,20 @@ class KillingSink:
 
     def __init__(self) -> None:
         self.records: list[CaseRecord] = []
-        self.server_pids: list[int] = []
+        self.server_pids: list[int | None] = []
         self._killed = False
 
-    def _server_pid(self) -> int:
-        return next(p.pid for p in psutil.Process().children() if "serve" in p.cmdline())
+    def _server_pid(self) -> int | None:
+        return next((p.pid for p in psutil.Process().children() if "serve" in p.cmdline()), None)
 
     def case_started(self, params: dict[str, Any], repeat: int) -> None:
         self.server_pids.append(self._server_pid())
 
     def progress(self, progress: engine.Progress) -> None:
-        if progress["measuring"] and int(progress["elapsed_us"]) > 500_000 and not self._killed:
+        pid = self.server_pids[0]
+        if progress["measuring"] and int(progress["elapsed_us"]) > 500_000 and not self._killed and pid is not None:
             self._killed = True
-            os.kill(self.server_pids[0], signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
 
     def case_done(self, record: CaseRecord) -> None:
         self.records.append(record)
@@ -150,5 +151,5 @@ def test_a_suite_records_the_exit_and_starts_the_server_again_for_the_next_case(
     assert first.status == "error" and first.error is not None and first.error.startswith("builtin exited (signal 9, SIGKILL)")
     assert first.result is not None and first.result["elapsed_us"] < 2_000_000, "the first case ended at the exit"
     assert second.status == "ok" and second.result is not None and second.result["responses"] > 0
-    assert sink.server_pids[0] != sink.server_pids[1], "a new server for the next case"
+    assert None not in sink.server_pids and sink.server_pids[0] != sink.server_pids[1], "a new server for the next case"
     assert time.monotonic() - began < 3 + 2 + 10, "the first case did not run to its deadline"

@@ -139,7 +139,6 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
     "php_worker_rss_bytes": _php_worker("rss_bytes"),
     "php_worker_vm_size_bytes": _php_worker("vm_size_bytes"),
     "failed_share": _failed_share,
-    "unanswered_failed": _unanswered_failed,
     **{f"errors_{kind}": _field("errors", kind) for kind in ERROR_KINDS},
     "non_2xx_responses": _non_2xx,
     "non_2xx_share": _non_2xx_share,
@@ -149,6 +148,7 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
     "server_system_context_switches_per_request": _field("server", "system_context_switches_per_request"),
     "server_pages_freed_per_request": _field("server", "pages_freed_per_request"),
     "server_loopback_packets_per_request": _field("server", "loopback_packets_per_request"),
+    "unanswered_failed": _unanswered_failed,
 }
 
 
