@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-import pytest
 
 from gauntlet import engine
 from gauntlet.lab.suite import Agenda, SuiteRunner

@@ -198,7 +198,7 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
         sent, offered = format_count(schedule["achieved_rate_per_s"]), format_count(schedule["offered_rate_per_s"])
         lag = format_duration_us(schedule["send_lag_us"]["p99"])
         reasons[RATE_NOT_HELD] = f"sent {sent}/s of the {offered}/s offered, send lag p99 {lag}"
-    order = (CLIENT_BOUND, SERVER_CPU_BOUND, BANDWIDTH_BOUND, ERROR_BOUND, RATE_NOT_HELD)
+    order: tuple[str, ...] = (CLIENT_BOUND, SERVER_CPU_BOUND, BANDWIDTH_BOUND, ERROR_BOUND, RATE_NOT_HELD)
     if (stuck_at := stuck(result)) is not None:
         # Nothing ended: what the CPUs did says nothing of a throughput of zero.
         reasons = dict([stuck_at])
