@@ -140,7 +140,8 @@ def stuck(result: dict[str, Any]) -> tuple[str, str] | None:
     if connecting * 2 >= total:
         return LISTEN_BACKLOG_FULL, (
             f"no request ended: {format_count(connecting)} of {format_count(total)} were still connecting at the end "
-            f"(the oldest for {oldest}), so the server accepted no connection (its listen backlog was full)"
+            f"(the oldest for {oldest}): no connection was accepted, as when the server's listen backlog is full "
+            "(or the client could not make its connects in the time)"
         )
     return SERVER_STALLED, (
         f"no request ended: {format_count(total - connecting)} of {format_count(total)} were connected and "
