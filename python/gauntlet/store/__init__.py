@@ -17,7 +17,8 @@ from types import TracebackType
 from typing import Any, Self
 
 from gauntlet.model.record import CaseRecord
-from gauntlet.store import db, read, write
+from gauntlet.analysis.verdict import NoiseFloor
+from gauntlet.store import db, noise, read, write
 from gauntlet.store.read import CaseRow, RunRow
 
 __all__ = ["CaseRow", "RunRow", "Store"]
@@ -89,3 +90,12 @@ class Store:
     def cases(self, run_ids: list[int]) -> list[CaseRow]:
         """The runs' cases in the order they were stored, each with its whole result."""
         return read.cases(self._conn, run_ids)
+
+    # The machine's noise floors (gauntlet calibrate noise).
+
+    def add_noise_floors(self, measured: noise.Measured, measured_unix_ms: int | None = None) -> None:
+        noise.add(self._conn, self.path, measured, measured_unix_ms)
+
+    def noise_floors(self) -> dict[str, NoiseFloor]:
+        """The latest measured floor of each figure (none when never calibrated)."""
+        return noise.latest(self._conn)
