@@ -27,7 +27,7 @@ def findings_command(
     from gauntlet.store import Store
     from gauntlet.suite.load import run_claims
 
-    with Store.open(db, create=False) as store:
+    with Store.open_read_only(db) as store:
         run_row = store.run(run)
         if run_row.command != "suite":
             raise GauntletError(
