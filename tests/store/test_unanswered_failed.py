@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from gauntlet.store import Store
-from gauntlet.store.db import migrations
+from gauntlet.store.schema import migrations
 from gauntlet.store.figures import FIGURES
 
 MIGRATION = 8
@@ -39,11 +39,11 @@ RESULTS = {
 
 
 def test_cases_stored_before_gain_their_stuck_requests_by_the_same_rule_as_new_ones(db_path: Path) -> None:
-    earlier = [(number, sql) for number, sql in migrations() if number < MIGRATION]
+    earlier = [migration for migration in migrations() if migration.number < MIGRATION]
     with sqlite3.connect(db_path) as conn:
-        for _, sql in earlier:
-            conn.executescript(sql)
-        conn.execute(f"PRAGMA user_version = {earlier[-1][0]}")
+        for migration in earlier:
+            conn.executescript(migration.sql)
+        conn.execute(f"PRAGMA user_version = {earlier[-1].number}")
         conn.execute("INSERT INTO runs (run_id, suite, options_json, environment_json, planned_cases, gauntlet_version,"
                      " started_unix_ms, status) VALUES (1, 'old', '{}', '{}', 3, '0', 0, 'complete')")
         for case_id, (found, _, _) in enumerate(RESULTS.values(), start=1):
