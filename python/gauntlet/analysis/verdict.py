@@ -16,10 +16,12 @@ zero is "no change detected", within the larger of the floor and the interval's 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from gauntlet.analysis.stats import Estimate, difference, ratio
+from gauntlet.analysis.stats import HEADLINE, PERCENTILES_OF_RESULTS, Estimate, difference, percentile_shown, ratio
 
 
 class Kind(StrEnum):
@@ -141,3 +143,35 @@ def judge(before: Estimate, after: Estimate, higher_is_better: bool, floor: Nois
 
 def _floor_text(floor: NoiseFloor, share: bool) -> str:
     return f"±{floor.relative * 100:.1f} pts" if share else f"±{floor.relative:.0%}"
+
+
+#: 95 % of a normal variable lies within this many standard deviations of its mean.
+Z_95 = 1.96
+
+
+def floor_from_pairs(pairs: list[tuple[float, float]]) -> float:
+    """The noise floor from A/A pairs (two runs of the same thing, one after the other): with
+    d = log(b / a) per pair, 95 % of identical pairs differ by less than exp(1.96 * rms(d)) - 1,
+    taking d as normal around 0 (identical runs have no true difference, so the mean is not
+    estimated). Pairs with a value at or below 0 are left out; ValueError when none is left."""
+    logs = [math.log(b / a) for a, b in pairs if a > 0 and b > 0]
+    if not logs:
+        raise ValueError("no pair with both values above 0")
+    return math.exp(Z_95 * math.sqrt(sum(d * d for d in logs) / len(logs))) - 1
+
+
+def pair_floors(results: list[dict[str, Any]]) -> dict[str, float]:
+    """The floor of each headline figure (stats.HEADLINE) from run results taken as consecutive A/A
+    pairs, (0, 1), (2, 3), ...; a latency percentile only from pairs with the responses it needs."""
+    floors = {}
+    for name, read in HEADLINE.items():
+        pairs = []
+        for a, b in zip(results[0::2], results[1::2], strict=False):
+            if name in PERCENTILES_OF_RESULTS and not all(percentile_shown(name, r["latency_us"]["count"]) for r in (a, b)):
+                continue
+            before, after = read(a), read(b)
+            if before is not None and after is not None and before > 0 and after > 0:
+                pairs.append((before, after))
+        if pairs:
+            floors[name] = floor_from_pairs(pairs)
+    return floors
