@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -130,12 +131,25 @@ groups:
 """
 
 
+def served(serve: psutil.Process) -> int:
+    """The requests the built-in server process has counted so far (0 before it listens)."""
+    ports = [c.laddr.port for c in serve.net_connections("tcp") if c.status == psutil.CONN_LISTEN]
+    if not ports:
+        return 0
+    with urllib.request.urlopen(f"http://127.0.0.1:{ports[0]}/__gauntlet/stats", timeout=5) as response:
+        return int(json.load(response)["requests"])
+
+
 def test_sigterm_mid_suite_stores_the_partial_case_and_marks_the_run(tmp_path: Path) -> None:
     suite, db = tmp_path / "long.yaml", tmp_path / "results.db"
     suite.write_text(LONG_SUITE)
     with Running("suite", "run", suite, "--db", db, "-o", tmp_path / "report.html") as cli:
-        started_by(cli, "serve")  # the built-in server, in its own process
-        time.sleep(2.0)
+        (serve,) = started_by(cli, "serve")  # the built-in server, in its own process
+        # Signalled once the case is under way (the server counted requests), not after a fixed time:
+        # on a busy machine the engine can take seconds to start.
+        deadline = time.monotonic() + 30
+        while served(serve) < 1_000 and time.monotonic() < deadline:
+            time.sleep(0.05)
         done = cli.end_with(signal.SIGTERM, timeout_s=60)
         code, stderr = done.code, done.stderr
     assert code == 128 + signal.SIGTERM, stderr

@@ -16,7 +16,8 @@ from typer.core import TyperGroup
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from gauntlet.cli import (
-    calibrate, capacity, compare, doctor, export, noise, report, run, serve, servers, signals, suite, sweep, workload,
+    calibrate, capacity, compare, doctor, export, findings, noise, report, run, serve, servers, signals, suite, sweep,
+    workload,
 )
 from gauntlet.errors import GauntletError
 
@@ -50,6 +51,7 @@ app.command("capacity")(capacity.capacity_command)
 app.command("report")(report.report_command)
 app.command("compare")(compare.compare_command)
 app.command("export")(export.export_command)
+app.command("findings")(findings.findings_command)
 app.command("doctor")(doctor.doctor_command)
 app.command("calibrate", epilog="gauntlet calibrate noise: this machine's noise floor, for compare (see its --help)")(
     calibrate.calibrate_command

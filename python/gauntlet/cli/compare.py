@@ -30,7 +30,7 @@ def compare_command(
     from gauntlet.store import Store
 
     out, err = console(), console(stderr=True)
-    with Store.open(db, create=False) as store:
+    with Store.open_read_only(db) as store:
         before, after = store.run(run_a), store.run(run_b)
         cases_before, cases_after = store.cases([run_a]), store.cases([run_b])
         kinds = {c.server_kind or c.params.get("server") for c in [*cases_before, *cases_after]}

@@ -6,6 +6,9 @@
             store.add_case(run_id, record)      # on disk when it returns
         store.end_run(run_id, "complete")
 
+    with Store.open_read_only(Path("results.db")) as store:   # report, compare, export
+        runs = store.runs()
+
 The schema is in migrations/, the flat figures in figures.py; docs/results-store.md describes both.
 """
 
@@ -31,9 +34,16 @@ class Store:
 
     @classmethod
     def open(cls, path: Path | str, *, create: bool = True) -> Store:
-        """Open (or, with `create`, make) the database and bring its schema to this version."""
+        """Open (or, with `create`, make) the database for writing and bring its schema to this version."""
         path = Path(path)
         return cls(db.connect(path, create=create), path)
+
+    @classmethod
+    def open_read_only(cls, path: Path | str) -> Store:
+        """Open an existing store for reading only, as every reading command does: the file is never
+        created, migrated or switched to WAL (an older schema is read from a migrated copy in memory)."""
+        path = Path(path)
+        return cls(db.connect_read_only(path), path)
 
     def close(self) -> None:
         self._conn.close()
