@@ -1,7 +1,8 @@
 """`--fail-on` thresholds, after k6's: a run that crosses one ends with a non-zero exit code, so a
 script or a CI job sees it failed. Pure functions of the run result.
 
-    errors>5%         the share of requests that failed (errors and non-2xx/3xx responses), or the
+    errors>5%         the share of requests that failed (errors, non-2xx/3xx responses and requests
+                      stuck unanswered, analysis.bottleneck.failed_share), or the
                       share of the measured interval they failed in (errors by second)
     p99>50ms          a latency percentile (p50, p90, p99, p99_9, max) above a duration
     rate-not-held     under --rate, the offered rate was not held (the rate-not-held label's rule)
@@ -13,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gauntlet.analysis.bottleneck import failed_requests, rate_held
+from gauntlet.analysis.bottleneck import failed_requests, failed_share, rate_held
 from gauntlet.errors import GauntletError
 from gauntlet.units import format_duration_us, parse_duration_us
 
@@ -57,10 +58,11 @@ def parse_thresholds(texts: list[str] | None, default: tuple[str, ...] = DEFAULT
 def crossed(threshold: Threshold, result: dict[str, Any]) -> str | None:
     """Why the result crosses the threshold, or None when it does not."""
     if threshold.measure == "errors":
-        failed = failed_requests(result)
-        share = failed / result["requests"] if result["requests"] else 0.0
+        if "server_exit" in result:  # what came after the exit was never measured
+            return f"{threshold.text}: {result['server_exit']['message']}"
+        share = failed_share(result)
         if share > threshold.limit:
-            return f"{threshold.text}: {share:.1%} of {result['requests']:,} requests failed"
+            return f"{threshold.text}: {share:.1%} of the requests failed ({failed_requests(result):,}, unanswered ones included)"
         failing = failing_time_share(result)
         if failing > threshold.limit:
             return f"{threshold.text}: requests failed over {failing:.1%} of the measured interval"

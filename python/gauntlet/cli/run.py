@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 DEFAULT_PATH = "/webtest.html"
 EXIT_NO_SUCCESS = 1
+#: A server process exited, or no request ended (the case is stored as an error), even with --fail-on none.
+EXIT_CASE_ERROR = 1
 EXIT_INTERRUPTED = 130
 REPEAT_SCHEMA = "gauntlet.repeat-result/2"
 
@@ -70,7 +72,8 @@ def target_url(
     spec = server or ServerSpec("builtin", workers=threads)
 
     def announce(instance: ServerInstance) -> None:
-        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {instance.pids()[0]})[/dim]")
+        backends = "".join(f", {b.name} pid {b.proc.pid}" for b in instance.backends)
+        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {instance.main_pid}){backends}[/dim]", soft_wrap=True)
 
     with Target(start=lambda: start_server(spec), path=path, announce=announce) as target:
         yield target
@@ -319,7 +322,8 @@ def run_command(
             err, plan.requests, plan.duration_us
         ) as progress:
             repeats = measure_repeats(plan, target, settings, progress.update, measured, run_plan)
-        stored.status = "interrupted" if repeats.interrupted else "complete"
+        errors = [m.error for m in repeats.measurements if m.error is not None]
+        stored.status = "interrupted" if repeats.interrupted else "failed" if errors else "complete"
     announce_stored(err, stored, store_path(db, no_store))
     if repeats.measurements:
         print_run(out, repeats.median().result)
@@ -330,10 +334,12 @@ def run_command(
     if repeats.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until it was stopped[/yellow]")
         return EXIT_INTERRUPTED
+    for error in errors:
+        print(f"gauntlet: {error}; the case is stored as an error", file=sys.stderr)
     if not any(succeeded(result) for result in repeats.results):
         print("gauntlet: no request succeeded (no 2xx or 3xx response); see the outcomes above", file=sys.stderr)
         return EXIT_NO_SUCCESS
-    return measuring.fail_on(thresholds, repeats.results)
+    return measuring.fail_on(thresholds, repeats.results) or (EXIT_CASE_ERROR if errors else 0)
 
 
 def run_json(repeats: Repeats, environment: dict[str, Any]) -> dict[str, Any]:

@@ -172,7 +172,10 @@ def print_run(console: Console, result: dict[str, Any]) -> None:
     line = setup_line(result)
     if line is not None:
         console.print(line, highlight=False, soft_wrap=True)
-    console.print(throughput_table(result))
+    if "server_exit" in result:  # the figures run past the exit: no headline
+        console.print(f"[bold red]{result['server_exit']['message']}[/bold red]: no throughput is shown, the case is an error")
+    else:
+        console.print(throughput_table(result))
     if result["tls"] is not None:
         tls = result["tls"]
         console.print(f"tls: {format_count(tls['handshakes'])} handshakes, {format_count(tls['resumed'])} resumed")
@@ -326,8 +329,8 @@ def case_line(record: CaseRecord) -> str:
     """One line per finished case of a suite: what ran, and its headline figures or why it has none."""
     label = case_label(record.params, record.repeat)
     result = record.result
-    if result is None:
-        return f"{label}  [red]{record.error}[/red]"
+    if result is None or record.error is not None:
+        return f"{label}  [red]{record.error}[/red]" + (f"  [yellow]{', '.join(record.labels)}[/yellow]" if record.labels else "")
     figures = (
         f"{format_count(result['requests_per_s'])} req/s  p99 {_latency_cell(result['latency_us'], 'p99')}  "
         f"{format_count(result['errors_total'])} errors"

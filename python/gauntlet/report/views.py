@@ -63,9 +63,11 @@ def _merged_percentile(point: GridPoint, name: str, value_us: int | None) -> str
 
 
 def _failed_share(point: GridPoint) -> str:
-    responses = sum(c.figures.get("responses") or 0 for c in point.measured)
-    errors = sum(c.figures.get("errors_total") or 0 for c in point.measured)
-    return "-" if responses + errors == 0 else _percent(errors / (responses + errors))
+    """Over every repeat with a result, errors included: a case where nothing was answered is 100 %."""
+    cases = [*point.measured, *point.failed]
+    responses = sum(c.figures.get("responses") or 0 for c in cases)
+    failed = sum((c.figures.get("errors_total") or 0) + (c.figures.get("unanswered_failed") or 0) for c in cases)
+    return "-" if responses + failed == 0 else _percent(failed / (responses + failed))
 
 
 def case_cells(points: list[GridPoint]) -> tuple[tuple[Column, ...], list[list[str]]]:

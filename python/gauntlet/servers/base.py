@@ -135,6 +135,15 @@ class ServerInstance:
         """The main process of each backend pool."""
         return [b.proc.pid for b in self.backends]
 
+    def exits(self) -> list[tuple[str, int]]:
+        """The processes Gauntlet started for it that have exited, by name, with their status (-N:
+        signal N): its main process (a master whose worker died and was replaced has not) and each
+        backend's (PHP-FPM, uWSGI, MariaDB, BeSim). Empty once stopped."""
+        if self._stopped:
+            return []
+        roots = [(self.kind, self._proc), *((b.name, b.proc) for b in self.backends)]
+        return [(name, status) for name, proc in roots if (status := proc.poll()) is not None]
+
     def _tree(self, root: subprocess.Popen[bytes]) -> list[int]:
         if self._stopped:
             return []
