@@ -110,6 +110,7 @@ class Store:
     def add_noise_floors(self, measured: noise.Measured, measured_unix_ms: int | None = None) -> None:
         noise.add(self._conn, self.path, measured, measured_unix_ms)
 
-    def noise_floors(self) -> dict[str, NoiseFloor]:
-        """The latest measured floor of each figure (none when never calibrated)."""
-        return noise.latest(self._conn)
+    def noise_floors(self, server_kind: str | None = None) -> dict[str, NoiseFloor]:
+        """The latest measured floor of each figure (none when never calibrated), one measured on
+        `server_kind` where there is one."""
+        return noise.latest(self._conn, server_kind)
