@@ -71,7 +71,9 @@ def test_requests_lost_to_closed_keep_alive_connections_are_sent_again(server: S
     assert result["stale_resent"] > 0
     lines = access_log_lines(instance, requests)
     assert len(lines) == requests, "each request processed once"
-    assert len({line.split()[0] for line in lines}) == result["connections_opened"]
+    # A connection's first request is logged with a keep-alive count (%k) of 0. Not its client port:
+    # a port is used again once Apache has closed the connection (about 1 connection in 10 here).
+    assert sum(line.split()[1] == "0" for line in lines) == result["connections_opened"]
     shown = Console(file=io.StringIO(), width=120)
     shown.print(outcomes_table(result))
     row = next(line.split() for line in shown.file.getvalue().splitlines() if "stale keep-alive" in line)
