@@ -1,6 +1,6 @@
 """What bounded a result: client-bound, server-cpu-bound, bandwidth-bound, error-bound,
-rate-not-held (docs/metrics.md, "Bottlenecks", defines each). Pure functions of the run result and
-of what the CPUs did meanwhile; every label comes with the figures that justify it."""
+rate-not-held, machine-busy (docs/metrics.md, "Bottlenecks", defines each). Pure functions of the
+run result and of what the CPUs did meanwhile; every label comes with the figures that justify it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from gauntlet.analysis.machine import MACHINE_BUSY, MachineUse, busy_reason, machine_figures
 from gauntlet.units import format_count, format_duration_us
 
 CLIENT_BOUND = "client-bound"
@@ -60,6 +61,8 @@ class Context:
     #: The declared link speed (--link); None on loopback.
     link_bits_per_s: float | None = None
     error_share_limit: float = DEFAULT_ERROR_SHARE
+    #: Every CPU's busy time over the window (None: not read); judged only with a watched server.
+    machine: MachineUse | None = None
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,12 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
         sent, offered = format_count(schedule["achieved_rate_per_s"]), format_count(schedule["offered_rate_per_s"])
         lag = format_duration_us(schedule["send_lag_us"]["p99"])
         reasons[RATE_NOT_HELD] = f"sent {sent}/s of the {offered}/s offered, send lag p99 {lag}"
-    order = (CLIENT_BOUND, SERVER_CPU_BOUND, BANDWIDTH_BOUND, ERROR_BOUND, RATE_NOT_HELD)
+    machine = None
+    if context.machine is not None and context.server is not None:
+        machine = machine_figures(context.machine, context.server.cpu_s, window_s)
+        if machine["busy"]:
+            reasons[MACHINE_BUSY] = busy_reason(machine)
+    order = (CLIENT_BOUND, SERVER_CPU_BOUND, BANDWIDTH_BOUND, ERROR_BOUND, RATE_NOT_HELD, MACHINE_BUSY)
     return {
         "labels": [label for label in order if label in reasons],
         "reasons": reasons,
@@ -167,6 +175,7 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
         "link_bits_per_s": context.link_bits_per_s,
         "bandwidth_ceiling_per_s": ceiling,
         "rate_held": held,
+        "machine": machine,
     }
 
 

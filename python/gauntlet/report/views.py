@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from gauntlet.analysis.machine import BUSY_SHARE
 from gauntlet.analysis.invariants import breach_reasons
 from gauntlet.analysis.qos import verdict
 from gauntlet.report.phases import by_load, first_phased
@@ -91,19 +92,21 @@ def cases_table(points: list[GridPoint]) -> Table:
             _failed_share(point),
             _or_dash(point.figure("client_cpu_us_per_request"), format_per_request),
             _or_dash(point.figure("server_cpu_us_per_request"), format_per_request),
+            _or_dash(point.figure("machine_other_cpu_share"), lambda share: f"{share:.1%}"),
             ", ".join(point.labels),
         ])
     columns, rows = _without_empty(
         (
             *leading, Column("repeats"), Column("req/s"), Column("spread"), Column("p50"), Column("p99"),
-            Column("failed"), Column("client µs"), Column("server µs"), Column("bottleneck", False),
+            Column("failed"), Column("client µs"), Column("server µs"), Column("other CPU"), Column("bottleneck", False),
         ),
         rows,
         {"repeats", "spread", "bottleneck"},
     )
     note = (
         "Means over the repeats; spread is (max - min) / mean of requests/s; p50 and p99 from the repeats' "
-        "histograms merged; failed: the share of requests that ended in an error; CPU in µs per request."
+        "histograms merged; failed: the share of requests that ended in an error; CPU in µs per request; "
+        f"other CPU: the machine's cores used by neither client nor server while measured (machine-busy past {BUSY_SHARE:.0%})."
     )
     return Table("cases", "Cases", note, columns, rows)
 
