@@ -74,8 +74,9 @@ class Agenda:
     done: dict[tuple[str, int], bool | None] = field(default_factory=dict)
 
     def search_capacity(self, case: Case, probe: Any) -> capacity.Capacity:
-        assert case.sessions is not None and case.sessions.capacity_start is not None
-        return capacity.search(probe, case.sessions.capacity_start, case.sessions.capacity_max_probes)
+        sessions = case.sessions
+        assert sessions is not None and sessions.capacity_start is not None
+        return capacity.search(probe, sessions.capacity_start, sessions.capacity_max_probes, capacity.ceiling(sessions.load))
 
     def stored_verdict(self, case: Case, repeat: int, users: int) -> bool:
         key = (case_key(probe_params(case, users)), repeat)
@@ -162,7 +163,7 @@ class SuiteRunner:
             plan = case.plan.at(base_url + case.path)
         else:
             assert case.sessions is not None
-            plan = case.sessions.plan(params, base_url + "/")
+            plan = case.sessions.plan(params, base_url + "/", server.https_url)
         measured = measure(
             plan, server, params, server_version=running_version(server) or version, repeat=repeat, run_plan=self._run_plan,
             on_progress=self._sink.progress,

@@ -159,18 +159,19 @@ class LoadFile(_Strict):
     def uses_https(self) -> bool:
         return any(page.scheme == "https" for session in self.sessions for page in session.pages)
 
-    def to_plan(self, url: str) -> Plan:
+    def to_plan(self, url: str, https_url: str | None = None) -> Plan:
         """The engine plan: the sessions, the windows, and room for two connections per user and target.
 
-        A lab server listens on one scheme, so the https pages go to `url` itself, which must then
-        be https (the whole workload runs over TLS; docs/load-files.md)."""
+        The `scheme: https` pages go to `https_url` (a lab server's second, HTTPS port), else to
+        `url` itself, which must then be https (the whole workload over TLS; docs/load-files.md).
+        An empty `url` is a plan not yet aimed (sized, not run)."""
         qos = self.qos
-        https_url = None
-        if self.uses_https:
-            if not url.lower().startswith("https://"):
+        if self.uses_https and https_url is None:
+            if url and not url.lower().startswith("https://"):
                 raise GauntletError(
                     printable(f"the load has https pages but the target {url} is plain http"),
-                    "Serve it over TLS (tls: true, or an https:// URL): the lab's servers have one listener",
+                    "Serve it over TLS (tls: true, or an https:// URL), or from a server with an HTTPS port too "
+                    "(protocol: http+https)",
                 )
             https_url = url
         sessions = SessionsPlan(
@@ -196,11 +197,11 @@ class LoadFile(_Strict):
                 download_tolerable_bytes_per_s=qos.download_tolerable_bytes_per_s,
             ),
             seed=self.seed,
-            https_url=https_url,
+            https_url=(https_url or None) if self.uses_https else None,
         )
         return Plan(
             url=url,
-            connections=(4 if https_url else 2) * (self.users or self.max_users),
+            connections=(4 if self.uses_https else 2) * (self.users or self.max_users),
             threads=DEFAULT_THREADS,
             warmup_us=self.ramp_up + self.warm_up,
             duration_us=self.measure,

@@ -118,7 +118,7 @@ class Group(_Strict):
     # Server axes.
     workers: Axis[Size] | None = None
     keepalive: Axis[bool] = [True]
-    protocol: Axis[Literal["http", "https"]] = ["http"]
+    protocol: Axis[Literal["http", "https", "http+https"]] = ["http"]
     backend: Axis[str] | None = None
     backend_socket: Axis[Literal["unix", "tcp"]] | None = None
     backend_workers: Axis[Size] | None = None
