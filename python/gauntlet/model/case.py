@@ -22,6 +22,9 @@ class Sessions:
     users: int | None = None
     capacity_start: int | None = None
     capacity_max_probes: int = 8
+    #: A run at the start level before a search's first probe on a freshly started server, so that
+    #: compilation and JIT happen before measuring (0: none).
+    capacity_warm_up_us: int = 0
 
     def plan(self, params: dict[str, Any], url: str, https_url: str | None = None) -> Plan:
         """The engine plan of the case (or capacity probe) with these params (its level, its HTTP

@@ -118,6 +118,9 @@ class LoadFile(_Strict):
     measure: Duration | None = None
     ramp_down: Duration = 0
     iterations: Count = 1
+    #: Every think time multiplied by this: a suite's quick variant shortens them (0.25: a quarter)
+    #: so that a capacity search finds its invalid level at fewer users, in fewer probes.
+    think_scale: float = Field(default=1.0, gt=0, le=100)
     qos: QosSpec = QosSpec()
     seed: int = Field(default=1, ge=0, le=SEED_MAX)
 
@@ -159,6 +162,10 @@ class LoadFile(_Strict):
     def uses_https(self) -> bool:
         return any(page.scheme == "https" for session in self.sessions for page in session.pages)
 
+    def _scaled(self, think: dict[str, Any]) -> Think:
+        """A session's think time, its durations multiplied by `think_scale`."""
+        return Think(**{name: round(value * self.think_scale) if name.endswith("_us") else value for name, value in think.items()})
+
     def to_plan(self, url: str, https_url: str | None = None) -> Plan:
         """The engine plan: the sessions, the windows, and room for two connections per user and target.
 
@@ -179,7 +186,7 @@ class LoadFile(_Strict):
                 SessionType(
                     name=s.name,
                     weight=s.weight,
-                    think=Think(**s.think),
+                    think=self._scaled(s.think),
                     pages=[Page(**p.model_dump(exclude_none=True)) for p in s.pages],
                     start=s.start,
                     transitions=s.transitions,

@@ -121,10 +121,12 @@ def _session_cases(group: Group, spec: ServerSpec, base: dict[str, Any], suite_d
     load = loadfile.load(loadfile.find(group.load, suite_dir), group.load_overrides)
     first_page = load.sessions[0].pages[0].path
     params = base | {"model": "sessions", "load": group.load}
+    if load.think_scale != 1:
+        params["think_scale"] = load.think_scale
     if load.phases is not None:
         params["phases"] = load.phases_text()
     if group.capacity is not None:
-        sessions = Sessions(load, None, group.capacity.start, group.capacity.max_probes)
+        sessions = Sessions(load, None, group.capacity.start, group.capacity.max_probes, group.capacity.warm_up)
         yield Case(group.name, spec, first_page, params | {"capacity": True}, sessions=sessions)
         return
     if group.users is None:

@@ -106,6 +106,9 @@ def _server_entry(value: Any) -> Any:
 class Capacity(_Strict):
     start: Size = 10
     max_probes: Size = 8
+    #: A run at `start` before the first probe on each server started, unmeasured for the search:
+    #: SPECweb's warm-up, so that JSP compilation and the JIT happen before measuring.
+    warm_up: Duration = 0
 
 
 class Group(_Strict):
