@@ -13,7 +13,7 @@ import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from gauntlet.cli import (
-    calibrate, capacity, compare, doctor, export, report, run, serve, servers, signals, suite, sweep, workload,
+    calibrate, capacity, compare, doctor, export, findings, report, run, serve, servers, signals, suite, sweep, workload,
 )
 from gauntlet.errors import GauntletError
 
@@ -34,6 +34,7 @@ app.command("capacity")(capacity.capacity_command)
 app.command("report")(report.report_command)
 app.command("compare")(compare.compare_command)
 app.command("export")(export.export_command)
+app.command("findings")(findings.findings_command)
 app.command("doctor")(doctor.doctor_command)
 app.command("calibrate")(calibrate.calibrate_command)
 app.add_typer(suite.app, name="suite")

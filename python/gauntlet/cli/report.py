@@ -27,7 +27,7 @@ def report_command(
     from gauntlet.store import Store
 
     out = console()
-    with Store.open(db, create=False) as store:
+    with Store.open_read_only(db) as store:
         if list_runs:
             for run in store.runs():
                 out.print(Text(run_line(run)))

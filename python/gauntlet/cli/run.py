@@ -29,7 +29,7 @@ from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_repe
 from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.report.agents import print_agents
 from gauntlet.report.output import console
-from gauntlet.report.tables import print_run, repeat_line, spread_table
+from gauntlet.report.tables import estimates_table, print_run, repeat_line
 from gauntlet.servers.sizing import for_connections
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
@@ -42,7 +42,7 @@ DEFAULT_PATH = "/webtest.html"
 EXIT_NO_SUCCESS = 1
 EXIT_THRESHOLD_CROSSED = 1
 EXIT_INTERRUPTED = 130
-REPEAT_SCHEMA = "gauntlet.repeat-result/1"
+REPEAT_SCHEMA = "gauntlet.repeat-result/2"
 
 ServerOption = Annotated[
     str | None, typer.Option("--server", help="Without a URL: start this server kind (`gauntlet servers`)")
@@ -341,7 +341,7 @@ def run_command(
         print_agents(out, repeats.median().result)
     if len(repeats.measurements) > 1:
         out.print("[dim]the repeat shown is the median by requests/s[/dim]")
-        out.print(spread_table(repeats.to_json()["spread"]))
+        out.print(estimates_table(repeats.to_json()["estimates"], len(repeats.measurements)))
     if repeats.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until it was stopped[/yellow]")
         return EXIT_INTERRUPTED
@@ -355,7 +355,7 @@ def run_command(
 
 
 def run_json(repeats: Repeats, environment: dict[str, Any]) -> dict[str, Any]:
-    """One repeat: its result as is; several: every repeat and their spread (gauntlet.repeat-result/1)."""
+    """One repeat: its result as is; several: every repeat and their estimates (gauntlet.repeat-result/2)."""
     if len(repeats.measurements) == 1:
         return {**repeats.results[0], "environment": environment}
     return {"schema": REPEAT_SCHEMA, "environment": environment, **repeats.to_json()}

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Self
 from gauntlet import engine
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE, Context, assess
 from gauntlet.analysis.invariants import check_all
-from gauntlet.analysis.spread import median_index, spreads
+from gauntlet.analysis.stats import estimates_json, headline_estimates, median_index
 from gauntlet.errors import GauntletError
 from gauntlet.lab import local_split
 from gauntlet.lab.access_log import LoggedRequests
@@ -74,9 +74,12 @@ class Repeats:
         return self.measurements[median_index(self.results)]
 
     def to_json(self) -> dict[str, Any]:
-        """Every repeat, the spread of the headline figures, and which repeat is the median."""
+        """Every repeat, each headline figure's estimate with its interval, and which repeat is the median."""
         results = self.results
-        return {"repeats": results, "spread": spreads(results), "median_repeat": median_index(results) if results else None}
+        return {
+            "repeats": results, "estimates": estimates_json(headline_estimates(results)),
+            "median_repeat": median_index(results) if results else None,
+        }
 
 
 class Target:

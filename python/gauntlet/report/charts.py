@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gauntlet.analysis.stats import Estimate
 from gauntlet.report.downsample import lttb
 from gauntlet.report.palette import colors
 from gauntlet.report.points import (
     CaseValue,
     GridPoint,
-    Spread,
     describe,
     difference_text,
     kind_share,
@@ -110,14 +110,14 @@ def _chart(chart_id: str, title: str, note: str, traces: list[dict[str, Any]], l
     return Chart(chart_id, title, note, {"data": traces, "layout": layout})
 
 
-def _error_bars(spreads: list[Spread]) -> dict[str, Any]:
-    """The repeats' min..max around the mean; invisible with one repeat each."""
+def _error_bars(estimates: list[Estimate]) -> dict[str, Any]:
+    """The 95 % interval around the median (analysis.stats); invisible where no point has one."""
     return {
         "type": "data",
         "symmetric": False,
-        "array": [s.high - s.mean for s in spreads],
-        "arrayminus": [s.mean - s.low for s in spreads],
-        "visible": any(s.n > 1 for s in spreads),
+        "array": [e.high - e.point for e in estimates],
+        "arrayminus": [e.point - e.low for e in estimates],
+        "visible": any(e.has_interval and e.high > e.low for e in estimates),
     }
 
 
@@ -153,7 +153,7 @@ def _lines(
             spreads = [s for s in (p.value(value) for p in line) if s is not None]
             traces.append({
                 "type": "scatter", "mode": "lines+markers", "name": _text(name),
-                "x": [p.params[x_param] for p in line], "y": [s.mean for s in spreads], "error_y": _error_bars(spreads),
+                "x": [p.params[x_param] for p in line], "y": [s.point for s in spreads], "error_y": _error_bars(spreads),
             })
         if traces:
             xs = sorted({x for trace in traces for x in trace["x"]})
@@ -176,7 +176,7 @@ def _compared(
     """Requests/s of cases that differ only in the `ignored` parameters, one bar for each side
     (`side_of` a case's params); the sides after the first carry the change from the first. Only
     cases measured on the first side and on at least one other are shown."""
-    by_rest: dict[str, dict[tuple[int, str], tuple[GridPoint, Spread]]] = defaultdict(dict)
+    by_rest: dict[str, dict[tuple[int, str], tuple[GridPoint, Estimate]]] = defaultdict(dict)
     for point in points:
         rate, side = point.figure("requests_per_s"), side_of(point.params)
         if side is not None and rate is not None:
@@ -195,11 +195,11 @@ def _compared(
         for side in sorted({side for _, found in chosen for side in found}):
             shown = [(name, found) for name, (_, found) in zip(names, chosen, strict=True) if side in found]
             rates = [found[side][1] for _, found in shown]
-            trace = {"type": "bar", "name": side[1], "x": [name for name, _ in shown], "y": [s.mean for s in rates],
+            trace = {"type": "bar", "name": side[1], "x": [name for name, _ in shown], "y": [s.point for s in rates],
                      "error_y": _error_bars(rates)}
             if side[0] > 0:
                 bases = [found[min(found)][1] for _, found in shown]
-                trace |= {"text": [difference_text(b, r) if b.mean else "" for b, r in zip(bases, rates, strict=True)],
+                trace |= {"text": [difference_text(b, r) if b.point else "" for b, r in zip(bases, rates, strict=True)],
                           "textposition": "outside"}
             traces.append(trace)
         layout = _layout("", "requests/s", barmode="group")
@@ -226,7 +226,7 @@ def _pairs(
 def throughput_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
     return _lines(
         points, "connections", stored_figure("requests_per_s"), chart_id="throughput", title="Requests/s vs concurrency",
-        note="Mean requests/s of the repeats at each concurrency, bars from the slowest to the fastest repeat.",
+        note="Median requests/s of the repeats at each concurrency, bars their 95 % interval where it has one.",
         x_title="connections", y_title="requests/s",
     )
 
@@ -264,7 +264,7 @@ def keepalive_comparison(points: list[GridPoint]) -> list[Chart]:
         title="Keep-alive vs a new connection per request",
         note=(
             "Requests/s of the same case with persistent connections and with one connection per request; the label "
-            "is the change, 'inside the spread' when it is no larger than the repeats' range (30 % when measured once)."
+            "is the change, with the verdict when no change is detected (docs/metrics.md: interval and noise floor)."
         ),
     )
 
@@ -287,7 +287,7 @@ def http2_comparison(points: list[GridPoint]) -> list[Chart]:
         note=(
             "Requests/s of the same case over HTTP/1.1 with persistent connections, with one connection per request, "
             "and over HTTP/2 at each number of streams per connection; the labels are the change from HTTP/1.1 "
-            "keep-alive, 'inside the spread' when no larger than the repeats' range (30 % when measured once)."
+            "keep-alive, with the verdict when no change is detected (docs/metrics.md: interval and noise floor)."
         ),
     ) if any(p.params.get("http_version") == "2" for p in points) else []
 
@@ -296,8 +296,8 @@ def https_penalty(points: list[GridPoint]) -> list[Chart]:
     return _pairs(
         points, "protocol", ("http", "https"), ("http", "https"), chart_id="https", title="HTTPS penalty",
         note=(
-            "Requests/s of the same case over HTTP and over HTTPS; the label is the change HTTPS brings, 'inside the "
-            "spread' when it is no larger than the repeats' range (30 % when measured once): no penalty measured."
+            "Requests/s of the same case over HTTP and over HTTPS; the label is the change HTTPS brings, with the verdict "
+            "when no change is detected (docs/metrics.md: interval and noise floor): no penalty measured."
         ),
         across_groups=True,
     )

@@ -5,11 +5,12 @@ measured interval. A page is a page of the load (its main request and its embedd
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from typing import Any
 
 from gauntlet.analysis.qos import pages_of
-from gauntlet.report.points import GridPoint, point_names, spread
+from gauntlet.report.points import GridPoint, point_names
 from gauntlet.report.views import Column, Table, qos_valid
 from gauntlet.units import format_count
 
@@ -32,18 +33,19 @@ def _sessions_results(point: GridPoint) -> list[dict[str, Any]]:
 
 
 def _figure(results: list[dict[str, Any]], index: int) -> str:
-    value = spread(figures[index] for figures in map(per_page, results) if figures is not None)
-    return "-" if value is None else _format(value.mean)
+    return _mean_text([figures[index] for figures in map(per_page, results) if figures is not None])
 
 
 def _warm_up_figure(results: list[dict[str, Any]]) -> str:
     """The server's CPU ms per page over the search's warm-up runs (one per server started)."""
-    value = spread(r["warm_up"]["server_cpu_ms_per_page"] for r in results if (r.get("warm_up") or {}).get("server_cpu_ms_per_page"))
-    return "-" if value is None else _format(value.mean)
+    return _mean_text([r["warm_up"]["server_cpu_ms_per_page"] for r in results if (r.get("warm_up") or {}).get("server_cpu_ms_per_page")])
 
 
-def _format(value: float) -> str:
-    return f"{value:,.1f}" if value >= 10 else f"{value:.2f}"
+def _mean_text(values: list[float]) -> str:
+    if not values:
+        return "-"
+    mean = statistics.fmean(values)
+    return f"{mean:,.1f}" if mean >= 10 else f"{mean:.2f}"
 
 
 def specweb_table(points: list[GridPoint]) -> Table:

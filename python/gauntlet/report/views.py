@@ -4,6 +4,7 @@ report show the same cells. A table with no row (no server monitor, no sessions)
 from __future__ import annotations
 
 import datetime
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -13,7 +14,9 @@ from gauntlet.analysis.machine import BUSY_SHARE
 from gauntlet.analysis.invariants import breach_reasons
 from gauntlet.analysis.qos import verdict
 from gauntlet.report.phases import by_load, first_phased
-from gauntlet.report.points import GridPoint, Spread, point_names, spread
+from gauntlet.analysis import stats
+from gauntlet.analysis.stats import Estimate
+from gauntlet.report.points import GridPoint, point_names
 from gauntlet.store import RunRow
 from gauntlet.units import format_bytes, format_count, format_duration_us
 
@@ -32,8 +35,10 @@ class Table:
     rows: list[list[str]]
 
 
-def _or_dash(value: Spread | None, show: Callable[[float], str]) -> str:
-    return "-" if value is None else show(value.mean)
+def _or_dash(value: Estimate | float | None, show: Callable[[float], str]) -> str:
+    if value is None:
+        return "-"
+    return show(value.point if isinstance(value, Estimate) else value)
 
 
 def format_per_request(value: float) -> str:
@@ -45,9 +50,17 @@ def _percent(share: float) -> str:
     return "0%" if share == 0 else f"{share:.1%}"
 
 
-def _spread_text(value: Spread | None) -> str:
-    """How far apart the repeats were: (max - min) / mean."""
-    return "" if value is None or value.n < 2 else f"{value.relative_range:.0%}"
+def _interval_text(value: Estimate | None) -> str:
+    """The 95 % interval as +-share of the median ('±4%'); empty without one."""
+    return "" if value is None or not value.has_interval else f"±{value.relative_half_width:.0%}"
+
+
+def _merged_percentile(point: GridPoint, name: str, value_us: int | None) -> str:
+    """A percentile of the repeats' merged histograms, or stats.TOO_FEW on too few responses."""
+    if value_us is None:
+        return "-"
+    responses = sum(c.figures.get("responses") or 0 for c in point.measured)
+    return format_duration_us(value_us) if stats.percentile_shown(name, responses) else stats.TOO_FEW
 
 
 def _failed_share(point: GridPoint) -> str:
@@ -87,8 +100,8 @@ def cases_table(points: list[GridPoint]) -> Table:
         if repeated:
             repeats = f"{len(point.measured)}" + (f" (+{len(point.failed)} failed)" if point.failed else "")
         rows.append([
-            *cells, repeats, _or_dash(rate, format_count), _spread_text(rate),
-            "-" if p50 is None else format_duration_us(p50), "-" if p99 is None else format_duration_us(p99),
+            *cells, repeats, _or_dash(rate, format_count), _interval_text(rate),
+            _merged_percentile(point, "p50", p50), _merged_percentile(point, "p99", p99),
             _failed_share(point),
             _or_dash(point.figure("client_cpu_us_per_request"), format_per_request),
             _or_dash(point.figure("server_cpu_us_per_request"), format_per_request),
@@ -97,16 +110,17 @@ def cases_table(points: list[GridPoint]) -> Table:
         ])
     columns, rows = _without_empty(
         (
-            *leading, Column("repeats"), Column("req/s"), Column("spread"), Column("p50"), Column("p99"),
+            *leading, Column("repeats"), Column("req/s"), Column("95 %"), Column("p50"), Column("p99"),
             Column("failed"), Column("client µs"), Column("server µs"), Column("other CPU"), Column("bottleneck", False),
         ),
         rows,
-        {"repeats", "spread", "bottleneck"},
+        {"repeats", "95 %", "bottleneck"},
     )
     note = (
-        "Means over the repeats; spread is (max - min) / mean of requests/s; p50 and p99 from the repeats' "
-        "histograms merged; failed: the share of requests that ended in an error; CPU in µs per request; "
-        f"other CPU: the machine's cores used by neither client nor server while measured (machine-busy past {BUSY_SHARE:.0%})."
+        "Medians over the repeats; 95 %: the interval of requests/s (docs/metrics.md); p50 and p99 from the repeats' "
+        "histograms merged (n too small: p99 needs 1,000 responses); failed: the share of requests that ended in an "
+        "error; CPU in µs per request; other CPU: the machine's cores used by neither client nor server while "
+        f"measured (machine-busy past {BUSY_SHARE:.0%})."
     )
     return Table("cases", "Cases", note, columns, rows)
 
@@ -130,7 +144,7 @@ def resources_table(points: list[GridPoint]) -> Table:
         *leading, Column("server CPU µs/req"), Column("context switches/req"), Column("page faults/req"),
         Column("client CPU µs/req"), Column("server processes"),
     )
-    note = "All the server's processes from /proc (docs/metrics.md), per completed request; means over the repeats."
+    note = "All the server's processes from /proc (docs/metrics.md), per completed request; medians over the repeats."
     return Table("resources", "Resources per request", note, columns, rows)
 
 
@@ -145,7 +159,7 @@ def memory_table(points: list[GridPoint]) -> Table:
             for role, memory in (case.result or {}).get("server", {}).get("memory", {}).items():
                 by_role[role].append(memory)
         for role, samples in sorted(by_role.items()):
-            mean = {k: spread(s[k] for s in samples) for k in ("processes", "rss_bytes", "vm_size_bytes")}
+            mean = {k: statistics.fmean(s[k] for s in samples) for k in ("processes", "rss_bytes", "vm_size_bytes")}
             rows.append([
                 *cells, role, _or_dash(mean["processes"], format_count), _or_dash(mean["rss_bytes"], format_bytes),
                 _or_dash(mean["vm_size_bytes"], format_bytes),
@@ -171,7 +185,7 @@ def php_memory_table(points: list[GridPoint]) -> Table:
     columns = (*leading, Column("PHP role", False), Column("RSS per process"), Column("virtual size per process"))
     note = (
         "The role that runs PHP (backend: the PHP-FPM pool with its master, or php-cgi; worker: Apache's, with "
-        "mod_php) at the monitor's last sample, divided by its processes; means over the repeats."
+        "mod_php) at the monitor's last sample, divided by its processes; medians over the repeats."
     )
     return Table("php-memory", "PHP memory per process (Table A.12)", note, columns, rows)
 
