@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MACHINE_BUSY = "machine-busy"
-#: Above this share of the machine's cores used by other processes, a case is `machine-busy`. An
-#: idle 2-core machine measured 0.3 to 1.2 % beside cases from 100 requests/s to two saturated
-#: cores (docs/metrics.md), so 5 % is several times that noise and far below one busy core (50 %).
+#: Above this share of the machine's cores used by other processes, a case is `machine-busy`: far
+#: below one busy core of two (50 %), above the figure's own resolution (10 ms ticks of /proc/stat
+#: over a window of seconds); docs/metrics.md says what was measured.
 BUSY_SHARE = 0.05
 
 
