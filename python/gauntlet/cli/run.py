@@ -17,7 +17,7 @@ from rich.text import Text
 
 from gauntlet import engine, host
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
-from gauntlet.analysis.thresholds import crossings, parse_thresholds
+from gauntlet.analysis.thresholds import parse_thresholds
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.load_options import LoadOptions, sessions_http2_fields
@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
 DEFAULT_PATH = "/webtest.html"
 EXIT_NO_SUCCESS = 1
-EXIT_THRESHOLD_CROSSED = 1
+#: A server process exited, or no request ended (the case is stored as an error), even with --fail-on none.
+EXIT_CASE_ERROR = 1
 EXIT_INTERRUPTED = 130
 REPEAT_SCHEMA = "gauntlet.repeat-result/2"
 
@@ -72,7 +73,8 @@ def target_url(
     spec = server or ServerSpec("builtin", workers=threads)
 
     def announce(instance: ServerInstance) -> None:
-        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {instance.pids()[0]})[/dim]")
+        backends = "".join(f", {b.name} pid {b.proc.pid}" for b in instance.backends)
+        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {instance.main_pid}){backends}[/dim]", soft_wrap=True)
 
     with Target(start=lambda: start_server(spec), path=path, announce=announce) as target:
         yield target
@@ -334,7 +336,8 @@ def run_command(
             err, plan.requests, plan.duration_us
         ) as progress:
             repeats = measure_repeats(plan, target, settings, progress.update, measured, run_plan)
-        stored.status = "interrupted" if repeats.interrupted else "complete"
+        errors = [m.error for m in repeats.measurements if m.error is not None]
+        stored.status = "interrupted" if repeats.interrupted else "failed" if errors else "complete"
     announce_stored(err, stored, store_path(db, no_store))
     if repeats.measurements:
         print_run(out, repeats.median().result)
@@ -345,13 +348,12 @@ def run_command(
     if repeats.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until it was stopped[/yellow]")
         return EXIT_INTERRUPTED
+    for error in errors:
+        print(f"gauntlet: {error}; the case is stored as an error", file=sys.stderr)
     if not any(succeeded(result) for result in repeats.results):
         print("gauntlet: no request succeeded (no 2xx or 3xx response); see the outcomes above", file=sys.stderr)
         return EXIT_NO_SUCCESS
-    crossed = crossings(thresholds, repeats.results)
-    for why in crossed:
-        print(f"gauntlet: failed --fail-on {why}", file=sys.stderr)
-    return EXIT_THRESHOLD_CROSSED if crossed else 0
+    return measuring.fail_on(thresholds, repeats.results) or (EXIT_CASE_ERROR if errors else 0)
 
 
 def run_json(repeats: Repeats, environment: dict[str, Any]) -> dict[str, Any]:

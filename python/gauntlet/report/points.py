@@ -71,7 +71,9 @@ class GridPoint:
     params: dict[str, Any]
     #: Repeats that have a result (ok or partial), in the order they were stored.
     measured: list[CaseRow] = field(default_factory=list)
-    #: Repeats without a result: the server did not start, the combination is unsupported, ...
+    #: Repeats that are errors: without a result (the server did not start, the combination is
+    #: unsupported, ...), or with what was measured until a server process exited or when no
+    #: request ended, which no headline figure includes.
     failed: list[CaseRow] = field(default_factory=list)
 
     def figure(self, name: str) -> Estimate | None:
@@ -134,7 +136,7 @@ def grid_points(cases: Iterable[CaseRow], by_run: bool = False) -> list[GridPoin
         if point is None:
             params = {"run": case.run_id, **case.params} if by_run else dict(case.params)
             point = points[(run_id, case.key)] = GridPoint(case.key, params)
-        (point.measured if case.result is not None else point.failed).append(case)
+        (point.measured if case.result is not None and case.status != "error" else point.failed).append(case)
     return list(points.values())
 
 

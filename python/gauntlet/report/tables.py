@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -172,7 +173,10 @@ def print_run(console: Console, result: dict[str, Any]) -> None:
     line = setup_line(result)
     if line is not None:
         console.print(line, highlight=False, soft_wrap=True)
-    console.print(throughput_table(result))
+    if "server_exit" in result:  # the figures run past the exit: no headline
+        console.print(f"[bold red]{result['server_exit']['message']}[/bold red]: no throughput is shown, the case is an error")
+    else:
+        console.print(throughput_table(result))
     if result["tls"] is not None:
         tls = result["tls"]
         console.print(f"tls: {format_count(tls['handshakes'])} handshakes, {format_count(tls['resumed'])} resumed")
@@ -329,8 +333,8 @@ def case_line(record: CaseRecord) -> str:
     """One line per finished case of a suite: what ran, and its headline figures or why it has none."""
     label = case_label(record.params, record.repeat)
     result = record.result
-    if result is None:
-        return f"{label}  [red]{record.error}[/red]"
+    if result is None or record.error is not None:
+        return f"{label}  [red]{record.error}[/red]" + (f"  [yellow]{', '.join(record.labels)}[/yellow]" if record.labels else "")
     figures = (
         f"{format_count(result['requests_per_s'])} req/s  p99 {_latency_cell(result['latency_us'], 'p99')}  "
         f"{format_count(result['errors_total'])} errors"
@@ -373,6 +377,7 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     # Imported here: `gauntlet run` prints the tables above without the store or the report's views.
     from gauntlet.report.points import grid_points
     from gauntlet.report.specweb import specweb_table
+    from gauntlet.report.verdicts import verdicts_table
     from gauntlet.report.views import SUMMARY_TABLES, run_line, tables
 
     for run_id in run_ids:
@@ -381,5 +386,6 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     if not points:
         console.print("no case stored yet")
         return
-    for table in tables(points, (*SUMMARY_TABLES, specweb_table)):
+    floors = store.noise_floors()
+    for table in tables(points, (partial(verdicts_table, floors=floors), *SUMMARY_TABLES, specweb_table)):
         console.print(rich_table(table))
