@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from gauntlet.analysis import stats
-from gauntlet.analysis.verdict import NOT_MEASURED, Kind, NoiseFloor, default_floor, judge
+from gauntlet.analysis.verdict import NOT_MEASURED, Kind, NoiseFloor, default_floor, floor_from_pairs, judge, pair_floors
 
 FLOOR = NoiseFloor("requests_per_s", 0.05, "measured on test")
 
@@ -70,7 +72,7 @@ def test_shares_change_in_points_against_a_one_point_floor() -> None:
 
 def test_an_unmeasured_floor_says_so_in_the_reason() -> None:
     floor = default_floor("latency_p99_us")
-    assert not floor.measured and floor.relative == 0.40
+    assert not floor.measured and floor.relative == 0.50
     verdict = judge(repeats(1_000), repeats(1_100), False, floor)
     assert verdict is not None and NOT_MEASURED in verdict.reason
 
@@ -82,3 +84,34 @@ def test_a_zero_baseline_has_no_relative_verdict() -> None:
 def test_the_change_text_shows_the_interval() -> None:
     verdict = judge(batch(1_000, 0.01), batch(800, 0.01), True, FLOOR)
     assert verdict is not None and verdict.change_text() == "-20 % [-21, -19 %]"
+
+
+def test_a_fall_exceeds_the_floor_as_the_same_factor_up_does() -> None:
+    """On a log scale: 1,000 -> 760 is 1/1.316, beyond a 30 % floor; 1,000 -> 780 (1/1.28) is not."""
+    floor = NoiseFloor("requests_per_s", 0.30, "measured on test")
+    fell, fell_less = judge(repeats(1_000), repeats(760), True, floor), judge(repeats(1_000), repeats(780), True, floor)
+    assert fell is not None and fell.kind is Kind.REGRESSED
+    assert fell_less is not None and fell_less.kind is Kind.NO_CHANGE
+
+
+def test_the_floor_from_pairs_is_a_tolerance_bound_of_their_log_ratios() -> None:
+    # log ratios +-0.0953 (1.1x either way): rms 0.0953; 2 pairs: chi2(0.05, 2) = 0.1026, so the
+    # upper bound of the spread is 0.0953 * sqrt(2 / 0.1026) = 0.4208, and the floor exp(1.96 * 0.4208) - 1.
+    floor = floor_from_pairs([(100.0, 110.0), (110.0, 100.0)])
+    assert floor == pytest.approx(math.exp(1.96 * 0.0953102 * math.sqrt(2 / 0.1025866)) - 1, rel=1e-4)
+    # More pairs of the same spread give a tighter bound.
+    assert floor_from_pairs([(100.0, 110.0), (110.0, 100.0)] * 10) < 0.5 < floor
+    with pytest.raises(ValueError):
+        floor_from_pairs([(0.0, 5.0)])
+
+
+def test_pair_floors_read_consecutive_results_as_pairs() -> None:
+    def result(rate: float, count: int) -> dict[str, object]:
+        return {"requests_per_s": rate, "requests": count, "latency_us": {"count": count, "p50": 100, "p99": 1_000},
+                "client": {"cpu_us_per_request": 5.0}}
+
+    floors = pair_floors([result(100.0, 500), result(110.0, 500), result(110.0, 500), result(100.0, 500)])
+    assert floors["requests_per_s"] == pytest.approx(floor_from_pairs([(100.0, 110.0), (110.0, 100.0)]))
+    assert floors["client_cpu_us_per_request"] == 0.0 and floors["latency_p50_us"] == 0.0
+    assert "latency_p99_us" not in floors, "500 responses a run are too few for a p99"
+    assert "server_cpu_us_per_request" not in floors, "no server monitored"

@@ -46,11 +46,13 @@ def parse_threshold(text: str) -> Threshold:
     raise GauntletError(f"--fail-on {text!r} is not a threshold", FIX)
 
 
-def parse_thresholds(texts: list[str] | None) -> list[Threshold]:
-    """The thresholds given (the default when none; none at all with `none`)."""
+def parse_thresholds(texts: list[str] | None, default: tuple[str, ...] = DEFAULT_FAIL_ON) -> list[Threshold]:
+    """The thresholds given (`default` when none; none at all with `none`). `run` fails on
+    DEFAULT_FAIL_ON unless told otherwise; sweep, capacity and suite, which are meant to reach
+    failure, have no default."""
     if texts == ["none"]:
         return []
-    return [parse_threshold(text) for text in (texts or DEFAULT_FAIL_ON)]
+    return [parse_threshold(text) for text in (texts or default)]
 
 
 def crossed(threshold: Threshold, result: dict[str, Any]) -> str | None:
@@ -86,6 +88,11 @@ def failing_time_share(result: dict[str, Any]) -> float:
     return failing_us / total_us if total_us else 0.0
 
 
-def crossings(thresholds: list[Threshold], results: list[dict[str, Any]]) -> list[str]:
-    """Every threshold crossed by one of the results (each repeat is judged on its own)."""
-    return [why for result in results for t in thresholds if (why := crossed(t, result)) is not None]
+def crossings(thresholds: list[Threshold], results: list[dict[str, Any]], labels: list[str] | None = None) -> list[str]:
+    """Every threshold crossed by one of the results (each repeat, step or case is judged on its
+    own), after its label ('concurrency 100: errors>5%: ...') when labels are given."""
+    named = labels or [""] * len(results)
+    return [
+        f"{label}: {why}" if label else why
+        for label, result in zip(named, results, strict=True) for t in thresholds if (why := crossed(t, result)) is not None
+    ]

@@ -16,10 +16,12 @@ zero is "no change detected", within the larger of the floor and the interval's 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from gauntlet.analysis.stats import Estimate, difference, ratio
+from gauntlet.analysis.stats import HEADLINE, PERCENTILES_OF_RESULTS, Estimate, difference, percentile_shown, ratio
 
 
 class Kind(StrEnum):
@@ -29,16 +31,17 @@ class Kind(StrEnum):
     NO_CHANGE = "no change detected"
 
 
-#: The relative change identical runs stay within when no floor was measured on this machine: the
-#: A/A pairs of docs/metrics.md on a shared 2-core machine, rounded up (the p99 and the CPU per
-#: request vary most).
+#: The relative change identical runs stay within when no floor was measured on this machine:
+#: conservative, from the A/A pairs of docs/metrics.md on a shared 2-core machine (single 2-3 s runs
+#: of the built-in server and nginx: 95 % of pairs within 22-60 % on requests/s and the p50, 40-90 %
+#: on the p99, 21-35 % on the CPU per request). A quiet machine's own floor is smaller: measure it.
 DEFAULT_NOISE_FLOORS = {
-    "requests_per_s": 0.15,
-    "latency_p50_us": 0.20,
-    "latency_p90_us": 0.25,
-    "latency_p99_us": 0.40,
-    "client_cpu_us_per_request": 0.20,
-    "server_cpu_us_per_request": 0.25,
+    "requests_per_s": 0.30,
+    "latency_p50_us": 0.30,
+    "latency_p90_us": 0.40,
+    "latency_p99_us": 0.50,
+    "client_cpu_us_per_request": 0.30,
+    "server_cpu_us_per_request": 0.30,
 }
 #: The floor of a figure without its own default.
 DEFAULT_NOISE_FLOOR = 0.30
@@ -121,7 +124,7 @@ def judge(before: Estimate, after: Estimate, higher_is_better: bool, floor: Nois
             return None
         r = ratio(after, before)
         change = Estimate(r.point - 1, r.low - 1, r.high - 1, r.n, r.method)
-    beyond_floor = abs(change.point) > floor.relative
+    beyond_floor = _beyond(change.point, floor.relative, share)
     if change.has_interval:
         excludes_zero = change.low > 0 or change.high < 0
         interval = f"its interval {'excludes' if excludes_zero else 'includes'} 0 ({change.method})"
@@ -139,5 +142,57 @@ def judge(before: Estimate, after: Estimate, higher_is_better: bool, floor: Nois
     return Verdict(kind, change, floor, share, f"{interval}; {floor_words}")
 
 
+def _beyond(change: float, floor: float, share: bool) -> bool:
+    """Whether a change exceeds the floor: in points for a share; on a log scale for a relative
+    change, as the floor was measured (a fall to 1/1.3 exceeds a 30 % floor as a rise to 1.3 does)."""
+    if share:
+        return abs(change) > floor
+    if change <= -1:
+        return True
+    return abs(math.log1p(change)) > math.log1p(floor)
+
+
 def _floor_text(floor: NoiseFloor, share: bool) -> str:
     return f"±{floor.relative * 100:.1f} pts" if share else f"±{floor.relative:.0%}"
+
+
+#: 95 % of a normal variable lies within this many standard deviations of its mean.
+Z_95 = 1.96
+#: The confidence of the floor's bound on the A/A spread.
+CONFIDENCE_OF_FLOOR = 0.95
+
+
+def floor_from_pairs(pairs: list[tuple[float, float]]) -> float:
+    """The noise floor from A/A pairs (two runs of the same thing, one after the other), as a
+    tolerance bound: with d = log(b / a) per pair, taken as normal around 0 (identical runs have no
+    true difference), s = rms(d) over the n pairs, and s's upper 95 % confidence bound
+    s * sqrt(n / chi2(0.05, n)), the floor is exp(1.96 * that bound) - 1: with 95 % confidence, 95 %
+    of identical pairs differ by less. A handful of pairs cannot pin the spread down, so the bound
+    is wide with few: 2.1 s * 1.96 with 5 pairs, 1.6 s * 1.96 with 10. Pairs with a value at or
+    below 0 are left out; ValueError when none is left."""
+    from scipy import stats as scipy_stats
+
+    logs = [math.log(b / a) for a, b in pairs if a > 0 and b > 0]
+    if not logs:
+        raise ValueError("no pair with both values above 0")
+    count = len(logs)
+    rms = math.sqrt(sum(d * d for d in logs) / count)
+    upper = rms * math.sqrt(count / float(scipy_stats.chi2.ppf(1 - CONFIDENCE_OF_FLOOR, count)))
+    return math.exp(Z_95 * upper) - 1
+
+
+def pair_floors(results: list[dict[str, Any]]) -> dict[str, float]:
+    """The floor of each headline figure (stats.HEADLINE) from run results taken as consecutive A/A
+    pairs, (0, 1), (2, 3), ...; a latency percentile only from pairs with the responses it needs."""
+    floors = {}
+    for name, read in HEADLINE.items():
+        pairs = []
+        for a, b in zip(results[0::2], results[1::2], strict=False):
+            if name in PERCENTILES_OF_RESULTS and not all(percentile_shown(name, r["latency_us"]["count"]) for r in (a, b)):
+                continue
+            before, after = read(a), read(b)
+            if before is not None and after is not None and before > 0 and after > 0:
+                pairs.append((before, after))
+        if pairs:
+            floors[name] = floor_from_pairs(pairs)
+    return floors

@@ -33,7 +33,8 @@ def compare_command(
     with Store.open_read_only(db) as store:
         before, after = store.run(run_a), store.run(run_b)
         cases_before, cases_after = store.cases([run_a]), store.cases([run_b])
-        floors = store.noise_floors()
+        kinds = {c.server_kind or c.params.get("server") for c in [*cases_before, *cases_after]}
+        floors = store.noise_floors(kinds.pop() if len(kinds) == 1 else None)
     comparison = compare(cases_before, cases_after, before.environment, after.environment, floors)
     for line in warnings(comparison, before.suite_text, after.suite_text):
         err.print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from gauntlet import engine, host
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
-from gauntlet.analysis.thresholds import crossings, parse_thresholds
+from gauntlet.analysis.thresholds import parse_thresholds
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.load_options import LoadOptions, sessions_http2_fields
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 DEFAULT_PATH = "/webtest.html"
 EXIT_NO_SUCCESS = 1
-EXIT_THRESHOLD_CROSSED = 1
 #: A server process exited, or no request ended (the case is stored as an error), even with --fail-on none.
 EXIT_CASE_ERROR = 1
 EXIT_INTERRUPTED = 130
@@ -340,10 +339,7 @@ def run_command(
     if not any(succeeded(result) for result in repeats.results):
         print("gauntlet: no request succeeded (no 2xx or 3xx response); see the outcomes above", file=sys.stderr)
         return EXIT_NO_SUCCESS
-    crossed = crossings(thresholds, repeats.results)
-    for why in crossed:
-        print(f"gauntlet: failed --fail-on {why}", file=sys.stderr)
-    return EXIT_THRESHOLD_CROSSED if crossed else EXIT_CASE_ERROR if errors else 0
+    return measuring.fail_on(thresholds, repeats.results) or (EXIT_CASE_ERROR if errors else 0)
 
 
 def run_json(repeats: Repeats, environment: dict[str, Any]) -> dict[str, Any]:

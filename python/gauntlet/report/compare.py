@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from gauntlet.analysis import stats
@@ -108,6 +108,8 @@ class Comparison:
     setting_differences: list[str]
     #: The same for what the connections speak (PROTOCOL_PARAMS): cases were not paired across them.
     protocol_differences: list[str]
+    #: The parameters of the setting differences: the cases' names leave them out.
+    paired_across: list[str] = field(default_factory=list)
 
     def verdicts(self) -> list[tuple[CaseChange, FigureVerdict]]:
         return [(case, c) for case in self.cases for c in case.changes if c.verdict is not None]
@@ -184,6 +186,7 @@ def compare(
         only_after=[p for k, p in points_after.items() if k not in points_before],
         environment_differences=differences(environment_before, environment_after),
         setting_differences=[f"{name}: {old_settings[name]} -> {new_settings[name]}" for name in changed],
+        paired_across=changed,
         protocol_differences=[
             f"{name}: {old_settings.get(name, 'not set')} -> {new_settings.get(name, 'not set')}" for name in protocol
         ],
@@ -250,7 +253,11 @@ def comparison_table(comparison: Comparison, before_name: str = "baseline", afte
     """One row per case and compared figure: each side's median, the change, its 95 % interval, and
     the verdict (REGRESSION in capitals, so CI logs can be searched for it). The sides' columns are
     named after their runs."""
-    leading, named = case_cells([case.after for case in comparison.cases])
+    # A case is named without the settings it was paired across: each side's value is in the warning.
+    leading, named = case_cells([
+        replace(case.after, params={k: v for k, v in case.after.params.items() if k not in comparison.paired_across})
+        for case in comparison.cases
+    ])
     rows = []
     for case, cells in zip(comparison.cases, named, strict=True):
         for c in case.changes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -374,6 +375,7 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     # Imported here: `gauntlet run` prints the tables above without the store or the report's views.
     from gauntlet.report.points import grid_points
     from gauntlet.report.specweb import specweb_table
+    from gauntlet.report.verdicts import verdicts_table
     from gauntlet.report.views import SUMMARY_TABLES, run_line, tables
 
     for run_id in run_ids:
@@ -382,5 +384,6 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     if not points:
         console.print("no case stored yet")
         return
-    for table in tables(points, (*SUMMARY_TABLES, specweb_table)):
+    floors = store.noise_floors()
+    for table in tables(points, (partial(verdicts_table, floors=floors), *SUMMARY_TABLES, specweb_table)):
         console.print(rich_table(table))

@@ -35,13 +35,20 @@ def add(conn: sqlite3.Connection, path: Path, measured: Measured, measured_unix_
         )
 
 
-def latest(conn: sqlite3.Connection) -> dict[str, NoiseFloor]:
-    """The latest floor of each figure measured, with where, when and how in its source."""
-    rows = conn.execute(
-        "SELECT figure, relative, pairs, server, load, host, MAX(measured_unix_ms) AS at_ms FROM noise_floors GROUP BY figure"
-    ).fetchall()
+LATEST = (
+    "SELECT figure, relative, pairs, server, load, host, MAX(measured_unix_ms) AS at_ms FROM noise_floors {where} GROUP BY figure"
+)
+
+
+def latest(conn: sqlite3.Connection, server_kind: str | None = None) -> dict[str, NoiseFloor]:
+    """The latest floor of each figure measured, with where, when and how in its source; with
+    `server_kind`, one measured on that kind of server where there is one (nginx varies otherwise
+    than the built-in server), else the latest of any kind."""
+    rows = conn.execute(LATEST.format(where="")).fetchall()
+    if server_kind is not None:
+        rows += conn.execute(LATEST.format(where="WHERE server = ? OR server LIKE ? || ',%'"), (server_kind, server_kind)).fetchall()
     found = {}
-    for row in rows:
+    for row in rows:  # the kind's rows come last: they replace the any-kind ones
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(row["at_ms"] / 1000))
         source = f"measured on {row['host']} {when}, {row['pairs']} A/A pairs on {row['server']}, {row['load']}"
         found[row["figure"]] = NoiseFloor(row["figure"], row["relative"], source)
