@@ -334,7 +334,8 @@ def case_line(record: CaseRecord) -> str:
     label = case_label(record.params, record.repeat)
     result = record.result
     if result is None or record.error is not None:
-        return f"{label}  [red]{record.error}[/red]" + (f"  [yellow]{', '.join(record.labels)}[/yellow]" if record.labels else "")
+        unnamed = [name for name in record.labels if name not in (record.error or "")]
+        return f"{label}  [red]{record.error}[/red]" + (f"  [yellow]{', '.join(unnamed)}[/yellow]" if unnamed else "")
     figures = (
         f"{format_count(result['requests_per_s'])} req/s  p99 {_latency_cell(result['latency_us'], 'p99')}  "
         f"{format_count(result['errors_total'])} errors"
