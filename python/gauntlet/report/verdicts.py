@@ -66,14 +66,12 @@ def reason(ranking: Ranking) -> str:
     return f"{words}: {server} of server CPU" if server else words
 
 
-def _ratio_text(ratio: float) -> str:
-    return f"{ratio:.2f}" if ratio < 2 else f"{ratio:.1f}"
-
-
 def ratio_words(ratio: Estimate, between: str) -> str:
-    """'2.6x nginx [2.4-2.8]' (`between` after the 'x'), without the brackets when there is no interval."""
-    interval = f" [{_ratio_text(ratio.low)}-{_ratio_text(ratio.high)}]" if ratio.has_interval else ""
-    return f"{_ratio_text(ratio.point)}x {between}{interval}"
+    """'2.6x nginx [2.4-2.8]' (`between` after the 'x'), without the brackets when there is no
+    interval; two decimals below 2x, one from there, the interval as the point."""
+    digits = 2 if ratio.point < 2 else 1
+    interval = f" [{ratio.low:.{digits}f}-{ratio.high:.{digits}f}]" if ratio.has_interval else ""
+    return f"{ratio.point:.{digits}f}x {between}{interval}"
 
 
 def _undetected(verdict: Verdict | None) -> str:
