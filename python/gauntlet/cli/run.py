@@ -344,7 +344,11 @@ def run_command(
         print_agents(out, repeats.median().result)
     if len(repeats.measurements) > 1:
         out.print("[dim]the repeat shown is the median by requests/s[/dim]")
-        out.print(estimates_table(repeats.to_json()["estimates"], len(repeats.measurements)))
+        from gauntlet.report.verdicts import repeat_verdict  # the store and the report's views, only here
+
+        estimates = repeats.to_json()["estimates"]
+        out.print(estimates_table(estimates, len(repeats.measurements)))
+        out.print(Text(repeat_verdict(estimates, repeats.results)))
     if repeats.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until it was stopped[/yellow]")
         return EXIT_INTERRUPTED
