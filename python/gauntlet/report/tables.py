@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -236,6 +237,9 @@ def bottleneck_lines(bottleneck: dict[str, Any]) -> list[str]:
     elif "bandwidth-bound" not in bottleneck["labels"]:
         link = format_link(bottleneck["link_bits_per_s"])
         lines.append(f"[dim]bandwidth ceiling: {format_count(ceiling)} requests/s on the {link} link[/dim]")
+    machine = bottleneck.get("machine")
+    if machine is not None and not machine["busy"]:
+        lines.append(f"[dim]other work: {machine['other_cpu_share']:.1%} of the machine's {machine['cores']} cores[/dim]")
     return lines
 
 
@@ -330,7 +334,8 @@ def case_line(record: CaseRecord) -> str:
     label = case_label(record.params, record.repeat)
     result = record.result
     if result is None or record.error is not None:
-        return f"{label}  [red]{record.error}[/red]" + (f"  [yellow]{', '.join(record.labels)}[/yellow]" if record.labels else "")
+        unnamed = [name for name in record.labels if name not in (record.error or "")]
+        return f"{label}  [red]{record.error}[/red]" + (f"  [yellow]{', '.join(unnamed)}[/yellow]" if unnamed else "")
     figures = (
         f"{format_count(result['requests_per_s'])} req/s  p99 {_latency_cell(result['latency_us'], 'p99')}  "
         f"{format_count(result['errors_total'])} errors"
@@ -373,6 +378,7 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     # Imported here: `gauntlet run` prints the tables above without the store or the report's views.
     from gauntlet.report.points import grid_points
     from gauntlet.report.specweb import specweb_table
+    from gauntlet.report.verdicts import verdicts_table
     from gauntlet.report.views import SUMMARY_TABLES, run_line, tables
 
     for run_id in run_ids:
@@ -381,5 +387,6 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     if not points:
         console.print("no case stored yet")
         return
-    for table in tables(points, (*SUMMARY_TABLES, specweb_table)):
+    floors = store.noise_floors()
+    for table in tables(points, (partial(verdicts_table, floors=floors), *SUMMARY_TABLES, specweb_table)):
         console.print(rich_table(table))

@@ -10,13 +10,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from gauntlet.analysis.machine import BUSY_SHARE
 from gauntlet.analysis.invariants import breach_reasons
 from gauntlet.analysis.qos import verdict
 from gauntlet.report.phases import by_load, first_phased
 from gauntlet.analysis import stats
 from gauntlet.analysis.stats import Estimate
 from gauntlet.report.points import GridPoint, point_names
-from gauntlet.store import RunRow
+from gauntlet.store import CaseHeadline, RunRow
 from gauntlet.units import format_bytes, format_count, format_duration_us
 
 
@@ -106,12 +107,13 @@ def cases_table(points: list[GridPoint]) -> Table:
             _failed_share(point),
             _or_dash(point.figure("client_cpu_us_per_request"), format_per_request),
             _or_dash(point.figure("server_cpu_us_per_request"), format_per_request),
+            _or_dash(point.figure("machine_other_cpu_share"), lambda share: f"{share:.1%}"),
             ", ".join(point.labels),
         ])
     columns, rows = _without_empty(
         (
             *leading, Column("repeats"), Column("req/s"), Column("95 %"), Column("p50"), Column("p99"),
-            Column("failed"), Column("client µs"), Column("server µs"), Column("bottleneck", False),
+            Column("failed"), Column("client µs"), Column("server µs"), Column("other CPU"), Column("bottleneck", False),
         ),
         rows,
         {"repeats", "95 %", "bottleneck"},
@@ -119,7 +121,8 @@ def cases_table(points: list[GridPoint]) -> Table:
     note = (
         "Medians over the repeats; 95 %: the interval of requests/s (docs/metrics.md); p50 and p99 from the repeats' "
         "histograms merged (n too small: p99 needs 1,000 responses); failed: the share of requests that ended in an "
-        "error; CPU in µs per request."
+        "error; CPU in µs per request; other CPU: the machine's cores used by neither client nor server while "
+        f"measured (machine-busy past {BUSY_SHARE:.0%})."
     )
     return Table("cases", "Cases", note, columns, rows)
 
@@ -361,6 +364,46 @@ def run_line(run: RunRow) -> str:
         f"run {run.run_id}: {made_by}, {run.status}, {run.stored_cases} of {run.planned_cases} cases stored{probes}, "
         f"started {started}{took}"
     )
+
+
+def _targets(cases: list[CaseHeadline]) -> str:
+    """The servers Gauntlet started, then the URLs measured: 'builtin, nginx', 'http://10.0.0.2/'."""
+    servers = sorted({str(kind) for c in cases if (kind := c.server_kind or c.params.get("server"))})
+    urls = sorted({str(c.params["url"]) for c in cases if c.params.get("url")})
+    return ", ".join([*servers, *urls]) or "-"
+
+
+def _headline_rate(cases: list[CaseHeadline]) -> str:
+    """Requests/s, the median of each case's repeats: the one figure, or the lowest to the highest."""
+    by_key: dict[str, list[float]] = defaultdict(list)
+    for case in cases:
+        if case.requests_per_s is not None:
+            by_key[case.key].append(case.requests_per_s)
+    medians = sorted(statistics.median(rates) for rates in by_key.values())
+    if not medians:
+        return "-"
+    low, high = format_count(medians[0]), format_count(medians[-1])
+    return low if low == high else f"{low} to {high}"
+
+
+def runs_table(runs: list[RunRow], headlines: dict[int, list[CaseHeadline]]) -> Table:
+    """`gauntlet report --list`: each run with what it measured (servers or URLs), its cases and its
+    headline figure, oldest first."""
+    rows = []
+    for run in runs:
+        cases = headlines.get(run.run_id, [])
+        started = datetime.datetime.fromtimestamp(run.started_unix_ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M")
+        made_by = f"suite {run.suite}" if run.command == "suite" else f"gauntlet {run.command}"
+        rows.append([
+            str(run.run_id), made_by, _targets(cases), run.status, f"{run.stored_cases} of {run.planned_cases}",
+            _headline_rate(cases), started,
+        ])
+    columns = (
+        Column("run"), Column("made by", False), Column("server or URL", False), Column("status", False),
+        Column("cases"), Column("req/s"), Column("started (UTC)", False),
+    )
+    note = "req/s: the median of each case's repeats; the lowest to the highest when the run has several cases."
+    return Table("runs", "Runs", note, columns, rows)
 
 
 def configs(points: list[GridPoint]) -> list[tuple[str, str]]:

@@ -22,9 +22,9 @@ from typing import Any, Self
 from gauntlet.model.record import CaseRecord
 from gauntlet.analysis.verdict import NoiseFloor
 from gauntlet.store import db, noise, read, write
-from gauntlet.store.read import CaseRow, RunRow
+from gauntlet.store.read import CaseHeadline, CaseRow, RunRow
 
-__all__ = ["CaseRow", "RunRow", "Store"]
+__all__ = ["CaseHeadline", "CaseRow", "RunRow", "Store"]
 
 
 class Store:
@@ -90,6 +90,10 @@ class Store:
 
     def runs(self) -> list[RunRow]:
         return read.runs(self._conn)
+
+    def headlines(self) -> dict[int, list[CaseHeadline]]:
+        """Each run's cases by run id: key, params, server kind, requests/s (no result read)."""
+        return read.headlines(self._conn)
 
     def run(self, run_id: int) -> RunRow:
         return read.run(self._conn, self.path, run_id)
