@@ -198,6 +198,7 @@ def measure_run(
         server=with_cgroup_cpu(window.server_use(), totals, window.window_s),
         link_bits_per_s=settings.link_bits_per_s,
         error_share_limit=settings.error_share_limit,
+        machine=window.machine,
     )
     result["bottleneck"] = assess(result, context)
     result["invariants"] = check_all(result, os.cpu_count() or 1, logged.since_mark(result))

@@ -237,6 +237,9 @@ def bottleneck_lines(bottleneck: dict[str, Any]) -> list[str]:
     elif "bandwidth-bound" not in bottleneck["labels"]:
         link = format_link(bottleneck["link_bits_per_s"])
         lines.append(f"[dim]bandwidth ceiling: {format_count(ceiling)} requests/s on the {link} link[/dim]")
+    machine = bottleneck.get("machine")
+    if machine is not None and not machine["busy"]:
+        lines.append(f"[dim]other work: {machine['other_cpu_share']:.1%} of the machine's {machine['cores']} cores[/dim]")
     return lines
 
 
