@@ -180,3 +180,13 @@ groups:
     assert fpm.server_version.startswith(f"{availability('nginx').version}; php-fpm 8.")
     assert "# ---- php-fpm" in fpm.config_text, "the pool's rendered config is kept with the server's"
     assert mod_php.result is None and "mod_php on nginx is unsupported" in mod_php.error
+
+
+def test_a_variant_that_shortens_think_times_says_so() -> None:
+    """specweb-dynamic's quick variant scales its load files' think times by 0.25; the default does not."""
+    for quick, expected in ((True, ["think times x0.25"]), (False, [])):
+        loaded = load_suite("specweb-dynamic", quick=quick)
+        blocks = expand(loaded.suite, [entry.kind for entry in loaded.suite.servers], loaded.path.parent)
+        lines = Agenda(blocks).departures()
+        assert [line.split(" of ")[0] for line in lines] == expected, lines
+        assert all(c.params.get("think_scale") == (0.25 if quick else None) for b in blocks for c in b.cases)
