@@ -17,7 +17,7 @@ from rich.text import Text
 
 from gauntlet import engine, host
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
-from gauntlet.analysis.thresholds import crossings, parse_thresholds
+from gauntlet.analysis.thresholds import parse_thresholds
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.load_options import LoadOptions, sessions_http2_fields
@@ -29,19 +29,21 @@ from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_repe
 from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.report.agents import print_agents
 from gauntlet.report.output import console
-from gauntlet.report.tables import print_run, repeat_line, spread_table
+from gauntlet.report.tables import estimates_table, print_run, repeat_line
 from gauntlet.servers.sizing import for_connections
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
 
 if TYPE_CHECKING:
+    from gauntlet.model.loadfile import LoadFile
     from gauntlet.servers.base import ServerInstance
 
 DEFAULT_PATH = "/webtest.html"
 EXIT_NO_SUCCESS = 1
-EXIT_THRESHOLD_CROSSED = 1
+#: A server process exited, or no request ended (the case is stored as an error), even with --fail-on none.
+EXIT_CASE_ERROR = 1
 EXIT_INTERRUPTED = 130
-REPEAT_SCHEMA = "gauntlet.repeat-result/1"
+REPEAT_SCHEMA = "gauntlet.repeat-result/2"
 
 ServerOption = Annotated[
     str | None, typer.Option("--server", help="Without a URL: start this server kind (`gauntlet servers`)")
@@ -71,7 +73,8 @@ def target_url(
     spec = server or ServerSpec("builtin", workers=threads)
 
     def announce(instance: ServerInstance) -> None:
-        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {instance.pids()[0]})[/dim]")
+        backends = "".join(f", {b.name} pid {b.proc.pid}" for b in instance.backends)
+        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {instance.main_pid}){backends}[/dim]", soft_wrap=True)
 
     with Target(start=lambda: start_server(spec), path=path, announce=announce) as target:
         yield target
@@ -105,6 +108,20 @@ def announce_stored(console: Console, stored: StoredRun, db: Path | None) -> Non
         )
 
 
+def sized_for(spec: ServerSpec | None, load: LoadFile, connections: int) -> ServerSpec | None:
+    """The server a load file's sessions need: room for `connections`, and a second, HTTPS port
+    when some pages are `scheme: https` and the server is not over TLS."""
+    if spec is None:
+        return None
+    if load.uses_https and not spec.tls:
+        spec = spec.with_(also_https=True)
+    return for_connections(spec, connections)
+
+
+def https_url_of(server: ServerInstance | None) -> str | None:
+    return None if server is None else server.https_url
+
+
 def run_sessions(
     load_path: Path, url: str | None, spec: ServerSpec | None, json_path: Path | None, db: Path | None,
     run_plan: engine.Runner, protocol: dict[str, Any],
@@ -116,17 +133,16 @@ def run_sessions(
     from gauntlet.report.sessions import print_sessions
 
     load = loadfile.load(load_path)
-    if spec is not None:
-        spec = for_connections(spec, load.to_plan("").all_connections())
+    spec = sized_for(spec, load, load.to_plan("").all_connections())
     out, err = console(), console(stderr=True)
     results: list[dict[str, Any]] = []
-    valid = True
+    valid, errored = True, False
     environment = host.snapshot_after_load()
     options = {"load": str(load_path), "load_file": load.model_dump(mode="json")}
     with StoredRun(db, "run", options, environment, load.iterations) as stored, target_url(
         url, DEFAULT_THREADS, err, spec, http2=bool(protocol)
     ) as target:
-        plan = load.to_plan(target.url).model_copy(update=protocol)
+        plan = load.to_plan(target.url, https_url_of(target.server)).model_copy(update=protocol)
         params = command_params("run", url, spec, "/", plan) | {"load": load_path.name}
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
@@ -137,20 +153,23 @@ def run_sessions(
                 write_json(json_path, results[0] if load.iterations == 1 else {"iterations": results})
             verdict = qos.verdict(outcome.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
             valid &= verdict.valid
+            errored |= outcome.error is not None
             if load.iterations > 1:
                 out.print(f"[bold]iteration {iteration + 1} of {load.iterations}[/bold]")
             print_run(out, outcome.result)
             print_agents(out, outcome.result)
             print_sessions(out, outcome.result, verdict)
+            if outcome.error is not None:
+                print(f"gauntlet: {outcome.error}; the iteration is stored as an error", file=sys.stderr)
             if outcome.interrupted:
                 stored.status = "interrupted"
                 break
         else:
-            stored.status = "complete"
+            stored.status = "failed" if errored else "complete"
     announce_stored(err, stored, db)
     if stored.status == "interrupted":
         return EXIT_INTERRUPTED
-    return 0 if valid else EXIT_NO_SUCCESS
+    return 0 if valid and not errored else EXIT_NO_SUCCESS
 
 
 def server_spec(
@@ -320,28 +339,32 @@ def run_command(
             err, plan.requests, plan.duration_us
         ) as progress:
             repeats = measure_repeats(plan, target, settings, progress.update, measured, run_plan)
-        stored.status = "interrupted" if repeats.interrupted else "complete"
+        errors = [m.error for m in repeats.measurements if m.error is not None]
+        stored.status = "interrupted" if repeats.interrupted else "failed" if errors else "complete"
     announce_stored(err, stored, store_path(db, no_store))
     if repeats.measurements:
         print_run(out, repeats.median().result)
         print_agents(out, repeats.median().result)
     if len(repeats.measurements) > 1:
         out.print("[dim]the repeat shown is the median by requests/s[/dim]")
-        out.print(spread_table(repeats.to_json()["spread"]))
+        from gauntlet.report.verdicts import repeat_verdict  # the store and the report's views, only here
+
+        estimates = repeats.to_json()["estimates"]
+        out.print(estimates_table(estimates, len(repeats.measurements)))
+        out.print(Text(repeat_verdict(estimates, repeats.results)))
     if repeats.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until it was stopped[/yellow]")
         return EXIT_INTERRUPTED
+    for error in errors:
+        print(f"gauntlet: {error}; the case is stored as an error", file=sys.stderr)
     if not any(succeeded(result) for result in repeats.results):
         print("gauntlet: no request succeeded (no 2xx or 3xx response); see the outcomes above", file=sys.stderr)
         return EXIT_NO_SUCCESS
-    crossed = crossings(thresholds, repeats.results)
-    for why in crossed:
-        print(f"gauntlet: failed --fail-on {why}", file=sys.stderr)
-    return EXIT_THRESHOLD_CROSSED if crossed else 0
+    return measuring.fail_on(thresholds, repeats.results) or (EXIT_CASE_ERROR if errors else 0)
 
 
 def run_json(repeats: Repeats, environment: dict[str, Any]) -> dict[str, Any]:
-    """One repeat: its result as is; several: every repeat and their spread (gauntlet.repeat-result/1)."""
+    """One repeat: its result as is; several: every repeat and their estimates (gauntlet.repeat-result/2)."""
     if len(repeats.measurements) == 1:
         return {**repeats.results[0], "environment": environment}
     return {"schema": REPEAT_SCHEMA, "environment": environment, **repeats.to_json()}

@@ -8,16 +8,16 @@ suite goes on."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from gauntlet import engine
 from gauntlet.analysis import capacity, qos
 from gauntlet.errors import GauntletError
 from gauntlet.lab.case import measure, now_ms
 from gauntlet.lab.stored import running_version
+from gauntlet.lab.warm_up import WarmUp, WarmUpInterrupted
 from gauntlet.model.case import Case
 from gauntlet.model.loadfile import LoadFile
 from gauntlet.model.record import CaseRecord, case_key
@@ -74,8 +74,9 @@ class Agenda:
     done: dict[tuple[str, int], bool | None] = field(default_factory=dict)
 
     def search_capacity(self, case: Case, probe: Any) -> capacity.Capacity:
-        assert case.sessions is not None and case.sessions.capacity_start is not None
-        return capacity.search(probe, case.sessions.capacity_start, case.sessions.capacity_max_probes)
+        sessions = case.sessions
+        assert sessions is not None and sessions.capacity_start is not None
+        return capacity.search(probe, sessions.capacity_start, sessions.capacity_max_probes, capacity.ceiling(sessions.load))
 
     def stored_verdict(self, case: Case, repeat: int, users: int) -> bool:
         key = (case_key(probe_params(case, users)), repeat)
@@ -95,21 +96,49 @@ class Agenda:
     def pending(self, block: Block, repeat: int) -> list[Case]:
         return [case for case in block.cases if not self.is_done(case, repeat)]
 
+    def departures(self) -> list[str]:
+        """What this variant changes in its load files that changes what a capacity means: think
+        times scaled (a quick variant trades them for length), one line per scale."""
+        scales = sorted({c.sessions.load.think_scale for b in self.blocks for c in b.cases if c.sessions is not None} - {1.0})
+        return [
+            f"think times x{scale:g} of the load files' (think_scale): capacities are in users of this shorter think time"
+            for scale in scales
+        ]
+
     def total(self) -> int:
         """Cases still to measure (a capacity search counts as one)."""
         return sum(len(self.pending(block, r)) for block in self.blocks for r in range(self.repeats))
 
 
-@contextlib.contextmanager
-def _server(block: Block) -> Iterator[ServerInstance | str]:
-    """The running server, or why it could not start."""
-    try:
-        instance = start_server(block.server)
-    except GauntletError as err:
-        yield str(err)
-        return
-    with instance:
-        yield instance
+class _BlockServer:
+    """A block's server, started for its first case and again for the next case after one of its
+    processes exited (the case it killed is stored as an error); stopped when the block ends."""
+
+    def __init__(self, block: Block) -> None:
+        self._block = block
+        self._running: ServerInstance | str | None = None
+
+    def current(self) -> ServerInstance | str:
+        """The running server, or why it could not start."""
+        if isinstance(self._running, ServerInstance) and self._running.exits():
+            self._stop()
+        if self._running is None:
+            try:
+                self._running = start_server(self._block.server)
+            except GauntletError as err:
+                self._running = str(err)
+        return self._running
+
+    def _stop(self) -> None:
+        running, self._running = self._running, None
+        if isinstance(running, ServerInstance):
+            running.stop()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
 
 
 class SuiteRunner:
@@ -129,10 +158,10 @@ class SuiteRunner:
                 repeat = next((r for r in range(repeat, agenda.repeats) if agenda.pending(block, r)), agenda.repeats)
                 if repeat >= agenda.repeats:
                     break
-                with _server(block) as server:
+                with _BlockServer(block) as server:
                     while True:
                         for case in agenda.pending(block, repeat):
-                            self._case(case, repeat, server, version)
+                            self._case(case, repeat, server.current(), version)
                         repeat += 1
                         if repeat >= agenda.repeats or (agenda.restart_every and repeat % agenda.restart_every == 0):
                             break
@@ -143,18 +172,26 @@ class SuiteRunner:
             started = now_ms()
             self._sink.case_done(CaseRecord(case.params, repeat, version, error=server, started_unix_ms=started, ended_unix_ms=started))
         elif case.sessions is not None and case.sessions.capacity_start is not None:
-            self._agenda.search_capacity(case, lambda users: self._probe(case, repeat, server, version, users))
+            warm_up = WarmUp(case, server, probe_params(case, case.sessions.capacity_start))
+            self._agenda.search_capacity(case, lambda users: self._probe(case, repeat, server, version, users, warm_up))
         else:
             self._measure(case, case.params, repeat, server, version)
 
-    def _probe(self, case: Case, repeat: int, server: ServerInstance, version: str | None, users: int) -> bool:
+    def _probe(
+        self, case: Case, repeat: int, server: ServerInstance, version: str | None, users: int, warm_up: WarmUp
+    ) -> bool:
         with contextlib.suppress(_NotStored):
             return self._agenda.stored_verdict(case, repeat, users)
-        result = self._measure(case, probe_params(case, users), repeat, server, version)
+        try:
+            warmed = warm_up.once()
+        except WarmUpInterrupted:
+            raise Interrupted from None
+        result = self._measure(case, probe_params(case, users), repeat, server, version, warmed)
         return result is not None and bool(result["qos"]["valid"])
 
     def _measure(
-        self, case: Case, params: dict[str, Any], repeat: int, server: ServerInstance, version: str | None
+        self, case: Case, params: dict[str, Any], repeat: int, server: ServerInstance, version: str | None,
+        warm_up: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
         self._sink.case_started(params, repeat)
         base_url = server.url.rstrip("/")
@@ -162,7 +199,7 @@ class SuiteRunner:
             plan = case.plan.at(base_url + case.path)
         else:
             assert case.sessions is not None
-            plan = case.sessions.plan(params, base_url + "/")
+            plan = case.sessions.plan(params, base_url + "/", server.https_url)
         measured = measure(
             plan, server, params, server_version=running_version(server) or version, repeat=repeat, run_plan=self._run_plan,
             on_progress=self._sink.progress,
@@ -170,6 +207,8 @@ class SuiteRunner:
         record = measured.record
         if case.sessions is not None and record.result is not None:
             record.result["qos"] = qos_summary(case.sessions.load, record.result)
+            if warm_up is not None:
+                record.result["warm_up"] = warm_up
         self._sink.case_done(record)
         if measured.interrupted:
             raise Interrupted

@@ -68,11 +68,14 @@ class ServerInstance:
         flush_access_log: Callable[[ServerInstance], None] | None = None,
         preface_log_marker: bytes | None = None,
         holders: int | None = 1,
+        https_port: int | None = None,
     ) -> None:
         self.kind = kind
         self.host = host
         self.scheme = scheme
         self.port = port
+        #: The second, HTTPS port of a server that also serves HTTPS (`spec.also_https`).
+        self.https_port = https_port
         self.workdir = premises.workdir
         #: Every config Gauntlet rendered for it (the server's, then its backend pool's).
         self.config_text = config_text
@@ -107,17 +110,38 @@ class ServerInstance:
         return f"{self.scheme}://{self.host}:{self.port}/"
 
     @property
+    def https_url(self) -> str | None:
+        """The second port's URL, where `scheme: https` pages go (None: one scheme only)."""
+        return None if self.https_port is None else f"https://{self.host}:{self.https_port}/"
+
+    @property
     def main_pid(self) -> int:
         return self._proc.pid
 
     @property
     def ports(self) -> list[int]:
         """Every loopback port it listens on: the server's, and its backend's when on TCP."""
-        return [self.port, *(b.port for b in self.backends if b.port is not None)]
+        https = [] if self.https_port is None else [self.https_port]
+        return [self.port, *https, *(b.port for b in self.backends if b.port is not None)]
+
+    def identity_text(self) -> str:
+        """The rendered config with what differs between two starts of the same setup put as
+        placeholders: the work directory (and other directories of this instance) as {workdir},
+        {scratch1}..., each loopback port it listens on as {port}, {port1}...: two identical setups
+        give the same text, and so the same `config_sha256`."""
+        text = self.config_text
+        places = {str(self.workdir): "{workdir}", self.workdir.name: "{workdir_name}"}  # the name: its cgroup's
+        places |= {str(path): f"{{scratch{n}}}" for n, path in enumerate(self._premises.scratch, 1)}
+        for path in sorted(places, key=len, reverse=True):  # a longer path before its prefix
+            text = text.replace(path, places[path])
+        for n, port in enumerate(p for p in self.ports if p):
+            text = re.sub(rf"(?<![\d.]){port}(?!\d)", "{port}" if n == 0 else f"{{port{n}}}", text)
+        return text
 
     def setup(self) -> dict[str, Any]:
         """What ran, for a result (`server_setup`): kind, versions, workers, backend, and the rendered
-        config by its SHA-256 and size (the text itself is kept in the store, with the case)."""
+        config by its SHA-256 (of `identity_text`) and size (the text itself is kept in the store,
+        with the case)."""
         config = self.config_text.encode()
         return {
             "kind": self.kind,
@@ -127,13 +151,23 @@ class ServerInstance:
             "backend": self.spec.backend,
             "backend_version": self.backend_version,
             "tls": self.scheme == "https",
-            "config_sha256": hashlib.sha256(config).hexdigest(),
+            "also_https": self.https_port is not None,
+            "config_sha256": hashlib.sha256(self.identity_text().encode()).hexdigest(),
             "config_bytes": len(config),
         }
 
     def backend_pids(self) -> list[int]:
         """The main process of each backend pool."""
         return [b.proc.pid for b in self.backends]
+
+    def exits(self) -> list[tuple[str, int]]:
+        """The processes Gauntlet started for it that have exited, by name, with their status (-N:
+        signal N): its main process (a master whose worker died and was replaced has not) and each
+        backend's (PHP-FPM, uWSGI, MariaDB, BeSim). Empty once stopped."""
+        if self._stopped:
+            return []
+        roots = [(self.kind, self._proc), *((b.name, b.proc) for b in self.backends)]
+        return [(name, status) for name, proc in roots if (status := proc.poll()) is not None]
 
     def _tree(self, root: subprocess.Popen[bytes]) -> list[int]:
         if self._stopped:

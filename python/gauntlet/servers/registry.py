@@ -18,9 +18,11 @@ from typing import Any, Protocol
 from gauntlet import __version__
 from gauntlet.errors import GauntletError
 from gauntlet.servers import apache, caddy, h2o, lighttpd, nginx, node, tomcat
-from gauntlet.servers.apps import APPS, app_refusal
+from gauntlet.servers.apps import APPS, app_named, app_refusal
 from gauntlet.servers.apache import apache_binary, start_apache
-from gauntlet.servers.backends.catalog import BACKENDS, Gateway, backend_named, missing_packages, unsupported_reason
+from gauntlet.servers.backends.catalog import (
+    BACKENDS, Gateway, backend_named, gateway_for, missing_packages, unsupported_reason,
+)
 from gauntlet.servers.base import ServerInstance, program_version
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.servers.caddy import caddy_binary, start_caddy
@@ -73,6 +75,8 @@ class Kind:
     default_workers: Callable[[], int] = lambda: 1
     #: Why its driver cannot serve HTTP/2 (None: it serves h2 and h2c when a spec asks).
     no_http2: str | None = "its driver serves HTTP/1.1 only"
+    #: Its driver can listen on an HTTP and an HTTPS port at once (`ServerSpec.also_https`).
+    also_https: bool = False
 
     def availability(self) -> Availability:
         binary = self.binary()
@@ -118,7 +122,7 @@ KINDS: dict[str, Kind] = {
              default_workers=lambda: nginx.DEFAULT_WORKERS, no_http2=None),
         *(
             Kind(f"apache-{mpm}", "apache2", apache_binary, "-v", start_apache, backends=apache.backends(mpm),
-                 default_workers=lambda: apache.DEFAULT_PROCESSES, no_http2=apache.NO_HTTP2.get(mpm))
+                 default_workers=lambda: apache.DEFAULT_PROCESSES, no_http2=apache.NO_HTTP2.get(mpm), also_https=True)
             for mpm in ("prefork", "worker", "event")
         ),
         Kind("lighttpd", "lighttpd", lighttpd_binary, "-v", start_lighttpd, backends=lighttpd.BACKENDS, no_http2=None),
@@ -127,7 +131,7 @@ KINDS: dict[str, Kind] = {
         Kind("caddy", "caddy", caddy_binary, "version", start_caddy, backends=caddy.BACKENDS,
              worker_unit="threads (GOMAXPROCS)", default_workers=cpu_count, no_http2=None),
         Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat, worker_unit="threads (at most)",
-             default_workers=lambda: tomcat.DEFAULT_MAX_THREADS, no_http2=None),
+             default_workers=lambda: tomcat.DEFAULT_MAX_THREADS, no_http2=None, also_https=True),
         Kind("yaws", "yaws", yaws_binary, "--version", start_yaws, version=yaws_version,
              worker_unit="schedulers", default_workers=cpu_count, no_http2="yaws 2.1 speaks HTTP/1.1 only"),
         Kind("node", "nodejs", node_binary, "--version", start_node, default_workers=lambda: node.DEFAULT_WORKERS),
@@ -235,26 +239,35 @@ def app_combinations() -> list[AppCombination]:
 
 
 def check_spec(spec: ServerSpec) -> tuple[Availability, Combination | None]:
-    """Refuse, in one line with the fix, a spec that cannot run here: a kind, backend or application
-    that is not installed, or a combination that cannot work; before anything starts."""
+    """Refuse, in one line with the fix, a spec that cannot run here, before anything starts: first a
+    combination that cannot work anywhere (so the cause named is not a missing package whose install
+    would not help), then a kind, backend or application that is not installed."""
     kind = kind_of(spec.kind)
     if spec.http2 and kind.no_http2 is not None:
         raise GauntletError(f"{spec.kind} cannot serve HTTP/2: {kind.no_http2}", f"leave --http2 out of {spec.kind} cases")
-    found = availability(spec.kind)
-    if not found.available:
-        raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")
+    if spec.also_https and (spec.tls or not kind.also_https):
+        why = "it is served over TLS already" if spec.tls else "its driver listens on one port"
+        raise GauntletError(
+            f"{spec.kind} cannot add an HTTPS port: {why}", "use protocol http+https on apache-* or tomcat, without tls"
+        )
     if spec.app is not None and spec.backend is None and spec.kind != "tomcat":
         raise GauntletError(f"{spec.app} needs a PHP backend", "add --backend php-fpm (or mod_php on apache-prefork)")
     refusal = app_refusal(spec)
     if refusal is not None:
         raise GauntletError(*refusal)
-    if spec.backend is None:
-        return found, None
-    backend = combination(kind, spec.backend)
-    if backend.reason is not None:
+    if spec.backend is not None:
+        gateway_for(spec.kind, kind.backends, spec.backend)
+    found = availability(spec.kind)
+    if not found.available:
+        raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")
+    backend = None if spec.backend is None else combination(kind, spec.backend)
+    if backend is not None and backend.reason is not None:
         raise GauntletError(
             f"{spec.backend} on {spec.kind} is {backend.reason}", "pick a combination `gauntlet servers` lists as available"
         )
+    missing = app_named(spec.app).missing_packages(spec.apcu) if spec.app is not None else []
+    if missing:
+        raise GauntletError(f"{spec.app} is not installed here", f"install it: apt-get install {' '.join(missing)}")
     return found, backend
 
 

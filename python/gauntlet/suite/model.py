@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from gauntlet.errors import GauntletError
+from gauntlet.model.claims import CAPACITY, Claim
+from gauntlet.store.figures import FIGURES
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
 from gauntlet.units import parse_count
 from gauntlet.yamlfile import SIZE_MAX, Count, Duration, PerSecond, Size, duration_us
@@ -106,6 +108,9 @@ def _server_entry(value: Any) -> Any:
 class Capacity(_Strict):
     start: Size = 10
     max_probes: Size = 8
+    #: A run at `start` before the first probe on each server started, unmeasured for the search:
+    #: SPECweb's warm-up, so that JSP compilation and the JIT happen before measuring.
+    warm_up: Duration = 0
 
 
 class Group(_Strict):
@@ -118,7 +123,7 @@ class Group(_Strict):
     # Server axes.
     workers: Axis[Size] | None = None
     keepalive: Axis[bool] = [True]
-    protocol: Axis[Literal["http", "https"]] = ["http"]
+    protocol: Axis[Literal["http", "https", "http+https"]] = ["http"]
     backend: Axis[str] | None = None
     backend_socket: Axis[Literal["unix", "tcp"]] | None = None
     backend_workers: Axis[Size] | None = None
@@ -253,6 +258,22 @@ class Suite(_Strict):
     quick: dict[str, dict[str, Any]] = {}
     #: The --full variant (a study at its own length when the default is scaled down), the same way.
     full: dict[str, dict[str, Any]] = {}
+    #: The study's conclusions, as claims `gauntlet findings` judges against a run.
+    findings: list[Claim] = []
+
+    @model_validator(mode="after")
+    def claims_named_once_on_stored_figures(self) -> Suite:
+        ids = [claim.id for claim in self.findings]
+        if len(ids) != len(set(ids)):
+            raise ValueError("finding ids repeat: give every claim its own id")
+        for claim in self.findings:
+            figure = getattr(claim, "figure", None)
+            if figure is not None and figure not in FIGURES and figure != CAPACITY:
+                raise ValueError(
+                    f"finding {claim.id} is about '{figure}', which is not a stored figure: "
+                    "name one of docs/results-store.md's figures, or capacity"
+                )
+        return self
 
     @model_validator(mode="after")
     def every_case_measures_something(self) -> Suite:
