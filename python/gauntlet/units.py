@@ -11,7 +11,8 @@ BYTE_UNITS = ("B", "kB", "MB", "GB", "TB")
 COUNT_SUFFIXES = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 LINK_PREFIXES = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 _LINK = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:bit(?:/s)?|bps)\s*$", re.IGNORECASE)
-_NUMBER_UNIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+#: A negative number is read too, so that a bound refuses it by its range rather than its form.
+_NUMBER_UNIT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
 def duration_us_of(text: str, bare_seconds: bool = True) -> int:

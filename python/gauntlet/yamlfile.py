@@ -103,10 +103,9 @@ def read_text(path: Path, what: str) -> str:
     except OSError as err:
         raise GauntletError(f"cannot read the {what} {str(path)!r} ({err.strerror})", "Check the path") from None
     if len(raw) > FILE_BYTES_MAX:
-        size = _size_of(path)
         raise GauntletError(
-            f"{path}: the {what} is {size} bytes, over the limit of {FILE_BYTES_MAX:,} bytes (1 MiB)",
-            "Give the file a suite or load file is: the shipped ones are a few kB",
+            f"{path}: the {what} is {_size_of(path)}over the limit of {FILE_BYTES_MAX:,} bytes (1 MiB)",
+            "Give a suite or load file of a few kB, as the shipped ones are",
         )
     try:
         return raw.decode("utf-8")
@@ -118,9 +117,9 @@ def read_text(path: Path, what: str) -> str:
 
 
 def _size_of(path: Path) -> str:
-    """The file's size as its directory entry says (a pipe or a device has none: "over ...")."""
+    """'N bytes, ' as the file's directory entry says; nothing for a pipe or a device, which has no size."""
     size = path.stat().st_size
-    return f"{size:,}" if size > FILE_BYTES_MAX else "more than that"
+    return f"{size:,} bytes, " if size > FILE_BYTES_MAX else ""
 
 
 def read_yaml(path: Path, what: str, doc: str) -> tuple[dict[str, Any], Lines]:
