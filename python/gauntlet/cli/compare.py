@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
 from rich.text import Text
 
 from gauntlet.bounds import THRESHOLD

@@ -115,10 +115,10 @@ def _range_length(count: int, options: str) -> None:
 
 
 def offered_rates(low_per_s: float, high_per_s: float, step_per_s: float) -> list[float]:
-    """The rates from --from to --to by --step (each already within the rate bound)."""
-    if high_per_s < low_per_s:
+    if step_per_s <= 0 or low_per_s <= 0 or high_per_s < low_per_s:
         raise GauntletError(
-            f"the rates --from {low_per_s:g} --to {high_per_s:g} make no sweep", "Give --from at most --to"
+            f"the rates --from {low_per_s:g} --to {high_per_s:g} --step {step_per_s:g} make no sweep",
+            "Give 0 < --from <= --to and a positive --step",
         )
     count = int((high_per_s - low_per_s) / step_per_s + 1e-9) + 1
     _range_length(count, "--from, --to and --step")
