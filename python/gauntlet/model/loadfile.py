@@ -12,17 +12,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from gauntlet.errors import GauntletError
 from gauntlet.plan import DEFAULT_THREADS, ArrivalPhase, Page, Plan, QosThresholds, SessionsPlan, SessionType, Think
-from gauntlet.bounds import (
-    ARRIVAL_RATE, DOWNLOAD_RATE, DURATION, QOS_TIME, REPEATS, SEED, SHARE, THINK, USERS, WARMUP, WEIGHT,
-)
+from gauntlet.bounds import THINK
+from gauntlet.model.bounded import ArrivalRate, DownloadRate, Duration, QosTime, Repeats, Seed, Share, Users, Warmup, Weight
 from gauntlet.yamlfile import printable, read_yaml, validate
-
-Duration = Annotated[int, BeforeValidator(DURATION.from_file)]
-Users = Annotated[int, BeforeValidator(USERS.from_file)]
-Window = Annotated[int, BeforeValidator(WARMUP.from_file)]
-QosTime = Annotated[int, BeforeValidator(QOS_TIME.from_file)]
-DownloadRate = Annotated[float, BeforeValidator(DOWNLOAD_RATE.from_file)]
-Share = Annotated[float, BeforeValidator(SHARE.from_file)]
 
 
 def _think(value: Any) -> dict[str, Any]:
@@ -75,7 +67,7 @@ ROW_SUM_TOLERANCE = 1e-6
 
 class SessionSpec(_Strict):
     name: str = Field(min_length=1)
-    weight: Annotated[float, BeforeValidator(WEIGHT.from_file)] = 1.0
+    weight: Weight = 1.0
     think: ThinkTime = {"kind": "fixed", "mean_us": 0}
     pages: list[PageSpec] = Field(min_length=1)
     #: The first page of the walk through `transitions` (default: the first page).
@@ -103,7 +95,7 @@ class SessionSpec(_Strict):
 
 
 class PhaseSpec(_Strict):
-    users_per_s: Annotated[float, BeforeValidator(ARRIVAL_RATE.from_file)]
+    users_per_s: ArrivalRate
     duration: Duration
 
 
@@ -122,13 +114,13 @@ class LoadFile(_Strict):
     users: Users | None = None
     phases: list[PhaseSpec] | None = Field(default=None, min_length=1)
     max_users: Users = 1000
-    ramp_up: Window = 0
-    warm_up: Window = 0
+    ramp_up: Warmup = 0
+    warm_up: Warmup = 0
     measure: Duration | None = None
-    ramp_down: Window = 0
-    iterations: Annotated[int, BeforeValidator(REPEATS.from_file)] = 1
+    ramp_down: Warmup = 0
+    iterations: Repeats = 1
     qos: QosSpec = QosSpec()
-    seed: Annotated[int, BeforeValidator(SEED.from_file)] = 1
+    seed: Seed = 1
 
     @model_validator(mode="after")
     def one_way_of_having_users(self) -> LoadFile:

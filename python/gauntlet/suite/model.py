@@ -12,9 +12,10 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from gauntlet.bounds import (
-    CALLS_PER_CONNECTION, CONNECTIONS, DURATION, IDLE, IDLE_SEND_INTERVAL, KEEPALIVE_REQUESTS, KEEPALIVE_TIMEOUT_S,
-    PROBES, RANGE_VALUES_MAX, RATE, REPEATS, REQUESTS, RESTART_EVERY, STREAMS, THREADS, TIMEOUT, USERS, WARMUP, WORKERS,
+from gauntlet.bounds import RANGE_VALUES_MAX
+from gauntlet.model.bounded import (
+    CallsPerConnection, Connections, Duration, Idle, IdleSendInterval, KeepaliveRequests, KeepaliveTimeout, Probes, Rate,
+    Repeats, Requests, RestartEvery, Streams, Threads, Timeout, Users, Warmup, Workers,
 )
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
 
@@ -57,13 +58,6 @@ def _range_or_list(value: Any) -> Any:
 Item = TypeVar("Item")
 #: A grid axis: one value, a list of values, or a range of numbers.
 Axis = Annotated[list[Item], BeforeValidator(_range_or_list), Field(min_length=1)]
-Workers = Annotated[int, BeforeValidator(WORKERS.from_file)]
-Connections = Annotated[int, BeforeValidator(CONNECTIONS.from_file)]
-Threads = Annotated[int, BeforeValidator(THREADS.from_file)]
-Requests = Annotated[int, BeforeValidator(REQUESTS.from_file)]
-Duration = Annotated[int, BeforeValidator(DURATION.from_file)]
-Warmup = Annotated[int, BeforeValidator(WARMUP.from_file)]
-Timeout = Annotated[int, BeforeValidator(TIMEOUT.from_file)]
 
 
 class ServerEntry(_Strict):
@@ -72,8 +66,8 @@ class ServerEntry(_Strict):
     kind: str
     workers: Workers | None = None
     threads_per_child: Workers | None = None
-    keepalive_timeout_s: Annotated[int, BeforeValidator(KEEPALIVE_TIMEOUT_S.from_file)] | None = None
-    keepalive_requests: Annotated[int, BeforeValidator(KEEPALIVE_REQUESTS.from_file)] | None = None
+    keepalive_timeout_s: KeepaliveTimeout | None = None
+    keepalive_requests: KeepaliveRequests | None = None
     tls_version: Literal["1.2", "1.3"] | None = None
     cipher: str | None = None
     backend_workers: Workers | None = None
@@ -97,8 +91,8 @@ def _server_entry(value: Any) -> Any:
 
 
 class Capacity(_Strict):
-    start: Annotated[int, BeforeValidator(USERS.from_file)] = 10
-    max_probes: Annotated[int, BeforeValidator(PROBES.from_file)] = 8
+    start: Users = 10
+    max_probes: Probes = 8
 
 
 class Group(_Strict):
@@ -123,16 +117,16 @@ class Group(_Strict):
     workload: Axis[str] | None = None
     path: Axis[Annotated[str, Field(pattern=r"^/")]] | None = None
     connections: Axis[Connections] | None = None
-    rate_per_s: Axis[Annotated[float, BeforeValidator(RATE.from_file)]] | None = None
-    calls_per_connection: Axis[Annotated[int, BeforeValidator(CALLS_PER_CONNECTION.from_file)]] | None = None
+    rate_per_s: Axis[Rate] | None = None
+    calls_per_connection: Axis[CallsPerConnection] | None = None
     #: "2": HTTP/2 (h2 with https, h2c with http); the server then serves HTTP/2 besides HTTP/1.1.
     http_version: Axis[Literal["1.1", "1.0", "2"]] = ["1.1"]
     #: HTTP/2 streams per connection; its HTTP/1.x cases run once, with none.
-    streams: Axis[Annotated[int, BeforeValidator(STREAMS.from_file)]] | None = None
+    streams: Axis[Streams] | None = None
     #: Connections held open beside the measured ones (0: none), counted apart (docs/load-models.md).
-    idle: Axis[Annotated[int, BeforeValidator(IDLE.from_file)]] | None = None
+    idle: Axis[Idle] | None = None
     #: With idle: one byte of a request head on each this often (slowloris); None: they send nothing.
-    idle_send_interval: Annotated[int, BeforeValidator(IDLE_SEND_INTERVAL.from_file)] | None = None
+    idle_send_interval: IdleSendInterval | None = None
     # One value for every case of the group.
     requests: Requests | None = None
     duration: Duration | None = None
@@ -143,7 +137,7 @@ class Group(_Strict):
     load: str | None = None
     #: Sessions: fields of the load file replaced for this group (measure: 5s, ...).
     load_overrides: dict[str, Any] = {}
-    users: Axis[Annotated[int, BeforeValidator(USERS.from_file)]] | None = None
+    users: Axis[Users] | None = None
     capacity: Capacity | None = None
 
     @field_validator("workload")
@@ -240,8 +234,8 @@ class Suite(_Strict):
     defaults: Defaults = Defaults()
     groups: list[Group] = Field(min_length=1)
     #: Measurements per case; the server restarts after every `restart_every` of them (0: never).
-    repeats: Annotated[int, BeforeValidator(REPEATS.from_file)] = 1
-    restart_every: Annotated[int, BeforeValidator(RESTART_EVERY.from_file)] = 0
+    repeats: Repeats = 1
+    restart_every: RestartEvery = 0
     #: The --quick variant: per group name, the fields that replace the group's.
     quick: dict[str, dict[str, Any]] = {}
     #: The --full variant (a study at its own length when the default is scaled down), the same way.
