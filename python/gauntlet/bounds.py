@@ -162,7 +162,7 @@ def _durations(name: str, low_us: float, high_us: float = DURATION_MAX_US, **whe
 
 DURATION = _durations(
     "duration", 1, engine=("duration_us", "sessions.phases.duration_us"),
-    options=("run -d", "sweep concurrency -d", "sweep rate -d", "calibrate -d"),
+    options=("run -d", "sweep concurrency -d", "sweep rate -d", "calibrate -d", "calibrate-noise -d"),
     fields=("suite defaults.duration", "suite groups[].duration", "load measure", "load phases[].duration"),
 )
 TIMEOUT = _durations(
@@ -199,13 +199,13 @@ CALLS_PER_CONNECTION = Bound(
 )
 CONNECTIONS = Bound(
     "connections", "count", 1, SIZE_MAX, engine=("connections",),
-    options=("run -c", "sweep rate -c", "calibrate -c", "doctor -c"),
+    options=("run -c", "sweep rate -c", "calibrate -c", "calibrate-noise -c", "doctor -c"),
     fields=("suite defaults.connections", "suite groups[].connections"),
 )
 #: A load thread per core is the point; the engine uses at most one per connection.
 THREADS = Bound(
     "threads", "count", 1, 1_024, engine=("threads",),
-    options=("run -t", "sweep concurrency -t", "sweep rate -t", "calibrate -t"),
+    options=("run -t", "sweep concurrency -t", "sweep rate -t", "calibrate -t", "calibrate-noise -t"),
     fields=("suite defaults.threads", "suite groups[].threads"),
 )
 STREAMS = Bound(
@@ -248,11 +248,13 @@ REPEATS = Bound(
 )
 #: 0: never.
 RESTART_EVERY = Bound("restart_every", "count", 0, SIZE_MAX, fields=("suite restart_every",))
+#: A/A pairs of `calibrate noise`: two at least, for a spread.
+PAIRS = Bound("pairs", "count", 2, 1_000, options=("calibrate-noise --pairs",))
 PROBES = Bound("probes", "count", 1, 1_000, options=("capacity --max-probes",), fields=("suite groups[].capacity.max_probes",))
 WORKERS = Bound(
     "workers", "count", 1, SIZE_MAX,
     options=("run --workers", "run --backend-workers", "sweep concurrency --workers", "sweep rate --workers",
-             "capacity --workers", "calibrate --workers", "serve --threads", "serve --processes"),
+             "capacity --workers", "calibrate --workers", "calibrate-noise --workers", "serve --threads", "serve --processes"),
     fields=("suite servers[].workers", "suite servers[].threads_per_child", "suite servers[].backend_workers",
             "suite servers[].backend_threads", "suite servers[].processes", "suite groups[].workers",
             "suite groups[].backend_workers"),
@@ -275,13 +277,13 @@ THRESHOLD = Bound("threshold", "number", 0, 1e6, options=("compare --threshold",
 #: A run's id in the results store: SQLite's INTEGER.
 RUN_ID = Bound(
     "run_id", "count", 1, 2**63 - 1,
-    options=("compare RUN_A", "compare RUN_B", "export RUN", "report RUNS", "suite run --resume"),
+    options=("compare RUN_A", "compare RUN_B", "export RUN", "findings RUN", "report RUNS", "suite run --resume"),
 )
 
 TABLE: tuple[Bound, ...] = (
     DURATION, TIMEOUT, WARMUP, THINK, QOS_TIME, IDLE_SEND_INTERVAL, IO_BATCH, REQUESTS, CALLS_PER_CONNECTION, CONNECTIONS,
     THREADS, STREAMS, IDLE, RATE, USERS, ARRIVAL_RATE, DOWNLOAD_RATE, SHARE, WEIGHT, SEED, REPEATS, RESTART_EVERY, PROBES,
-    WORKERS, KEEPALIVE_TIMEOUT_S, KEEPALIVE_REQUESTS, AGENTS, PORT, STALL_MS, LINK, THRESHOLD, RUN_ID,
+    PAIRS, WORKERS, KEEPALIVE_TIMEOUT_S, KEEPALIVE_REQUESTS, AGENTS, PORT, STALL_MS, LINK, THRESHOLD, RUN_ID,
 )
 
 

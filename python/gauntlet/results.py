@@ -28,8 +28,8 @@ CASE_NAMES = ("server", "group")
 
 
 def open(path: str | Path) -> Results:
-    """Open an existing results database for reading."""
-    return Results(Store.open(path, create=False))
+    """Open an existing results database for reading only (it is never written)."""
+    return Results(Store.open_read_only(path))
 
 
 class Results:

@@ -6,13 +6,13 @@ import re
 
 from gauntlet.errors import GauntletError
 
-DURATION_UNITS_US = {"us": 1, "ms": 1_000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000}
+DURATION_UNITS_US = {"us": 1, "µs": 1, "ms": 1_000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000}
 BYTE_UNITS = ("B", "kB", "MB", "GB", "TB")
 COUNT_SUFFIXES = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 LINK_PREFIXES = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 _LINK = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:bit(?:/s)?|bps)\s*$", re.IGNORECASE)
 #: A negative number is read too, so that a bound refuses it by its range rather than its form.
-_NUMBER_UNIT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_NUMBER_UNIT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([a-zA-Zµ]*)\s*$")
 
 
 def duration_us_of(text: str, bare_seconds: bool = True) -> int:
@@ -59,9 +59,9 @@ def link_bits_per_s_of(text: str) -> float:
 
 
 def format_duration_us(duration_us: float) -> str:
-    """A readable form: 850us, 12.30ms, 4.56s, 2m30s."""
+    """A readable form: 850µs, 12.30ms, 4.56s, 2m30s (µs as the report's headers write it)."""
     if duration_us < 1_000:
-        return f"{duration_us:.0f}us"
+        return f"{duration_us:.0f}µs"
     if duration_us < 1_000_000:
         return f"{duration_us / 1_000:.2f}ms"
     if duration_us < 60_000_000:

@@ -13,13 +13,19 @@ from gauntlet.analysis.bottleneck import (
     BANDWIDTH_BOUND,
     CLIENT_BOUND,
     ERROR_BOUND,
+    LISTEN_BACKLOG_FULL,
     RATE_NOT_HELD,
     SERVER_CPU_BOUND,
+    SERVER_STALLED,
     Context,
     CpuUse,
     assess,
     bandwidth_ceiling_per_s,
+    failed_requests,
+    failed_share,
     format_link,
+    stuck,
+    stuck_unanswered,
 )
 
 BOTH_CPUS = frozenset({0, 1})
@@ -202,3 +208,67 @@ def test_several_labels_come_in_a_fixed_order() -> None:
 )
 def test_format_link(bits_per_s: float, shown: str) -> None:
     assert format_link(bits_per_s) == shown
+
+
+def pending(count: int = 0, mean_age_us: float = 0.0) -> dict[str, Any]:
+    return {"count": count, "max_age_us": int(mean_age_us * 2), "mean_age_us": mean_age_us}
+
+
+def unanswered(connecting: dict[str, Any], awaiting: dict[str, Any], tls: dict[str, Any] | None = None) -> dict[str, Any]:
+    stages = {"connecting": connecting, "tls_handshake": tls or pending(), "awaiting_response": awaiting}
+    count = sum(stage["count"] for stage in stages.values())
+    return {"count": count, "max_age_us": max(stage["max_age_us"] for stage in stages.values()), "mean_age_us": 0.0, **stages}
+
+
+def answered(slowest_us: int, **changes: Any) -> dict[str, Any]:
+    """100,000 responses whose slowest took `slowest_us`, with `unanswered` at the end."""
+    return result(service_time_us={"count": 100_000, "max": slowest_us}, **changes)
+
+
+@pytest.mark.parametrize(
+    ("found", "stuck_count"),
+    [
+        # 20 in flight when the time was up, younger on average than the slowest response: not failures.
+        (answered(5_000, unanswered=unanswered(pending(), pending(20, 4_999.0))), 0),
+        # Older on average than the slowest response: the server stopped answering them.
+        (answered(5_000, unanswered=unanswered(pending(), pending(20, 5_001.0))), 20),
+        # Per stage: the connects stuck, the responses in flight.
+        (answered(5_000, unanswered=unanswered(pending(30, 900_000.0), pending(20, 100.0))), 30),
+        # No response at all: every unanswered request is stuck, whatever its age.
+        (result(requests=0, responses=0, status_codes={}, service_time_us={"count": 0, "max": 0},
+                unanswered=unanswered(pending(3, 10.0), pending(2, 10.0))), 5),
+    ],
+)
+def test_unanswered_requests_count_as_failed_when_stuck(found: dict[str, Any], stuck_count: int) -> None:
+    assert stuck_unanswered(found) == stuck_count
+    assert failed_requests(found) == stuck_count
+    assert failed_share(found) == pytest.approx(stuck_count / (found["requests"] + stuck_count) if stuck_count else 0.0)
+
+
+def test_stuck_requests_make_a_case_error_bound() -> None:
+    found = answered(5_000, unanswered=unanswered(pending(2_000, 900_000.0), pending()))  # 2,000 of 102,000: 1.96 %
+    assessed = assess(found, context(use(), use()))
+    assert assessed["labels"] == [ERROR_BOUND] and assessed["failed_share"] == pytest.approx(2_000 / 102_000)
+
+
+@pytest.mark.parametrize(
+    ("connecting", "awaiting", "tls", "label"),
+    [
+        (8_000, 0, 0, LISTEN_BACKLOG_FULL),
+        (5, 5, 0, LISTEN_BACKLOG_FULL),  # half still connecting: the backlog
+        (4, 6, 0, SERVER_STALLED),
+        (0, 0, 10, SERVER_STALLED),  # connected, the TLS handshake never answered
+    ],
+)
+def test_a_run_that_ended_no_request_is_labelled_where_it_stuck_and_only_so(
+    connecting: int, awaiting: int, tls: int, label: str
+) -> None:
+    found = result(
+        requests=0, responses=0, status_codes={}, requests_per_s=0.0, service_time_us={"count": 0, "max": 0},
+        unanswered=unanswered(pending(connecting, 1e6), pending(awaiting, 1e6), pending(tls, 1e6)),
+    )
+    saturated = use(cpu_s=9.0, wait_s=9.0, threads=2)  # the CPU labels would apply: they say nothing here
+    assessed = assess(found, context(saturated, saturated))
+    assert assessed["labels"] == [label] and assessed["failed_share"] == 1.0
+    assert assessed["reasons"][label].startswith("no request ended")
+    assert stuck(found) is not None and stuck(result()) is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -90,8 +91,9 @@ def test_sigterm_stops_the_server_gauntlet_started(tmp_path: Path) -> None:
 
 
 def test_a_server_killed_mid_run_fails_the_default_threshold(tmp_path: Path) -> None:
-    """nginx killed after 1.5 s of 5: every later connect is refused (backing off, so they are few
-    beside the responses before), and the run exits 1 saying why."""
+    """nginx killed after 1.5 s of 5: the load stops at the exit instead of counting refused
+    connects until the deadline, and the run exits 1 saying why (tests/lab/test_server_death.py
+    holds the stored case)."""
     out = tmp_path / "died.json"
     with nginx_under_load("5s", out) as (cli, nginx):
         for process in nginx:
@@ -99,10 +101,9 @@ def test_a_server_killed_mid_run_fails_the_default_threshold(tmp_path: Path) -> 
         done = cli.wait(timeout_s=60)
     stderr = done.stderr
     result = json.loads(out.read_text())
-    dead = [second for second in result["timeline"] if second["requests"] and second["responses"] == 0]
-    assert len(dead) >= 2 and result["connects_refused"] > 0, "most of the run failed"
+    assert result["server_exit"]["process"] == "nginx" and result["elapsed_us"] < 3_000_000, result["server_exit"]
     assert done.code == 1, stderr
-    assert "failed --fail-on errors>5%: " in stderr and "Traceback" not in stderr
+    assert "failed --fail-on errors>5%: nginx exited (signal 9, SIGKILL)" in stderr and "Traceback" not in stderr
 
 
 def test_a_latency_threshold_sets_the_exit_code(builtin_server: ServerInstance) -> None:
@@ -130,12 +131,25 @@ groups:
 """
 
 
+def served(serve: psutil.Process) -> int:
+    """The requests the built-in server process has counted so far (0 before it listens)."""
+    ports = [c.laddr.port for c in serve.net_connections("tcp") if c.status == psutil.CONN_LISTEN]
+    if not ports:
+        return 0
+    with urllib.request.urlopen(f"http://127.0.0.1:{ports[0]}/__gauntlet/stats", timeout=5) as response:
+        return int(json.load(response)["requests"])
+
+
 def test_sigterm_mid_suite_stores_the_partial_case_and_marks_the_run(tmp_path: Path) -> None:
     suite, db = tmp_path / "long.yaml", tmp_path / "results.db"
     suite.write_text(LONG_SUITE)
     with Running("suite", "run", suite, "--db", db, "-o", tmp_path / "report.html") as cli:
-        started_by(cli, "serve")  # the built-in server, in its own process
-        time.sleep(2.0)
+        (serve,) = started_by(cli, "serve")  # the built-in server, in its own process
+        # Signalled once the case is under way (the server counted requests), not after a fixed time:
+        # on a busy machine the engine can take seconds to start.
+        deadline = time.monotonic() + 30
+        while served(serve) < 1_000 and time.monotonic() < deadline:
+            time.sleep(0.05)
         done = cli.end_with(signal.SIGTERM, timeout_s=60)
         code, stderr = done.code, done.stderr
     assert code == 128 + signal.SIGTERM, stderr

@@ -15,7 +15,7 @@ from tests.helpers.builtin_stats import server_stats
 from tests.helpers.cli_process import run_cli
 
 SCHEMAS = Path(__file__).parents[2] / "python/gauntlet/schema"
-REPEAT = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "repeat-result-v1.json").read_text()))
+REPEAT = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "repeat-result-v2.json").read_text()))
 RUN = jsonschema.Draft202012Validator(schema.run_result())
 SWEEP = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "sweep-result-v1.json").read_text()))
 
@@ -24,7 +24,7 @@ def server_pids(stderr: str) -> list[int]:
     return [int(pid) for pid in re.findall(r"server on \S+ \(pid (\d+)\)", stderr)]
 
 
-def test_three_repeats_with_restarts_keep_every_repeat_and_show_the_spread(tmp_path: Path) -> None:
+def test_three_repeats_with_restarts_keep_every_repeat_and_show_their_estimates(tmp_path: Path) -> None:
     out = tmp_path / "repeats.json"
     done = run_cli("run", "-n", "2000", "-c", "4", "--repeat", "3", "--restart-between", "--json", out)
     assert done.code == 0, done.stderr
@@ -36,11 +36,14 @@ def test_three_repeats_with_restarts_keep_every_repeat_and_show_the_spread(tmp_p
     assert len(set(server_pids(done.stderr))) == 3, "a fresh server for every repeat"
     assert len({r["address"] for r in found["repeats"]}) == 3
     rates = sorted(r["requests_per_s"] for r in found["repeats"])
-    assert found["spread"]["requests_per_s"]["median"] == rates[1]
-    assert found["spread"]["requests_per_s"]["count"] == 3 and found["spread"]["server_cpu_us_per_request"]["count"] == 3
+    estimates = found["estimates"]
+    assert estimates["requests_per_s"]["point"] == rates[1]
+    assert estimates["requests_per_s"]["low"] <= rates[1] <= estimates["requests_per_s"]["high"]
+    assert estimates["requests_per_s"]["n"] == 3 and estimates["server_cpu_us_per_request"]["n"] == 3
+    assert estimates["requests_per_s"]["method"] == "bootstrap over repeats"
     assert found["repeats"][found["median_repeat"]]["requests_per_s"] == rates[1]
     assert found["environment"]["cores"] >= 1
-    assert "repeat 3 of 3" in done.stdout and "Spread over 3 repeats" in done.stdout
+    assert "repeat 3 of 3" in done.stdout and "Over 3 repeats" in done.stdout and "95 % interval" in done.stdout
 
 
 def test_without_restarts_one_server_serves_every_repeat_after_one_warm_up(
@@ -80,7 +83,7 @@ def test_a_sweep_keeps_every_repeat_of_every_step(builtin_server: ServerInstance
     sweep = json.loads(out.read_text())
     SWEEP.validate(sweep)
     for step in sweep["steps"]:
-        assert len(step["repeats"]) == 2 and step["spread"]["requests_per_s"]["count"] == 2
+        assert len(step["repeats"]) == 2 and step["estimates"]["requests_per_s"]["point"] > 0
         assert step["result"] in step["repeats"]
         assert step["result"]["bottleneck"]["labels"] is not None
     assert server_stats(builtin_server)["requests"] == 2 * 2 * 400

@@ -8,7 +8,7 @@ import io
 from pathlib import Path
 
 from gauntlet.store import Store
-from gauntlet.store.db import SCHEMA_VERSION
+from gauntlet.store.schema import SCHEMA_VERSION
 from tests.helpers.cli_process import run_cli
 
 REQUESTS = 300
@@ -77,11 +77,11 @@ def test_no_store_writes_no_database_and_the_default_is_results_db(tmp_path: Pat
 def test_a_store_of_the_first_schema_learns_which_command_made_each_run(tmp_path: Path) -> None:
     import sqlite3
 
-    from gauntlet.store.db import migrations
+    from gauntlet.store.schema import migrations
 
     db = tmp_path / "old.db"
     with sqlite3.connect(db) as conn:
-        conn.executescript(migrations()[0][1])
+        conn.executescript(migrations()[0].sql)
         conn.execute("PRAGMA user_version = 1")
         for suite, text in (("quick", "servers: [builtin]\n"), ("calibrate", None)):
             conn.execute(

@@ -8,7 +8,7 @@ from gauntlet.units import count_of, format_bytes, format_duration_us, parse_dur
 
 @pytest.mark.parametrize(
     ("text", "duration_us"),
-    [("500ms", 500_000), ("2s", 2_000_000), ("2", 2_000_000), ("1.5m", 90_000_000), ("1h", 3_600_000_000), ("250us", 250)],
+    [("500ms", 500_000), ("2s", 2_000_000), ("2", 2_000_000), ("1.5m", 90_000_000), ("1h", 3_600_000_000), ("250us", 250), ("250µs", 250)],
 )
 def test_durations(text: str, duration_us: int) -> None:
     assert parse_duration_us(text, "-d") == duration_us
@@ -40,6 +40,6 @@ def test_bytes(n_bytes: int, shown: str) -> None:
     assert format_bytes(n_bytes) == shown
 
 
-@pytest.mark.parametrize(("duration_us", "shown"), [(850, "850us"), (12_300, "12.30ms"), (4_560_000, "4.56s"), (150_000_000, "2m30s")])
+@pytest.mark.parametrize(("duration_us", "shown"), [(850, "850µs"), (12_300, "12.30ms"), (4_560_000, "4.56s"), (150_000_000, "2m30s")])
 def test_duration_display(duration_us: int, shown: str) -> None:
     assert format_duration_us(duration_us) == shown

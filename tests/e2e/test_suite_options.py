@@ -1,4 +1,4 @@
-"""`gauntlet suite run` with repeats (every repeat stored, their spread in the report) and with the
+"""`gauntlet suite run` with repeats (every repeat stored, their interval in the report) and with the
 load spread over Dask agents (every case's result carries its agents)."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def suite_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_repeats_are_all_stored_and_the_report_shows_their_spread(tmp_path: Path) -> None:
+def test_repeats_are_all_stored_and_the_report_shows_their_interval(tmp_path: Path) -> None:
     db, report = tmp_path / "results.db", tmp_path / "report.html"
     done = run_cli("suite", "run", suite_file(tmp_path), "--repeat", "3", "--restart-between", "--db", db, "-o", report,
                    timeout_s=300)
@@ -40,7 +40,7 @@ def test_repeats_are_all_stored_and_the_report_shows_their_spread(tmp_path: Path
     ]
     assert run.options["restart_every"] == 1 and all(case.result["responses"] == 600 for case in cases)
     html = report.read_text()
-    assert "<th>repeats</th>" in html and "<th>spread</th>" in html
+    assert "<th>repeats</th>" in html and "<th>95 %</th>" in html
     assert len(re.findall(r"<td[^>]*>3</td>", html)) >= 2, "each case shows its 3 repeats"
 
 

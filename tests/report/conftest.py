@@ -3,14 +3,17 @@ file: the report, export and compare tests read it back."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from gauntlet.model.record import CaseRecord
+from gauntlet.report.points import GridPoint, grid_points
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.store import Store
 from tests.conftest import Started
@@ -91,3 +94,56 @@ def study_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
             store.add_case(run_id, case)
         store.end_run(run_id, "complete")
     return path, run_id
+
+
+#: The studies' cases (tests/report/test_study_views.py), measured once and kept; removed, they are measured again.
+CASES_FILE = Path(__file__).parent / "golden" / "study-cases.json"
+
+
+def measured_study() -> Iterator[CaseRecord]:
+    """Two servers (the built-in one on one thread and on two) through each study in miniature:
+    a rate sweep with two repeats; a concurrency sweep without keep-alive whose top level fails
+    (timeouts on one server, resets on the other); a soak of 2.5 s."""
+    started = Started()
+    try:
+        servers = {1: started.add(start_builtin(threads=1)), 2: started.add(start_builtin(threads=2))}
+        for workers, server in servers.items():
+            for rate in (200, 400):
+                for repeat in (0, 1):
+                    params = {"group": "rate-sweep", "workers": workers, "model": "rate", "rate_per_s": rate, "connections": 8}
+                    yield load_case(server, params, repeat=repeat, measure_s=0.6)
+        faults = {1: "?delay_ms=200", 2: "?reset=1"}
+        for workers, server in servers.items():
+            for connections, query in ((2, ""), (4, ""), (6, faults[workers])):
+                params = {"group": "concurrency", "workers": workers, "keepalive": False, "connections": connections,
+                          "timeout_s": 0.1}
+                yield load_case(server, params, query=query, measure_s=0.6)
+        for workers, server in servers.items():
+            yield load_case(server, {"group": "soak", "workers": workers, "connections": 4}, measure_s=2.5)
+    finally:
+        started.stop_all_and_check()
+
+
+@pytest.fixture(scope="module")
+def study_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """(database, run id) of the captured cases, stored."""
+    if not CASES_FILE.exists():
+        CASES_FILE.write_text(json.dumps([asdict(record) for record in measured_study()], indent=1) + "\n")
+    records = [CaseRecord(**case) for case in json.loads(CASES_FILE.read_text())]
+    path = tmp_path_factory.mktemp("studies") / "results.db"
+    with Store.open(path) as store:
+        run_id = store.begin_run(suite="studies", suite_text=None, options={}, environment={}, planned_cases=len(records))
+        for record in records:
+            store.add_case(run_id, record)
+        store.end_run(run_id, "complete")
+    return path, run_id
+
+
+def grid_points_of(path: Path, run_id: int) -> list[GridPoint]:
+    with Store.open(path, create=False) as store:
+        return grid_points(store.cases([run_id]))
+
+
+@pytest.fixture(scope="module")
+def points(study_run: tuple[Path, int]) -> list[GridPoint]:
+    return grid_points_of(*study_run)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gauntlet.report import charts, views
-from gauntlet.report.points import DEFAULT_NOISE, GridPoint, grid_points
+from gauntlet.report import charts, latency, views
+from gauntlet.report.points import GridPoint, difference_text, grid_points
 from gauntlet.store import CaseRow, Store
 
 
@@ -29,7 +29,7 @@ def chart(found: list[charts.Chart], title: str) -> charts.Chart:
     return matching[0]
 
 
-def test_requests_per_s_vs_concurrency_has_the_repeats_mean_and_range(study: list[CaseRow]) -> None:
+def test_requests_per_s_vs_concurrency_has_the_repeats_median_and_no_bar_from_two(study: list[CaseRow]) -> None:
     found = charts.throughput_vs_concurrency(grid_points(study))
     figure = chart(found, "Requests/s vs concurrency: static, http, keep-alive, /webtest.html").figure
     (trace,) = figure["data"]
@@ -37,7 +37,9 @@ def test_requests_per_s_vs_concurrency_has_the_repeats_mean_and_range(study: lis
     for x, y, high, low in zip(trace["x"], trace["y"], trace["error_y"]["array"], trace["error_y"]["arrayminus"], strict=True):
         rates = [c.figures["requests_per_s"] for c in in_group(study, "static", keepalive=True, connections=x, path="/webtest.html")]
         assert len(rates) == 2
-        assert y == pytest.approx(sum(rates) / 2) and y + high == pytest.approx(max(rates)) and y - low == pytest.approx(min(rates))
+        # The median of two is their mean; two repeats give no interval (a bootstrap needs 3), so no bar.
+        assert y == pytest.approx(sum(rates) / 2) and high == low == 0
+    assert trace["error_y"]["visible"] is False
     assert figure["layout"]["xaxis"]["tickvals"] == [1, 4, 16]
     # Lines join only cases of the same part of the study: the HTTPS pair (one concurrency each) has none.
     assert not any("https" in c.title for c in found)
@@ -47,15 +49,17 @@ def test_keepalive_and_https_pairs(study: list[CaseRow]) -> None:
     points = grid_points(study)
     keepalive = chart(charts.keepalive_comparison(points), "Keep-alive vs a new connection per request: static").figure
     on, off = keepalive["data"]
-    assert on["x"] == off["x"] == ["1 conn", "4 conns", "16 conns"]
-    assert all(a > b for a, b in zip(on["y"], off["y"], strict=True)), "a connection per request is slower here"
+    assert on["orientation"] == "h" and on["y"] == off["y"] == ["1 conn", "4 conns", "16 conns"]
+    assert all(a > b for a, b in zip(on["x"], off["x"], strict=True)), "a connection per request is slower here"
     https = chart(charts.https_penalty(points), "HTTPS penalty: https").figure
     plain, tls = https["data"]
     rate = {c.params["protocol"]: c.figures["requests_per_s"] for c in in_group(study, "https")}
-    assert (plain["y"], tls["y"]) == ([rate["http"]], [rate["https"]])
-    change = (rate["https"] - rate["http"]) / rate["http"]
-    inside = " (inside the spread)" if abs(change) <= DEFAULT_NOISE else ""
-    assert tls["text"] == [f"{change:+.0%}{inside}"]
+    assert (plain["x"], tls["x"]) == ([rate["http"]], [rate["https"]])
+    (plain_point,), (tls_point,) = (grid_points(in_group(study, "https", protocol=p)) for p in ("http", "https"))
+    before, after = plain_point.figure("requests_per_s"), tls_point.figure("requests_per_s")
+    assert before is not None and after is not None
+    assert tls["text"] == [difference_text(before, after)]
+    assert tls["text"][0].startswith(f"{(rate['https'] - rate['http']) / rate['http']:+.0%}")
 
 
 
@@ -66,7 +70,7 @@ def test_https_pairs_cases_of_different_groups(study: list[CaseRow]) -> None:
         for p in grid_points(in_group(study, "https"))
     ]
     plain, tls = chart(charts.https_penalty(moved), "HTTPS penalty: static").figure["data"]
-    assert (len(plain["y"]), len(tls["y"])) == (1, 1) and plain["y"][0] > 0
+    assert (len(plain["x"]), len(tls["x"])) == (1, 1) and plain["x"][0] > 0
 
 def test_worker_scaling_and_failed_requests(study: list[CaseRow]) -> None:
     points = grid_points(study)
@@ -78,14 +82,25 @@ def test_worker_scaling_and_failed_requests(study: list[CaseRow]) -> None:
     assert errors.figure["data"][0]["y"] == [100.0, 100.0], "every request was reset by the server"
 
 
-def test_latency_percentiles_agree_with_the_engines_summary(study: list[CaseRow]) -> None:
+def test_the_latency_distribution_agrees_with_the_engines_summary(study: list[CaseRow]) -> None:
+    """The HdrHistogram plotter's axes: x is 1/(1-q), so 10, 100 and 1,000 are p90, p99 and p99.9,
+    read from the stored histogram, up to the last percentile with 10 responses beyond it."""
     points = [p for p in grid_points(study) if p.params.get("group") == "worker-scaling"]
-    (latency,) = charts.latency_percentiles(points)
-    for trace, point in zip(latency.figure["data"], points, strict=True):
-        summary = point.measured[0].result["latency_us"] if point.measured[0].result else {}
-        assert trace["x"] == ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
-        shown_us = [round(y * 1000) for y in trace["y"]]
-        assert [shown_us[0], shown_us[2], shown_us[3], shown_us[5]] == [summary[k] for k in ("p50", "p99", "p99_9", "max")]
+    (distribution,) = latency.latency_distribution(points)
+    layout = distribution.figure["layout"]
+    assert layout["xaxis"]["type"] == "log" and layout["xaxis"]["ticktext"][:3] == ["0%", "90%", "99%"]
+    unit = layout["yaxis"]["title"]["text"].removeprefix("latency (").removesuffix(")")
+    divisor = {"µs": 1, "ms": 1_000, "s": 1_000_000}[unit]
+    for trace, point in zip(distribution.figure["data"], points, strict=True):
+        (case,) = point.measured
+        summary = case.result["latency_us"] if case.result else {}
+        assert trace["x"] == latency.distribution_xs(summary["count"]) and trace["x"][-1] * 10 <= summary["count"]
+        at = dict(zip(trace["x"], (y * divisor for y in trace["y"]), strict=True))
+        expected = {1.0: "min", 10.0: "p90", 100.0: "p99", 1000.0: "p99_9"}
+        shown = [x for x in expected if x * 10 <= summary["count"]]
+        assert shown[:3] == [1.0, 10.0, 100.0], "at least 1,000 responses: up to the p99"
+        assert [round(at[x]) for x in shown] == [summary[expected[x]] for x in shown]
+        assert (1000.0 in at) == (summary["count"] >= 10_000), "p99.9 only on 10,000 responses"
 
 
 def test_timelines_show_cases_of_two_seconds_or_more(study: list[CaseRow]) -> None:
@@ -104,7 +119,7 @@ def test_timelines_show_cases_of_two_seconds_or_more(study: list[CaseRow]) -> No
 def test_a_view_appears_only_when_the_cases_hold_its_data(study: list[CaseRow]) -> None:
     static = [p for p in grid_points(study) if p.params.get("group") == "static"]
     ids = {c.chart_id.rsplit("-", 1)[0] for c in charts.all_charts(static)}
-    assert ids == {"throughput", "response-time", "keepalive", "latency"}
+    assert ids == {"throughput", "response-time", "keepalive", "distribution"}
     names = {t.table_id for t in views.tables(static)}
     # The study's static cases measure less than the monitor needs (docs/metrics.md, Invariants).
     assert names == {"cases", "breaches", "resources", "memory"}
@@ -134,7 +149,9 @@ def test_cases_table_is_the_headline(study: list[CaseRow]) -> None:
     row = table.rows[0]
     rates = [c.figures["requests_per_s"] for c in points[0].measured]
     assert row[2] == "2" and row[3] == f"{sum(rates) / 2:,.0f}"
-    assert row[4] == f"{(max(rates) - min(rates)) / (sum(rates) / 2):.0%}"
+    # Two repeats of under 3 seconds each: no interval (the column shows one only where a case has it).
+    estimate = points[0].figure("requests_per_s")
+    assert estimate is not None and not estimate.has_interval and row[4] == ""
     faults = next(r for r, p in zip(table.rows, points, strict=True) if p.params.get("group") == "faults")
     assert faults[7] == "100.0%"
 

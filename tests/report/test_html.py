@@ -75,3 +75,38 @@ def test_the_timeline_menu_switches_cases(report: tuple[Path, str], browser: Any
     counts = timeline.evaluate(COUNT_POINTS)
     assert counts["drawn"] == counts["data"] > 0
     page.close()
+
+
+def test_the_report_opens_with_the_verdict(report: tuple[Path, str], browser: Any) -> None:
+    """The first section ranks the cases that ran one load on different servers (the study's worker
+    scaling: the built-in server on one thread and on two), its bars as wide as each one's share of
+    the best, before any chart."""
+    page = open_report(browser, report[0])
+    sections = page.eval_on_selector_all("main > section", "all => all.map(s => s.id)")
+    assert sections[:2] == ["verdict", "charts"]
+    verdicts = page.query_selector_all("#verdict .verdict")
+    assert len(verdicts) == 1
+    headline = verdicts[0].query_selector(".headline").inner_text()
+    assert headline.startswith(("2 workers ", "1 worker ")) and "µs/request" in headline, headline
+    rows = verdicts[0].eval_on_selector_all("tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.innerText))")
+    assert [row[0] for row in rows] == ["1", "2"] and rows[0][3] == "100%"
+    widths = verdicts[0].eval_on_selector_all(
+        "td.share", "cells => cells.map(c => c.querySelector('.bar').getBoundingClientRect().width / c.getBoundingClientRect().width)"
+    )
+    second_share = int(rows[1][3].rstrip("%")) / 100
+    assert widths[0] == pytest.approx(1, abs=0.01) and widths[1] == pytest.approx(second_share, abs=0.02)
+    page.close()
+
+
+def test_the_latency_distribution_is_drawn_on_the_percentile_axis(report: tuple[Path, str], browser: Any) -> None:
+    """The HdrHistogram plotter's x axis: 0 %, 90 %, 99 %... equally apart on a 1/(1-q) log scale."""
+    page = open_report(browser, report[0])
+    chart = page.query_selector("#distribution-1")
+    ticks = chart.eval_on_selector_all(".xtick text", "ticks => ticks.map(t => { const r = t.getBoundingClientRect(); return [t.textContent, r.x + r.width / 2]; })")
+    labels = [label for label, _ in ticks]
+    assert labels[:3] == ["0%", "90%", "99%"], labels
+    gaps = [b - a for (_, a), (_, b) in zip(ticks, ticks[1:], strict=False)]
+    assert max(gaps) - min(gaps) < 2, "a decade of 1/(1-q) each"
+    y_labels = chart.eval_on_selector_all(".ytick text", "ticks => ticks.map(t => t.textContent)")
+    assert all(label.replace(",", "").replace(".", "").lstrip("0")[:1] in "125" for label in y_labels), y_labels
+    page.close()

@@ -69,6 +69,6 @@ def test_the_view_puts_http1_and_http2_side_by_side(measured: list[CaseRow]) -> 
             case.figures["requests_per_s"] for case in measured
     }
     expected = [rate[("1.1", True, None)], rate[("1.1", False, None)], rate[("2", True, 1)], rate[("2", True, 10)]]
-    assert [trace["y"] for trace in traces] == [[y] for y in expected]
+    assert [trace["x"] for trace in traces] == [[y] for y in expected]
     assert "text" not in traces[0] and all(trace["text"][0].startswith(("+", "-")) for trace in traces[1:])
     assert charts.http2_comparison(grid_points([c for c in measured if c.params.get("http_version") != "2"])) == []

@@ -1,35 +1,12 @@
-"""The report's pure arithmetic, in tables: spreads, names of cases, downsampling, noise, environments."""
+"""The report's pure arithmetic, in tables: estimates of points, names of cases, downsampling, change labels."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from gauntlet.report.compare import change, verdict
+from gauntlet.analysis import stats
 from gauntlet.report.downsample import lttb
-from gauntlet.report.points import DEFAULT_NOISE, GridPoint, Spread, describe, difference_text, noise, point_names, spread, varying
-
-
-@pytest.mark.parametrize(
-    ("values", "expected"),
-    [
-        ([], None),
-        ([None, None], None),
-        ([10.0], Spread(10.0, 10.0, 10.0, 1)),
-        ([8, None, 12], Spread(10.0, 8.0, 12.0, 2)),
-        ([90, 100, 110], Spread(100.0, 90.0, 110.0, 3)),
-    ],
-)
-def test_spread(values: list[float | None], expected: Spread | None) -> None:
-    assert spread(values) == expected
-
-
-@pytest.mark.parametrize(
-    ("value", "relative_range"), [(Spread(100, 90, 110, 3), 0.2), (Spread(5, 5, 5, 1), 0.0), (Spread(0, 0, 0, 2), 0.0)]
-)
-def test_relative_range(value: Spread, relative_range: float) -> None:
-    assert math.isclose(value.relative_range, relative_range)
+from gauntlet.report.points import GridPoint, describe, difference_text, point_names, varying
 
 
 @pytest.mark.parametrize(
@@ -80,50 +57,54 @@ def test_lttb_leaves_short_lines_alone(length: int, threshold: int) -> None:
     assert lttb(line, threshold) == line
 
 
-@pytest.mark.parametrize(
-    ("before", "after", "expected"),
-    [
-        (Spread(100, 100, 100, 1), Spread(90, 90, 90, 1), DEFAULT_NOISE),
-        (Spread(100, 95, 105, 3), Spread(90, 90, 90, 1), 0.1),
-        (Spread(100, 95, 105, 3), Spread(90, 81, 99, 3), 0.2),
-    ],
-)
-def test_noise_is_the_runs_own_spread_or_the_default(before: Spread, after: Spread, expected: float) -> None:
-    assert math.isclose(noise(before, after), expected)
+def once(value: float) -> stats.Estimate:
+    found = stats.estimate("requests_per_s", [value])
+    assert found is not None
+    return found
 
 
-@pytest.mark.parametrize(
-    ("figure", "before", "after", "regression"),
-    [
-        ("requests_per_s", Spread(100, 100, 100, 1), Spread(60, 60, 60, 1), True),
-        ("requests_per_s", Spread(100, 100, 100, 1), Spread(80, 80, 80, 1), False),
-        ("requests_per_s", Spread(100, 100, 100, 1), Spread(200, 200, 200, 1), False),
-        ("requests_per_s", Spread(100, 99, 101, 2), Spread(95, 94, 96, 2), True),
-        ("latency_p99_us", Spread(1000, 1000, 1000, 1), Spread(1400, 1400, 1400, 1), True),
-        ("latency_p99_us", Spread(1000, 1000, 1000, 1), Spread(500, 500, 500, 1), False),
-        ("server_cpu_us_per_request", Spread(10, 5, 15, 2), Spread(14, 13, 15, 2), False),
-    ],
-)
-def test_a_regression_goes_the_bad_way_beyond_the_noise(figure: str, before: Spread, after: Spread, regression: bool) -> None:
-    found = change(figure, before, after)
-    assert found is not None and found.regression is regression
+def test_a_change_label_says_when_no_change_is_detected() -> None:
+    """Against the default 15 % floor for requests/s, measured once (no interval: the floor stands in)."""
+    assert difference_text(once(100), once(110)) == "+10% (no change detected)"
+    assert difference_text(once(100), once(140)) == "+40%"
+    assert difference_text(once(100), once(60)) == "-40%"
+    tight = stats.Estimate(100, 99, 101, 10, stats.BATCH_MEANS)
+    assert difference_text(tight, stats.Estimate(110, 109, 111, 10, stats.BATCH_MEANS)) == "+10% (within noise)"
 
 
-def test_no_change_without_a_baseline() -> None:
-    assert change("requests_per_s", None, Spread(1, 1, 1, 1)) is None
-    assert change("latency_p99_us", Spread(0, 0, 0, 1), Spread(1, 1, 1, 1)) is None
+def measured_point(rates: list[float], responses: int, seconds: int = 0) -> GridPoint:
+    """A point whose repeats have these requests/s and responses, each with `seconds` of timeline."""
+    from gauntlet.store import CaseRow
+
+    second = {"span_us": 1_000_000, "requests": 100, "responses": 100, "errors": 0, "p50_us": 50, "p90_us": 90, "p99_us": 99}
+    point = GridPoint("k", {})
+    for repeat, rate in enumerate(rates):
+        timeline = [dict(second, responses=100 + (i % 2) * 10) for i in range(seconds)]
+        point.measured.append(CaseRow(
+            repeat, 1, "k", repeat, {}, "ok", None, None, None, None, None, None, None, None, [], [], None, 0, 0,
+            {"requests_per_s": rate, "responses": responses, "latency_p99_us": 1_000}, {"timeline": timeline},
+        ))
+    return point
 
 
+def test_a_points_estimate_bootstraps_its_repeats_or_batches_its_seconds() -> None:
+    repeated = measured_point([90.0, 100.0, 110.0], 5_000).estimate("requests_per_s")
+    assert repeated is not None and (repeated.point, repeated.method, repeated.n) == (100.0, "bootstrap over repeats", 3)
+    once = measured_point([105.0], 5_000, seconds=10).estimate("requests_per_s")
+    assert once is not None and once.method == "batch means over seconds" and once.low < 105.0 < once.high
 
 
-def test_a_difference_inside_the_spread_is_said_to_be() -> None:
-    once = Spread(100, 100, 100, 1)
-    assert difference_text(once, Spread(120, 120, 120, 1)) == "+20% (inside the spread)"
-    assert difference_text(once, Spread(140, 140, 140, 1)) == "+40%"
-    repeated = Spread(100, 95, 105, 3)
-    assert difference_text(repeated, Spread(112, 110, 114, 3)) == "+12%", "beyond a 10 % range"
-    assert difference_text(repeated, Spread(92, 91, 93, 3)) == "-8% (inside the spread)"
-    changes = [change("requests_per_s", once, Spread(after, after, after, 1)) for after in (80, 60, 140)]
-    assert [verdict(c) for c in changes if c is not None] == [
-        "inside the spread", "REGRESSION", "better",
-    ]
+def test_a_points_percentile_needs_enough_responses_in_every_repeat() -> None:
+    assert measured_point([100.0], 1_000).estimate("latency_p99_us") is not None
+    few = measured_point([100.0], 999)
+    assert few.estimate("latency_p99_us") is None and not few.percentile_shown("latency_p99_us")
+    assert few.estimate("requests_per_s") is not None
+
+
+def test_point_ratio_relates_two_points_with_an_interval() -> None:
+    from gauntlet.report.points import point_ratio
+
+    fast, slow = measured_point([200.0, 210.0, 190.0], 5_000), measured_point([100.0, 105.0, 95.0], 5_000)
+    found = point_ratio(fast, slow, "requests_per_s")
+    assert found is not None and found.point == 2.0 and found.low < 2.0 < found.high
+    assert point_ratio(fast, GridPoint("empty", {}), "requests_per_s") is None

@@ -9,71 +9,23 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
-from dataclasses import asdict
+import statistics
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gauntlet.model.record import CaseRecord
 from gauntlet.report import charts
+from gauntlet.report.figure import NO_BARS_NOTE
 from gauntlet.report.html import write_report
-from gauntlet.report.points import GridPoint, grid_points
-from gauntlet.servers.builtin import start_builtin
+from gauntlet.report.points import GridPoint
 from gauntlet.store import Store
-from tests.conftest import Started
 from tests.helpers.browser import charts_drawn, headless_chromium, open_report
-from tests.helpers.measured import load_case
+from tests.report.conftest import grid_points_of
 
 GOLDEN = Path(__file__).parent / "golden"
-CASES_FILE = GOLDEN / "study-cases.json"
 VIEWS_FILE = GOLDEN / "study-views.json"
 UPDATE = os.environ.get("GAUNTLET_UPDATE_GOLDEN") == "1"
-
-
-def measured_study() -> Iterator[CaseRecord]:
-    """Two servers (the built-in one on one thread and on two) through each study in miniature:
-    a rate sweep with two repeats; a concurrency sweep without keep-alive whose top level fails
-    (timeouts on one server, resets on the other); a soak of 2.5 s."""
-    started = Started()
-    try:
-        servers = {1: started.add(start_builtin(threads=1)), 2: started.add(start_builtin(threads=2))}
-        for workers, server in servers.items():
-            for rate in (200, 400):
-                for repeat in (0, 1):
-                    params = {"group": "rate-sweep", "workers": workers, "model": "rate", "rate_per_s": rate, "connections": 8}
-                    yield load_case(server, params, repeat=repeat, measure_s=0.6)
-        faults = {1: "?delay_ms=200", 2: "?reset=1"}
-        for workers, server in servers.items():
-            for connections, query in ((2, ""), (4, ""), (6, faults[workers])):
-                params = {"group": "concurrency", "workers": workers, "keepalive": False, "connections": connections,
-                          "timeout_s": 0.1}
-                yield load_case(server, params, query=query, measure_s=0.6)
-        for workers, server in servers.items():
-            yield load_case(server, {"group": "soak", "workers": workers, "connections": 4}, measure_s=2.5)
-    finally:
-        started.stop_all_and_check()
-
-
-@pytest.fixture(scope="module")
-def study_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
-    """(database, run id) of the captured cases, stored."""
-    if not CASES_FILE.exists():
-        CASES_FILE.write_text(json.dumps([asdict(record) for record in measured_study()], indent=1) + "\n")
-    records = [CaseRecord(**case) for case in json.loads(CASES_FILE.read_text())]
-    path = tmp_path_factory.mktemp("studies") / "results.db"
-    with Store.open(path) as store:
-        run_id = store.begin_run(suite="studies", suite_text=None, options={}, environment={}, planned_cases=len(records))
-        for record in records:
-            store.add_case(run_id, record)
-        store.end_run(run_id, "complete")
-    return path, run_id
-
-
-@pytest.fixture(scope="module")
-def points(study_run: tuple[Path, int]) -> list[GridPoint]:
-    return grid_points_of(*study_run)
 
 
 def views_of(points: list[GridPoint]) -> dict[str, Any]:
@@ -114,10 +66,6 @@ def test_every_study_view_is_drawn(points: list[GridPoint]) -> None:
         assert f"{title}: soak, http" in titles, title
 
 
-def mean(values: list[float]) -> float:
-    return sum(values) / len(values)
-
-
 def chart_titled(points: list[GridPoint], title: str) -> charts.Chart:
     (found,) = [c for c in charts.all_charts(points) if c.title == title]
     return found
@@ -130,16 +78,18 @@ def chart_titled(points: list[GridPoint], title: str) -> charts.Chart:
     ("Context switches vs offered rate", "server_system_context_switches_per_request"),
     ("Pages freed vs offered rate", "server_pages_freed_per_request"),
 ])
-def test_deathmatch_views_are_the_repeats_mean_and_range(points: list[GridPoint], title: str, figure: str) -> None:
+def test_deathmatch_views_are_the_repeats_median(points: list[GridPoint], title: str, figure: str) -> None:
+    """Two repeats: their median; no interval (analysis.stats bootstraps from 3), so no error bar."""
     chart = chart_titled(points, f"{title}: rate-sweep, http, rate")
     assert [t["name"] for t in chart.figure["data"]] == ["1 worker", "2 workers"]
+    assert chart.note.endswith(NO_BARS_NOTE)
     for trace, workers in zip(chart.figure["data"], (1, 2), strict=True):
-        assert trace["x"] == [200, 400]
-        for x, y, high, low in zip(trace["x"], trace["y"], trace["error_y"]["array"], trace["error_y"]["arrayminus"], strict=True):
+        assert trace["x"] == [200, 400] and trace["error_y"]["visible"] is False
+        for x, y in zip(trace["x"], trace["y"], strict=True):
             (point,) = [p for p in points if p.params.get("rate_per_s") == x and p.params["workers"] == workers]
             values = [c.figures[figure] for c in point.measured]
-            assert len(values) == 2, "two repeats: the spread across runs"
-            assert y == pytest.approx(mean(values)) and y + high == pytest.approx(max(values)) and y - low == pytest.approx(min(values))
+            assert len(values) == 2, "two repeats"
+            assert y == pytest.approx(statistics.median(values))
 
 
 def test_error_kinds_are_charted_apart(points: list[GridPoint]) -> None:
@@ -169,22 +119,32 @@ def test_the_soak_overlays_the_servers_second_by_second(points: list[GridPoint])
 
 
 def test_every_chart_has_a_colour_per_series_and_its_legend_outside(points: list[GridPoint]) -> None:
+    """A series is a trace, or the traces of one legend group (a case's p99 and p50): one colour each."""
     for chart in charts.all_charts(points):
-        colours = [trace["marker"]["color"] for trace in chart.figure["data"]]
-        assert len(set(colours)) == len(colours), chart.title
+        traces = chart.figure["data"]
+        colour_of = {trace.get("legendgroup", str(index)): trace["marker"]["color"] for index, trace in enumerate(traces)}
+        assert len(set(colour_of.values())) == len(colour_of), chart.title
+        for index, trace in enumerate(traces):
+            assert trace["marker"]["color"] == colour_of[trace.get("legendgroup", str(index))], chart.title
         legend = chart.figure["layout"]["legend"]
         assert legend["x"] > 1 or legend["y"] < 0, "right of the plot or below it, covering nothing"
 
 
 def test_latency_axes_read_in_the_runs_own_units(points: list[GridPoint]) -> None:
+    """Percentiles, not the mean: each case's p99 (solid) and p50 (dashed), the median of its repeats'."""
     chart = chart_titled(points, "Response time vs offered rate: rate-sweep, http, rate")
-    values_us = [c.figures["latency_mean_us"] for p in points if p.params.get("group") == "rate-sweep" for c in p.measured]
-    divisor, unit = charts.latency_unit(values_us)
-    assert chart.figure["layout"]["yaxis"]["title"]["text"] == f"mean response time ({unit})"
-    largest = max(y for trace in chart.figure["data"] for y in trace["y"])
+    rate_sweep = [p for p in points if p.params.get("group") == "rate-sweep"]
+    divisor, unit = charts.latency_unit([c.figures["latency_p99_us"] for p in rate_sweep for c in p.measured])
+    assert chart.figure["layout"]["yaxis"]["title"]["text"] == f"latency ({unit}): p99 solid, p50 dashed"
+    traces = chart.figure["data"]
+    assert [t["name"] for t in traces] == ["1 worker p99", "1 worker p50", "2 workers p99", "2 workers p50"]
+    assert [t["line"]["dash"] for t in traces] == ["solid", "dash"] * 2 and [t["showlegend"] for t in traces] == [True, False] * 2
+    largest = max(y for trace in traces for y in trace["y"])
     assert 1 <= largest < 10_000 or unit == "µs", "a few digits, not 0.0236"
-    assert largest == pytest.approx(max(mean([c.figures["latency_mean_us"] for c in p.measured]) for p in points
-                                        if p.params.get("group") == "rate-sweep") / divisor)
+    for trace, (workers, figure) in zip(traces, [(w, f) for w in (1, 2) for f in ("latency_p99_us", "latency_p50_us")], strict=True):
+        expected = [statistics.median([c.figures[figure] for c in p.measured]) / divisor
+                    for p in sorted(rate_sweep, key=lambda p: p.params["rate_per_s"]) if p.params["workers"] == workers]
+        assert trace["y"] == pytest.approx(expected)
 
 
 def test_the_palette_never_repeats() -> None:
@@ -228,8 +188,3 @@ def test_chromium_draws_every_study_view_with_legends_clear(study_run: tuple[Pat
                 assert boxes["plot"]["bottom"] - boxes["plot"]["top"] > 250, chart.get_attribute("id")
             else:
                 assert boxes["plot"]["right"] - boxes["plot"]["left"] > 0.6 * boxes["width"], chart.get_attribute("id")
-
-
-def grid_points_of(path: Path, run_id: int) -> list[GridPoint]:
-    with Store.open(path, create=False) as store:
-        return grid_points(store.cases([run_id]))

@@ -14,8 +14,8 @@ from gauntlet.errors import GauntletError
 from gauntlet.model.record import CaseRecord
 from gauntlet.servers.base import ServerInstance
 from gauntlet.store import Store
-from gauntlet.store.db import SCHEMA_VERSION, migrations
 from gauntlet.store.figures import FIGURES, figures_of
+from gauntlet.store.schema import SCHEMA_VERSION, migrations
 from tests.helpers.builtin_stats import server_stats
 from tests.helpers.cli_process import Running, run_cli
 
@@ -134,7 +134,7 @@ def interrupted_result(server: ServerInstance, tmp_path: Path) -> dict[str, obje
 
 
 def test_migrations_are_numbered_in_order_and_recorded() -> None:
-    numbers = [number for number, _ in migrations()]
+    numbers = [migration.number for migration in migrations()]
     # Each helper has its own number (helpers/contracts.md), so one may land before a lower one: a gap.
     assert numbers[0] == 1 and numbers == sorted(set(numbers)) and SCHEMA_VERSION == numbers[-1]
 
@@ -175,7 +175,7 @@ def test_a_database_of_the_first_schema_gains_the_session_columns(db_path: Path,
     """A case stored under schema 1 reads back after the migrations with zero session counters and no
     error kinds per second, and a new case beside it keeps its own."""
     with sqlite3.connect(db_path) as conn:
-        conn.executescript(migrations()[0][1])
+        conn.executescript(migrations()[0].sql)
         conn.execute("PRAGMA user_version = 1")
         conn.execute("INSERT INTO runs VALUES (1, 'old', NULL, '{}', '{}', 2, '0', 0, NULL, 'running')")
         conn.execute("INSERT INTO cases VALUES (1, 1, 'k', 0, '{}', 'ok', NULL, NULL, '[]', NULL, 0, 0)")

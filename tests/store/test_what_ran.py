@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from gauntlet.store import Store
-from gauntlet.store.db import migrations
+from gauntlet.store.schema import migrations
 from gauntlet.store.write import what_ran
 
 SETUP = {
@@ -20,8 +20,8 @@ SETUP = {
 
 def test_cases_of_schema_4_gain_what_their_params_say(db_path: Path) -> None:
     with sqlite3.connect(db_path) as conn:
-        for _, sql in migrations()[:4]:
-            conn.executescript(sql)
+        for migration in migrations()[:4]:
+            conn.executescript(migration.sql)
         conn.execute("PRAGMA user_version = 4")
         conn.execute("INSERT INTO runs (run_id, suite, options_json, environment_json, planned_cases, gauntlet_version,"
                      " started_unix_ms, status) VALUES (1, 'old', '{}', '{}', 2, '0', 0, 'complete')")

@@ -1,5 +1,6 @@
 """What bounded a result: client-bound, server-cpu-bound, bandwidth-bound, error-bound,
-rate-not-held (docs/metrics.md, "Bottlenecks", defines each). Pure functions of the run result and
+rate-not-held, and for a run that ended no request at all listen-backlog-full or server-stalled
+(docs/metrics.md, "Bottlenecks", defines each). Pure functions of the run result and
 of what the CPUs did meanwhile; every label comes with the figures that justify it."""
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ SERVER_CPU_BOUND = "server-cpu-bound"
 BANDWIDTH_BOUND = "bandwidth-bound"
 ERROR_BOUND = "error-bound"
 RATE_NOT_HELD = "rate-not-held"
+#: No request ended, and most were still connecting: the server accepted no connection.
+LISTEN_BACKLOG_FULL = "listen-backlog-full"
+#: No request ended, and most were connected (TLS handshake or request sent) without an answer.
+SERVER_STALLED = "server-stalled"
+UNANSWERED_STAGES = ("connecting", "tls_handshake", "awaiting_response")
 
 #: "Nearly all" of a CPU budget.
 SATURATED_SHARE = 0.9
@@ -97,9 +103,50 @@ def rate_held(schedule: dict[str, Any]) -> bool:
 
 
 def failed_requests(result: dict[str, Any]) -> int:
-    """Errors (timeouts included) and responses that were not 2xx or 3xx."""
+    """Errors (timeouts included), responses that were not 2xx or 3xx, and requests stuck
+    unanswered at the end (`stuck_unanswered`)."""
     bad = sum(n for code, n in result["status_codes"].items() if not 200 <= int(code) < 400)
-    return result["errors_total"] + bad
+    return result["errors_total"] + bad + stuck_unanswered(result)
+
+
+def stuck_unanswered(result: dict[str, Any]) -> int:
+    """Requests unanswered at the end that count as failed: all of them when no response came;
+    else those of each stage whose mean age is above the slowest response's service time. The
+    requests merely in flight when a closed loop's time is up (one per connection, younger on
+    average than the slowest answered request) are not failures."""
+    unanswered = result.get("unanswered")
+    if not unanswered:
+        return 0
+    if not result["service_time_us"]["count"]:
+        return int(unanswered["count"])
+    slowest_us = result["service_time_us"]["max"]
+    return sum(unanswered[stage]["count"] for stage in UNANSWERED_STAGES if unanswered[stage]["mean_age_us"] > slowest_us)
+
+
+def failed_share(result: dict[str, Any]) -> float:
+    """Failed requests (`failed_requests`) over those that ended and those stuck unanswered, 0..1."""
+    ended = result["requests"] + stuck_unanswered(result)
+    return failed_requests(result) / ended if ended else 0.0
+
+
+def stuck(result: dict[str, Any]) -> tuple[str, str] | None:
+    """A run that ended no request at all: the label of where its requests stuck, with the reason
+    (None when some request ended, or none was begun)."""
+    unanswered = result.get("unanswered")
+    if result["requests"] or not unanswered or not unanswered["count"]:
+        return None
+    connecting, total = unanswered["connecting"]["count"], unanswered["count"]
+    oldest = format_duration_us(unanswered["max_age_us"])
+    if connecting * 2 >= total:
+        return LISTEN_BACKLOG_FULL, (
+            f"no request ended: {format_count(connecting)} of {format_count(total)} were still connecting at the end "
+            f"(the oldest for {oldest}): no connection was accepted, as when the server's listen backlog is full "
+            "(or the client could not make its connects in the time)"
+        )
+    return SERVER_STALLED, (
+        f"no request ended: {format_count(total - connecting)} of {format_count(total)} were connected and "
+        f"waiting for an answer at the end (the oldest for {oldest}), so the server stalled"
+    )
 
 
 def bytes_per_request(result: dict[str, Any]) -> float:
@@ -140,11 +187,10 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
     ceiling = bandwidth_ceiling_per_s(result, context.link_bits_per_s)
     if ceiling is not None and result["requests_per_s"] >= BANDWIDTH_SHARE * ceiling:
         reasons[BANDWIDTH_BOUND] = _bandwidth_reason(result, context.link_bits_per_s or 0.0, ceiling)
-    failed = failed_requests(result)
-    failed_share = failed / result["requests"] if result["requests"] else 0.0
-    if failed_share > context.error_share_limit:
+    failed, share = failed_requests(result), failed_share(result)
+    if share > context.error_share_limit:
         reasons[ERROR_BOUND] = (
-            f"{failed_share:.1%} of the requests failed or timed out ({format_count(failed)}; "
+            f"{share:.1%} of the requests failed, timed out or stayed unanswered ({format_count(failed)}; "
             f"the limit is {context.error_share_limit:.1%})"
         )
     schedule = result["schedule"]
@@ -153,7 +199,11 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
         sent, offered = format_count(schedule["achieved_rate_per_s"]), format_count(schedule["offered_rate_per_s"])
         lag = format_duration_us(schedule["send_lag_us"]["p99"])
         reasons[RATE_NOT_HELD] = f"sent {sent}/s of the {offered}/s offered, send lag p99 {lag}"
-    order = (CLIENT_BOUND, SERVER_CPU_BOUND, BANDWIDTH_BOUND, ERROR_BOUND, RATE_NOT_HELD)
+    order: tuple[str, ...] = (CLIENT_BOUND, SERVER_CPU_BOUND, BANDWIDTH_BOUND, ERROR_BOUND, RATE_NOT_HELD)
+    if (stuck_at := stuck(result)) is not None:
+        # Nothing ended: what the CPUs did says nothing of a throughput of zero.
+        reasons = dict([stuck_at])
+        order = (stuck_at[0],)
     return {
         "labels": [label for label in order if label in reasons],
         "reasons": reasons,
@@ -162,7 +212,7 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
         "server": server,
         "shared_cpus": shared,
         "shared_idle_cores": shared_idle_cores,
-        "failed_share": failed_share,
+        "failed_share": share,
         "error_share_limit": context.error_share_limit,
         "link_bits_per_s": context.link_bits_per_s,
         "bandwidth_ceiling_per_s": ceiling,

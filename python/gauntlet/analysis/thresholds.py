@@ -1,7 +1,8 @@
 """`--fail-on` thresholds, after k6's: a run that crosses one ends with a non-zero exit code, so a
 script or a CI job sees it failed. Pure functions of the run result.
 
-    errors>5%         the share of requests that failed (errors and non-2xx/3xx responses), or the
+    errors>5%         the share of requests that failed (errors, non-2xx/3xx responses and requests
+                      stuck unanswered, analysis.bottleneck.failed_share), or the
                       share of the measured interval they failed in (errors by second)
     p99>50ms          a latency percentile (p50, p90, p99, p99_9, max) above a duration
     rate-not-held     under --rate, the offered rate was not held (the rate-not-held label's rule)
@@ -13,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gauntlet.analysis.bottleneck import failed_requests, rate_held
+from gauntlet.analysis.bottleneck import failed_requests, failed_share, rate_held
 from gauntlet.errors import GauntletError
 from gauntlet.units import format_duration_us, parse_duration_us
 
@@ -45,20 +46,23 @@ def parse_threshold(text: str) -> Threshold:
     raise GauntletError(f"--fail-on {text!r} is not a threshold", FIX)
 
 
-def parse_thresholds(texts: list[str] | None) -> list[Threshold]:
-    """The thresholds given (the default when none; none at all with `none`)."""
+def parse_thresholds(texts: list[str] | None, default: tuple[str, ...] = DEFAULT_FAIL_ON) -> list[Threshold]:
+    """The thresholds given (`default` when none; none at all with `none`). `run` fails on
+    DEFAULT_FAIL_ON unless told otherwise; sweep, capacity and suite, which are meant to reach
+    failure, have no default."""
     if texts == ["none"]:
         return []
-    return [parse_threshold(text) for text in (texts or DEFAULT_FAIL_ON)]
+    return [parse_threshold(text) for text in (texts or default)]
 
 
 def crossed(threshold: Threshold, result: dict[str, Any]) -> str | None:
     """Why the result crosses the threshold, or None when it does not."""
     if threshold.measure == "errors":
-        failed = failed_requests(result)
-        share = failed / result["requests"] if result["requests"] else 0.0
+        if "server_exit" in result:  # what came after the exit was never measured
+            return f"{threshold.text}: {result['server_exit']['message']}"
+        share = failed_share(result)
         if share > threshold.limit:
-            return f"{threshold.text}: {share:.1%} of {result['requests']:,} requests failed"
+            return f"{threshold.text}: {share:.1%} of the requests failed ({failed_requests(result):,}, unanswered ones included)"
         failing = failing_time_share(result)
         if failing > threshold.limit:
             return f"{threshold.text}: requests failed over {failing:.1%} of the measured interval"
@@ -84,6 +88,11 @@ def failing_time_share(result: dict[str, Any]) -> float:
     return failing_us / total_us if total_us else 0.0
 
 
-def crossings(thresholds: list[Threshold], results: list[dict[str, Any]]) -> list[str]:
-    """Every threshold crossed by one of the results (each repeat is judged on its own)."""
-    return [why for result in results for t in thresholds if (why := crossed(t, result)) is not None]
+def crossings(thresholds: list[Threshold], results: list[dict[str, Any]], labels: list[str] | None = None) -> list[str]:
+    """Every threshold crossed by one of the results (each repeat, step or case is judged on its
+    own), after its label ('concurrency 100: errors>5%: ...') when labels are given."""
+    named = labels or [""] * len(results)
+    return [
+        f"{label}: {why}" if label else why
+        for label, result in zip(named, results, strict=True) for t in thresholds if (why := crossed(t, result)) is not None
+    ]

@@ -9,11 +9,15 @@ from __future__ import annotations
 import os
 import sys
 
+from typing import Any
+
 import typer
+from typer.core import TyperGroup
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from gauntlet.cli import (
-    calibrate, capacity, compare, doctor, export, report, run, serve, servers, signals, suite, sweep, workload,
+    calibrate, capacity, compare, doctor, export, findings, noise, report, run, serve, servers, signals, suite, sweep,
+    workload,
 )
 from gauntlet.errors import GauntletError
 
@@ -21,7 +25,20 @@ EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 1
 
+#: `gauntlet calibrate noise` is a command of its own beside `gauntlet calibrate [URL]`, whose
+#: argument would otherwise take the word: the root resolves the pair first.
+NOISE = ("calibrate", "noise")
+
+
+class Commands(TyperGroup):
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
+        if tuple(args[:2]) == NOISE:
+            return " ".join(NOISE), self.commands["-".join(NOISE)], args[2:]
+        return super().resolve_command(ctx, args)
+
+
 app = typer.Typer(
+    cls=Commands,
     name="gauntlet",
     help="A web server benchmarking lab: native load engine, built-in server, measurements.",
     no_args_is_help=True,
@@ -34,8 +51,12 @@ app.command("capacity")(capacity.capacity_command)
 app.command("report")(report.report_command)
 app.command("compare")(compare.compare_command)
 app.command("export")(export.export_command)
+app.command("findings")(findings.findings_command)
 app.command("doctor")(doctor.doctor_command)
-app.command("calibrate")(calibrate.calibrate_command)
+app.command("calibrate", epilog="gauntlet calibrate noise: this machine's noise floor, for compare (see its --help)")(
+    calibrate.calibrate_command
+)
+app.command("-".join(NOISE), hidden=True)(noise.noise_command)
 app.add_typer(suite.app, name="suite")
 app.command("servers")(servers.servers_command)
 app.add_typer(sweep.app, name="sweep")

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from gauntlet.analysis.thresholds import parse_thresholds
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
+from gauntlet.cli import measuring
 from gauntlet.cli.progress import ProgressLine
 from gauntlet import host
 from gauntlet.cli.load_options import sessions_http2_fields
@@ -39,6 +41,7 @@ def capacity_command(
     streams: StreamsOption = None,
     server: ServerOption = None,
     workers: WorkersOption = None,
+    fail_on: measuring.FailOnGiven = None,
     agents: Agents = None,
     scheduler: Scheduler = None,
     db: DbOption = DEFAULT_DB_PATH,
@@ -54,6 +57,7 @@ def capacity_command(
     from gauntlet.report.sessions import capacity_line, probe_line
 
     protocol = sessions_http2_fields(http2, streams)
+    thresholds = parse_thresholds(fail_on, default=())
     load = loadfile.load(load_path)
     out, err = console(), console(stderr=True)
     probes: list[dict[str, Any]] = []
@@ -100,4 +104,6 @@ def capacity_command(
         return EXIT_INTERRUPTED
     save(found)
     out.print(capacity_line(found, load.level_name))
-    return 0
+    # The thresholds hold at the capacity found: the largest valid level's probes (none: nothing to judge).
+    at_capacity = [p["result"] for p in probes if p["valid"] and p[load.level_name] == found.users]
+    return measuring.fail_on(thresholds, at_capacity, [f"{load.level_name} {found.users}"] * len(at_capacity))

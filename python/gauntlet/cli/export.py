@@ -30,7 +30,7 @@ def export_command(
     from gauntlet.report.output import write_atomically
     from gauntlet.store import Store
 
-    with Store.open(db, create=False) as store:
+    with Store.open_read_only(db) as store:
         run_row = store.run(run)
         cases = store.cases([run])
     text = to_json([run_row], cases) + "\n" if export_format is ExportFormat.json else to_csv(cases)

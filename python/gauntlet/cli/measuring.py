@@ -3,13 +3,16 @@ repeats, restarts between them, a warm-up by request count, the declared link, t
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.text import Text
 
+from gauntlet.analysis.thresholds import Threshold, crossings
 from gauntlet.bounds import LINK, REPEATS, REQUESTS, SHARE
 from gauntlet.cli.options import bounded
 from gauntlet.lab.measure import Settings
+from gauntlet.report.output import console
 
 Repeat = Annotated[int, bounded(REPEATS, "--repeat", help="Measure N times: median, min..max, variation")]
 RestartBetween = Annotated[
@@ -32,6 +35,25 @@ FailOn = Annotated[
         help="Exit 1 when a repeat crosses this: errors>5%, p99>50ms, rate-not-held (repeatable; default errors>5%; none)",
     ),
 ]
+
+#: sweep, capacity and suite: thresholds only when given (their loads are meant to reach failure).
+FailOnGiven = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-on",
+        help="Exit 1 when a measured case crosses this: errors>5%, p99>50ms, rate-not-held (repeatable; none by default)",
+    ),
+]
+EXIT_THRESHOLD_CROSSED = 1
+
+
+def fail_on(thresholds: list[Threshold], results: list[dict[str, Any]], labels: list[str] | None = None) -> int:
+    """Say on stderr which threshold each result crossed; EXIT_THRESHOLD_CROSSED when one did, else 0."""
+    crossed = crossings(thresholds, results, labels)
+    err = console(stderr=True)
+    for why in crossed:
+        err.print(Text(f"gauntlet: failed --fail-on {why}"), soft_wrap=True)
+    return EXIT_THRESHOLD_CROSSED if crossed else 0
 
 
 def settings(

@@ -22,15 +22,14 @@ def report_command(
 ) -> int:
     """Summarise runs from the results database and write their HTML report (opens offline)."""
     from gauntlet.report.html import write_report
-    from gauntlet.report.tables import print_summary
-    from gauntlet.report.views import run_line
+    from gauntlet.report.tables import print_summary, rich_table
+    from gauntlet.report.views import runs_table
     from gauntlet.store import Store
 
     out = console()
-    with Store.open(db, create=False) as store:
+    with Store.open_read_only(db) as store:
         if list_runs:
-            for run in store.runs():
-                out.print(Text(run_line(run)))
+            out.print(rich_table(runs_table(store.runs(), store.headlines())))
             return 0
         run_ids = runs or [store.latest_run_id()]
         print_summary(out, store, *run_ids)

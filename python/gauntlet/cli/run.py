@@ -17,7 +17,7 @@ from rich.text import Text
 
 from gauntlet import engine, host
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
-from gauntlet.analysis.thresholds import crossings, parse_thresholds
+from gauntlet.analysis.thresholds import parse_thresholds
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.load_options import LoadOptions, sessions_http2_fields
@@ -33,7 +33,7 @@ from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_repe
 from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.report.agents import print_agents
 from gauntlet.report.output import console
-from gauntlet.report.tables import print_run, repeat_line, spread_table
+from gauntlet.report.tables import estimates_table, print_run, repeat_line
 from gauntlet.servers.sizing import for_connections
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
@@ -43,9 +43,10 @@ if TYPE_CHECKING:
 
 DEFAULT_PATH = "/webtest.html"
 EXIT_NO_SUCCESS = 1
-EXIT_THRESHOLD_CROSSED = 1
+#: A server process exited, or no request ended (the case is stored as an error), even with --fail-on none.
+EXIT_CASE_ERROR = 1
 EXIT_INTERRUPTED = 130
-REPEAT_SCHEMA = "gauntlet.repeat-result/1"
+REPEAT_SCHEMA = "gauntlet.repeat-result/2"
 
 ServerOption = Annotated[
     str | None, typer.Option("--server", help="Without a URL: start this server kind (`gauntlet servers`)")
@@ -80,7 +81,8 @@ def target_url(
     spec = server or ServerSpec("builtin", workers=threads)
 
     def announce(instance: ServerInstance) -> None:
-        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {instance.pids()[0]})[/dim]")
+        backends = "".join(f", {b.name} pid {b.proc.pid}" for b in instance.backends)
+        console.print(f"[dim]{spec.kind} server on {instance.url} (pid {instance.main_pid}){backends}[/dim]", soft_wrap=True)
 
     with Target(start=lambda: start_server(spec), path=path, announce=announce) as target:
         yield target
@@ -323,28 +325,28 @@ def run_command(
             err, plan.requests, plan.duration_us
         ) as progress:
             repeats = measure_repeats(plan, target, settings, progress.update, measured, run_plan)
-        stored.status = "interrupted" if repeats.interrupted else "complete"
+        errors = [m.error for m in repeats.measurements if m.error is not None]
+        stored.status = "interrupted" if repeats.interrupted else "failed" if errors else "complete"
     announce_stored(err, stored, store_path(db, no_store))
     if repeats.measurements:
         print_run(out, repeats.median().result)
         print_agents(out, repeats.median().result)
     if len(repeats.measurements) > 1:
         out.print("[dim]the repeat shown is the median by requests/s[/dim]")
-        out.print(spread_table(repeats.to_json()["spread"]))
+        out.print(estimates_table(repeats.to_json()["estimates"], len(repeats.measurements)))
     if repeats.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until it was stopped[/yellow]")
         return EXIT_INTERRUPTED
+    for error in errors:
+        print(f"gauntlet: {error}; the case is stored as an error", file=sys.stderr)
     if not any(succeeded(result) for result in repeats.results):
         print("gauntlet: no request succeeded (no 2xx or 3xx response); see the outcomes above", file=sys.stderr)
         return EXIT_NO_SUCCESS
-    crossed = crossings(thresholds, repeats.results)
-    for why in crossed:
-        print(f"gauntlet: failed --fail-on {why}", file=sys.stderr)
-    return EXIT_THRESHOLD_CROSSED if crossed else 0
+    return measuring.fail_on(thresholds, repeats.results) or (EXIT_CASE_ERROR if errors else 0)
 
 
 def run_json(repeats: Repeats, environment: dict[str, Any]) -> dict[str, Any]:
-    """One repeat: its result as is; several: every repeat and their spread (gauntlet.repeat-result/1)."""
+    """One repeat: its result as is; several: every repeat and their estimates (gauntlet.repeat-result/2)."""
     if len(repeats.measurements) == 1:
         return {**repeats.results[0], "environment": environment}
     return {"schema": REPEAT_SCHEMA, "environment": environment, **repeats.to_json()}

@@ -12,12 +12,15 @@ from rich.console import Console
 from rich.markup import escape
 
 from gauntlet import engine
+from gauntlet.analysis.thresholds import Threshold, parse_thresholds
+from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.bounds import REPEATS, RUN_ID
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, bounded
 from gauntlet.cli.progress import SuiteProgress
 from gauntlet.errors import GauntletError
 from gauntlet.model.record import CaseRecord
+from gauntlet.report.labels import case_label
 from gauntlet.report.output import console
 
 if TYPE_CHECKING:
@@ -96,6 +99,7 @@ def run_command(
     repeat: Annotated[int | None, bounded(REPEATS, "--repeat", help="Measurements per case (default: the suite's)")] = None,
     restart_between: Annotated[bool, typer.Option("--restart-between", help="Restart the server between repeats")] = False,
     report: Annotated[Path, typer.Option("-o", "--report", help="Where to write the HTML report")] = DEFAULT_REPORT,
+    fail_on: measuring.FailOnGiven = None,
     agents: Agents = None,
     scheduler: Scheduler = None,
     no_store: Annotated[
@@ -104,18 +108,19 @@ def run_command(
 ) -> int:
     """Run a suite: every case on every installed server, stored as it ends; then the summary and the report."""
     out, err = console(), console(stderr=True)
+    thresholds = parse_thresholds(fail_on, default=())
     if no_store and resume is not None:
         raise GauntletError("--resume reads the run from the results database", "Leave out --no-store")
     with contextlib.ExitStack() as scratch:
         if no_store:
             db = Path(scratch.enter_context(tempfile.TemporaryDirectory(prefix="gauntlet-suite-"))) / "results.db"
         return _run_suite(out, err, db, suite, resume, (quick, full), servers, repeat, restart_between, report, agents,
-                          scheduler, stored=not no_store)
+                          scheduler, thresholds, stored=not no_store)
 
 
 def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: int | None, variant: tuple[bool, bool],
                servers: str | None, repeat: int | None, restart_between: bool, report: Path, agents: int | None,
-               scheduler: str | None, *, stored: bool) -> int:
+               scheduler: str | None, thresholds: list[Threshold], *, stored: bool) -> int:
     from gauntlet.lab.suite import Interrupted, SuiteRunner
     from gauntlet.report.html import write_report
     from gauntlet.report.tables import print_summary
@@ -143,13 +148,14 @@ def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: 
             store.end_run(run_id, status)
         print_summary(out, store, run_id)
         write_report(store, [run_id], report)
+        measured = [(case_label(c.params, c.repeat), c.result) for c in store.cases([run_id]) if c.result is not None]
     out.print(f"report: {report} (open it in a browser; it needs no network)")
     if status == "interrupted":
         if stored:
             err.print(f"[yellow]interrupted: the finished cases are stored; measure the rest with: "
                       f"gauntlet suite run --resume {run_id} --db {db}[/yellow]")
         return EXIT_INTERRUPTED
-    return 0
+    return measuring.fail_on(thresholds, [result for _, result in measured], [label for label, _ in measured])
 
 
 @app.command("list")

@@ -12,6 +12,7 @@ import typer
 
 from gauntlet import host
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
+from gauntlet.analysis.thresholds import Threshold, parse_thresholds
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
@@ -40,6 +41,7 @@ from gauntlet.report.output import console
 from gauntlet.report.tables import sweep_header, sweep_row
 from gauntlet.servers.sizing import for_connections
 from gauntlet.servers.spec import ServerSpec
+from gauntlet.units import format_count
 
 if TYPE_CHECKING:
     from gauntlet.servers.base import ServerInstance
@@ -53,8 +55,10 @@ JsonPath = Annotated[Path | None, typer.Option("--json", help="Every step's resu
 def run_steps(
     kind: str, url: str | None, spec: ServerSpec | None, plans: Sequence[tuple[float, Plan]], threads: int,
     json_path: Path | None, settings: Settings, agents: int | None, scheduler: str | None, db: Path | None,
+    thresholds: list[Threshold],
 ) -> int:
-    """Each plan on `url`, or on the server `spec` names (None with a URL)."""
+    """Each plan on `url`, or on the server `spec` names (None with a URL); exit 1 when a step's
+    repeat crosses one of the `thresholds` (--fail-on)."""
     if spec is not None:
         spec = for_connections(spec, max(plan.all_connections() for _, plan in plans))
     out, err = console(), console(stderr=True)
@@ -85,7 +89,8 @@ def run_steps(
     if sweep.interrupted:
         err.print("[yellow]interrupted: the steps above were measured; the last one is partial[/yellow]")
         return EXIT_INTERRUPTED
-    return 0
+    measured = [(f"{kind} {format_count(step.value)}", result) for step in sweep.steps if step.repeats for result in step.repeats.results]
+    return measuring.fail_on(thresholds, [result for _, result in measured], [label for label, _ in measured])
 
 
 def store_step(stored: StoredRun, params: dict[str, Any], step: Step, server: ServerInstance | None) -> None:
@@ -117,12 +122,14 @@ def concurrency_command(
     warmup_requests: measuring.WarmupRequests = None,
     link: measuring.Link = None,
     error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
+    fail_on: measuring.FailOnGiven = None,
     agents: Agents = None,
     scheduler: Scheduler = None,
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
 ) -> int:
     """Throughput, latency and failed/timed-out shares at each concurrency level (ab-style)."""
+    thresholds = parse_thresholds(fail_on, default=())
     plans = [
         (level, LoadOptions(level, threads, requests, duration_us, timeout_us=timeout_us, no_keepalive=no_keepalive,
                             http2=http2, streams=streams).plan(""))
@@ -131,7 +138,7 @@ def concurrency_command(
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
     spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, not no_keepalive, threads, http2=http2)
     return run_steps(
-        "concurrency", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store)
+        "concurrency", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store), thresholds
     )
 
 
@@ -156,12 +163,14 @@ def rate_command(
     warmup_requests: measuring.WarmupRequests = None,
     link: measuring.Link = None,
     error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
+    fail_on: measuring.FailOnGiven = None,
     agents: Agents = None,
     scheduler: Scheduler = None,
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
 ) -> int:
     """Replies/s, latency and errors at each offered rate (httperf/autobench-style)."""
+    thresholds = parse_thresholds(fail_on, default=())
     plans = [
         (rate, LoadOptions(connections, threads, duration_us=duration_us, rate_per_s=rate,
                            calls_per_connection=calls_per_connection, timeout_us=timeout_us, http2=http2, streams=streams).plan(""))
@@ -169,4 +178,6 @@ def rate_command(
     ]
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
     spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, threads, http2=http2)
-    return run_steps("rate", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store))
+    return run_steps(
+        "rate", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store), thresholds
+    )

@@ -55,6 +55,7 @@ def measure(
         base.ended_unix_ms = now_ms()
         return Measured(base, interrupted=False)
     base.result = measured.result
+    base.error = measured.error
     base.labels = measured.labels
     base.ended_unix_ms = now_ms()
     return Measured(base, measured.interrupted)

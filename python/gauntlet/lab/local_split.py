@@ -16,9 +16,11 @@ import itertools
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -120,14 +122,16 @@ def run(
     plan: engine.Plan,
     on_progress: Callable[[engine.Progress], None] | None = None,
     on_measuring: Callable[[int], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> engine.RunOutcome:
-    """Run `plan` in this process when it fits (`on_measuring` as engine.run calls it), else over
-    as many local processes as it needs (their results say when measuring began)."""
+    """Run `plan` in this process when it fits (`on_measuring` and `stop` as engine.run takes them),
+    else over as many local processes as it needs (their results say when measuring began; `stop`
+    interrupts each)."""
     plan = fitted(plan)
     processes = engine_processes(plan)
     if processes == 1:
-        return engine.run(plan, on_progress, on_measuring=on_measuring)
-    return run_split(plan, processes, on_progress)
+        return engine.run(plan, on_progress, stop, on_measuring=on_measuring)
+    return run_split(plan, processes, on_progress, stop)
 
 
 def start_lead_us(plan: engine.Plan, processes: int) -> int:
@@ -144,16 +148,22 @@ def deadline_s(plan: engine.Plan, start_at_us: int) -> float | None:
 
 
 def run_split(
-    plan: engine.Plan, processes: int, on_progress: Callable[[engine.Progress], None] | None = None
+    plan: engine.Plan, processes: int, on_progress: Callable[[engine.Progress], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> engine.RunOutcome:
     """The plan's shares in `processes` processes, merged as a distributed run's agents are;
-    `on_progress` gets their progress summed while they run."""
+    `on_progress` gets their progress summed while they run; `stop`, once set, interrupts each
+    share as Ctrl-C does."""
     start_at_us = time.time_ns() // 1_000 + start_lead_us(plan, processes)
     whole = {**plan, "start_at_unix_us": start_at_us, "timeline_histograms": True}
     shares = engine.split_plan(whole, processes)
     interrupted = False
     with tempfile.TemporaryDirectory(prefix="gauntlet-split-") as workdir:
         procs = [start_share(Path(workdir), index, share) for index, share in enumerate(shares)]
+        ended = threading.Event()
+        stopper = threading.Thread(target=interrupt_when, args=(stop, ended, procs), daemon=True)
+        if stop is not None:
+            stopper.start()
         try:
             deadline = deadline_s(plan, start_at_us)
             if on_progress is not None:
@@ -164,11 +174,25 @@ def run_split(
             interrupted = True
             reports = collect_all(Path(workdir), procs, shares, time.time() + RESULT_GRACE_S)
         finally:
+            ended.set()
+            if stopper.is_alive():
+                stopper.join()
             for proc in procs:
                 if proc.poll() is None:
                     proc.kill()
                     proc.wait()
-    return engine.RunOutcome(engine.merge_agents(whole, reports), interrupted)
+    return engine.RunOutcome(engine.merge_agents(whole, reports), interrupted or bool(stop and stop.is_set()))
+
+
+def interrupt_when(stop: threading.Event, ended: threading.Event, procs: list[subprocess.Popen[bytes]]) -> None:
+    """Once `stop` is set (before `ended`), SIGINT to every share still running: each hands back
+    what it measured, as after a Ctrl-C."""
+    while not ended.is_set():
+        if stop.wait(engine.PROGRESS_INTERVAL_S):
+            for proc in procs:
+                if proc.returncode is None:
+                    proc.send_signal(signal.SIGINT)
+            return
 
 
 def start_share(workdir: Path, index: int, share: engine.Plan) -> subprocess.Popen[bytes]:

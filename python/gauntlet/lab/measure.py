@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
 from gauntlet import engine
-from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE, Context, assess
+from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE, Context, assess, stuck
 from gauntlet.analysis.invariants import check_all
-from gauntlet.analysis.spread import median_index, spreads
+from gauntlet.analysis.stats import estimates_json, headline_estimates, median_index
 from gauntlet.errors import GauntletError
 from gauntlet.lab import local_split
 from gauntlet.lab.access_log import LoggedRequests
 from gauntlet.lab.cpu_window import CpuWindow, client_use, with_cgroup_cpu
+from gauntlet.lab.watch import Watch
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
 from gauntlet.plan import Plan
@@ -58,6 +59,20 @@ class Measurement:
     def labels(self) -> list[str]:
         return list(self.result["bottleneck"]["labels"])
 
+    @property
+    def error(self) -> str | None:
+        """Why the case is an error although it has a result: a watched process exited, or no
+        request ended (docs/results.md, "Cases that are errors")."""
+        return case_error(self.result)
+
+
+def case_error(result: dict[str, Any]) -> str | None:
+    if "server_exit" in result:
+        return str(result["server_exit"]["message"])
+    if (found := stuck(result)) is not None:
+        return f"{found[0]}: {found[1]}"
+    return None
+
 
 @dataclass
 class Repeats:
@@ -74,9 +89,12 @@ class Repeats:
         return self.measurements[median_index(self.results)]
 
     def to_json(self) -> dict[str, Any]:
-        """Every repeat, the spread of the headline figures, and which repeat is the median."""
+        """Every repeat, each headline figure's estimate with its interval, and which repeat is the median."""
         results = self.results
-        return {"repeats": results, "spread": spreads(results), "median_repeat": median_index(results) if results else None}
+        return {
+            "repeats": results, "estimates": estimates_json(headline_estimates(results)),
+            "median_repeat": median_index(results) if results else None,
+        }
 
 
 class Target:
@@ -138,7 +156,7 @@ def measure_run(
     """One run of `plan`; `server` (when Gauntlet started it) is monitored. Its result gains
     `server_setup` and `server` (then) and `bottleneck` (always)."""
     logged = LoggedRequests(server)
-    with CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
+    with Watch(server) as watch, CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
 
         def measuring_began(began_us: int) -> None:
             logged.mark(began_us)
@@ -148,12 +166,14 @@ def measure_run(
 
         # The engine in this process says when measuring begins; agents' results say it afterwards.
         if run_plan is engine.run:
-            outcome = engine.run(plan.engine_json(), on_progress, on_measuring=measuring_began)
+            outcome = engine.run(plan.engine_json(), on_progress, watch.stop, on_measuring=measuring_began)
         elif run_plan is local_split.run:
-            outcome = local_split.run(plan.engine_json(), on_progress, on_measuring=measuring_began)
-        else:
+            outcome = local_split.run(plan.engine_json(), on_progress, measuring_began, watch.stop)
+        else:  # agents: a server's exit is reported, but the load runs to its end
             outcome = run_plan(plan.engine_json(), on_progress)
     result = outcome.result
+    if watch.exit is not None:
+        result["server_exit"] = watch.exit.to_json(result)
     if server is not None:
         result["server_setup"] = server.setup() | {"limits": limit_lines(server.kind, plan.all_connections(), server.holders)}
     totals = None if sampler is None else sampler.totals(measured_window_s(result))
@@ -170,7 +190,8 @@ def measure_run(
     )
     result["bottleneck"] = assess(result, context)
     result["invariants"] = check_all(result, os.cpu_count() or 1, logged.since_mark(result))
-    return Measurement(result, outcome.interrupted)
+    # The watch's stop is not a Ctrl-C: the case ends as an error and what follows goes on.
+    return Measurement(result, outcome.interrupted and watch.exit is None)
 
 
 def measured_window_s(result: dict[str, Any]) -> tuple[float, float]:
@@ -205,7 +226,9 @@ def measure_repeats(
         )
     repeats = Repeats()
     for index in range(settings.repeats):
-        restarted = index > 0 and settings.restart_between
+        # A server that exited in the repeat before is started again, as with --restart-between.
+        died = bool(repeats.measurements) and "server_exit" in repeats.measurements[-1].result
+        restarted = index > 0 and (settings.restart_between or died)
         if restarted:
             target.restart()
         if (index == 0 or restarted) and settings.warmup_requests and warm_up(plan, target.url, settings.warmup_requests, run_plan):

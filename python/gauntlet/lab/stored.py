@@ -90,7 +90,8 @@ def measured_record(params: dict[str, Any], measurement: Measurement, repeat: in
     started_ms = int(result["started_unix_ms"])
     return CaseRecord(
         params, repeat=repeat, server_version=None if server is None else running_version(server),
-        config_text=None if server is None else server.config_text, result=result, labels=measurement.labels,
+        config_text=None if server is None else server.config_text, result=result, error=measurement.error,
+        labels=measurement.labels,
         started_unix_ms=started_ms, ended_unix_ms=started_ms + int(result["elapsed_us"]) // 1000,
     )
 

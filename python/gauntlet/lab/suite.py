@@ -8,10 +8,9 @@ suite goes on."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from gauntlet import engine
 from gauntlet.analysis import capacity, qos
@@ -100,16 +99,35 @@ class Agenda:
         return sum(len(self.pending(block, r)) for block in self.blocks for r in range(self.repeats))
 
 
-@contextlib.contextmanager
-def _server(block: Block) -> Iterator[ServerInstance | str]:
-    """The running server, or why it could not start."""
-    try:
-        instance = start_server(block.server)
-    except GauntletError as err:
-        yield str(err)
-        return
-    with instance:
-        yield instance
+class _BlockServer:
+    """A block's server, started for its first case and again for the next case after one of its
+    processes exited (the case it killed is stored as an error); stopped when the block ends."""
+
+    def __init__(self, block: Block) -> None:
+        self._block = block
+        self._running: ServerInstance | str | None = None
+
+    def current(self) -> ServerInstance | str:
+        """The running server, or why it could not start."""
+        if isinstance(self._running, ServerInstance) and self._running.exits():
+            self._stop()
+        if self._running is None:
+            try:
+                self._running = start_server(self._block.server)
+            except GauntletError as err:
+                self._running = str(err)
+        return self._running
+
+    def _stop(self) -> None:
+        running, self._running = self._running, None
+        if isinstance(running, ServerInstance):
+            running.stop()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
 
 
 class SuiteRunner:
@@ -129,10 +147,10 @@ class SuiteRunner:
                 repeat = next((r for r in range(repeat, agenda.repeats) if agenda.pending(block, r)), agenda.repeats)
                 if repeat >= agenda.repeats:
                     break
-                with _server(block) as server:
+                with _BlockServer(block) as server:
                     while True:
                         for case in agenda.pending(block, repeat):
-                            self._case(case, repeat, server, version)
+                            self._case(case, repeat, server.current(), version)
                         repeat += 1
                         if repeat >= agenda.repeats or (agenda.restart_every and repeat % agenda.restart_every == 0):
                             break

@@ -36,7 +36,7 @@ class Step:
         found = {key: self.value, "result": self.result, "refused": self.refused}
         if self.repeats is not None and len(self.repeats.measurements) > 1:
             measured = self.repeats.to_json()
-            found |= {"repeats": measured["repeats"], "spread": measured["spread"]}
+            found |= {"repeats": measured["repeats"], "estimates": measured["estimates"]}
         return found
 
 

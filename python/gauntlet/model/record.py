@@ -28,7 +28,9 @@ class CaseRecord:
     config_text: str | None = None
     #: The run result (gauntlet.run-result/2), with "server" when the monitor ran; None on error.
     result: dict[str, Any] | None = None
-    #: Why there is no result: the server did not start, the combination is unsupported, ...
+    #: Why the case failed: the server did not start, the combination is unsupported, ... (no
+    #: result then); or, with the result measured until then, a server process exited or no
+    #: request ended (docs/results.md).
     error: str | None = None
     #: What bounded the result (client-bound, server-cpu-bound, ...); empty when nothing was saturated.
     labels: list[str] = field(default_factory=list)
@@ -49,6 +51,6 @@ class CaseRecord:
     @property
     def status(self) -> str:
         """ok, partial (cut short by Ctrl-C), or error."""
-        if self.result is None:
+        if self.result is None or self.error is not None:
             return "error"
         return "partial" if self.result.get("partial") else "ok"

@@ -8,19 +8,30 @@ axis labels.
 
 from __future__ import annotations
 
-import html
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from gauntlet.analysis.stats import Estimate
 from gauntlet.report.downsample import lttb
-from gauntlet.report.palette import colors
+from gauntlet.report.figure import (
+    FACETS,
+    Chart,
+    base_layout,
+    bars_note,
+    error_bars,
+    facet_groups,
+    latency_unit,
+    lines,
+    make_chart,
+    seconds_axis,
+    text,
+    titled,
+)
+from gauntlet.report.latency import latency_distribution, response_time_vs_concurrency, response_time_vs_rate
 from gauntlet.report.points import (
     CaseValue,
     GridPoint,
-    Spread,
-    describe,
     difference_text,
     kind_share,
     point_names,
@@ -30,139 +41,7 @@ from gauntlet.report.points import (
 from gauntlet.store import CaseRow
 from gauntlet.store.figures import ERROR_KINDS
 
-#: The parameters that split a view into one chart each: lines are only drawn between cases that
-#: agree on these (the same part of the study, the same file, the same connection handling).
-FACETS = ("group", "workload", "path", "keepalive", "protocol", "model")
-LATENCY_QUANTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p99.9": 0.999, "p99.99": 0.9999, "max": 1.0}
 MAX_TIMELINE_POINTS = 600
-LOG_AXIS_RATIO = 20
-
-
-@dataclass(frozen=True)
-class Chart:
-    chart_id: str
-    title: str
-    #: One sentence on what the chart shows and how it was aggregated.
-    note: str
-    #: {"data": [...traces], "layout": {...}}, ready for Plotly.newPlot.
-    figure: dict[str, Any]
-
-
-def _text(value: Any) -> str:
-    return html.escape(str(value), quote=False)
-
-
-#: Where the legend sits: right of the plot, outside it (Plotly widens the margin to fit), so that
-#: it covers neither the plot nor an axis title; further right when a second y axis has its ticks
-#: and title there.
-LEGEND = {"x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"}
-LEGEND_BESIDE_Y2 = {**LEGEND, "x": 1.12}
-#: Names longer than this would squeeze the plot beside them: the legend goes below it instead,
-#: one name a row, the chart taller by as many rows (the plot keeps its height).
-LEGEND_BESIDE_CHARS = 16
-LEGEND_ROW_PX = 20
-#: Below the plot, room for the x axis's ticks and title before the legend's first row.
-X_AXIS_PX = 70
-#: (largest value in µs below which the unit is used, divisor, unit): latency in the run's own units.
-LATENCY_UNITS = ((1_000, 1, "µs"), (10_000_000, 1_000, "ms"), (float("inf"), 1_000_000, "s"))
-
-
-def latency_unit(values_us: list[float]) -> tuple[float, str]:
-    """(divisor, unit) that shows the largest of `values_us` with a few digits: µs below 1 ms, ms
-    below 10 s, else s."""
-    largest = max(values_us, default=0)
-    return next((divisor, unit) for limit, divisor, unit in LATENCY_UNITS if largest < limit)
-
-
-def _layout(x_title: str, y_title: str, **axes: Any) -> dict[str, Any]:
-    """The chart's title is the report's heading above it, not drawn twice."""
-    return {
-        "xaxis": {"title": {"text": x_title}, "automargin": True, **axes.get("xaxis", {})},
-        "yaxis": {"title": {"text": y_title}, "rangemode": "tozero", "automargin": True, **axes.get("yaxis", {})},
-        "showlegend": True,
-        "legend": LEGEND_BESIDE_Y2 if "yaxis2" in axes else LEGEND,
-        "margin": {"t": 20, "b": 50, "l": 60, "r": 20},
-        "height": 440,
-        **{k: v for k, v in axes.items() if k not in ("xaxis", "yaxis")},
-    }
-
-
-def _legend_below(layout: dict[str, Any], rows: int) -> None:
-    """The legend under the x axis's title, the chart as much taller as the rows need."""
-    margin = layout["margin"]
-    plot_px = layout["height"] - margin["t"] - margin["b"]
-    margin["b"] = X_AXIS_PX + rows * LEGEND_ROW_PX
-    layout["height"] = plot_px + margin["t"] + margin["b"]
-    layout["legend"] = {"orientation": "v", "x": 0, "xanchor": "left", "y": -X_AXIS_PX / plot_px, "yanchor": "top"}
-
-
-def _chart(chart_id: str, title: str, note: str, traces: list[dict[str, Any]], layout: dict[str, Any]) -> Chart:
-    """The chart with every trace in a colour of its own (its line, markers and error bars), and its
-    legend where it covers nothing."""
-    if any(len(html.unescape(trace["name"])) > LEGEND_BESIDE_CHARS for trace in traces):
-        _legend_below(layout, sum(1 for trace in traces if trace.get("visible", True)))
-    for trace, color in zip(traces, colors(len(traces)), strict=True):
-        trace["marker"] = {**trace.get("marker", {}), "color": color}
-        if trace["type"] == "scatter":
-            trace["line"] = {**trace.get("line", {}), "color": color}
-        if "error_y" in trace:
-            trace["error_y"] = {**trace["error_y"], "color": color}
-    return Chart(chart_id, title, note, {"data": traces, "layout": layout})
-
-
-def _error_bars(spreads: list[Spread]) -> dict[str, Any]:
-    """The repeats' min..max around the mean; invisible with one repeat each."""
-    return {
-        "type": "data",
-        "symmetric": False,
-        "array": [s.high - s.mean for s in spreads],
-        "arrayminus": [s.mean - s.low for s in spreads],
-        "visible": any(s.n > 1 for s in spreads),
-    }
-
-
-def _facet_groups(points: list[GridPoint], facets: tuple[str, ...]) -> dict[str, list[GridPoint]]:
-    """The points split by their facet values; each group named by those values in words."""
-    groups: dict[str, list[GridPoint]] = defaultdict(list)
-    for point in points:
-        groups[describe(point.params, [f for f in facets if f in point.params])].append(point)
-    return groups
-
-
-def _titled(base: str, facet: str) -> str:
-    return f"{base}: {facet}" if facet else base
-
-
-def _lines(
-    points: list[GridPoint], x_param: str, value: CaseValue, *, chart_id: str, title: str, note: str, x_title: str,
-    y_title: str,
-) -> list[Chart]:
-    """`value` against the parameter `x_param`, one line per combination of the other parameters
-    that vary, one chart per facet; only lines with two x values or more."""
-    usable = [p for p in points if isinstance(p.params.get(x_param), int | float) and p.value(value) is not None]
-    charts: list[Chart] = []
-    for facet, members in _facet_groups(usable, tuple(f for f in FACETS if f != x_param)).items():
-        series: dict[str, list[GridPoint]] = defaultdict(list)
-        for point, name in zip(members, point_names(members, [x_param, *FACETS]), strict=True):
-            series[name].append(point)
-        traces = []
-        for name, line in series.items():
-            if len({p.params[x_param] for p in line}) < 2:
-                continue
-            line.sort(key=lambda p: p.params[x_param])
-            spreads = [s for s in (p.value(value) for p in line) if s is not None]
-            traces.append({
-                "type": "scatter", "mode": "lines+markers", "name": _text(name),
-                "x": [p.params[x_param] for p in line], "y": [s.mean for s in spreads], "error_y": _error_bars(spreads),
-            })
-        if traces:
-            xs = sorted({x for trace in traces for x in trace["x"]})
-            x_axis: dict[str, Any] = {"tickvals": xs}
-            if xs[0] > 0 and xs[-1] / xs[0] >= LOG_AXIS_RATIO:
-                x_axis["type"] = "log"
-            layout = _layout(x_title, y_title, xaxis=x_axis)
-            charts.append(_chart(f"{chart_id}-{len(charts) + 1}", _titled(title, facet), note, traces, layout))
-    return charts
 
 
 #: A case's side in a comparison of bars: (its place among the sides, its name), None: not compared.
@@ -176,7 +55,7 @@ def _compared(
     """Requests/s of cases that differ only in the `ignored` parameters, one bar for each side
     (`side_of` a case's params); the sides after the first carry the change from the first. Only
     cases measured on the first side and on at least one other are shown."""
-    by_rest: dict[str, dict[tuple[int, str], tuple[GridPoint, Spread]]] = defaultdict(dict)
+    by_rest: dict[str, dict[tuple[int, str], tuple[GridPoint, Estimate]]] = defaultdict(dict)
     for point in points:
         rate, side = point.figure("requests_per_s"), side_of(point.params)
         if side is not None and rate is not None:
@@ -188,23 +67,41 @@ def _compared(
         if len(found) >= 2 and first[0] == 0:
             compared.append((found[first][0], found))
     charts: list[Chart] = []
-    for facet, firsts in _facet_groups([point for point, _ in compared], ("group",)).items():
+    for facet, firsts in facet_groups([point for point, _ in compared], ("group",)).items():
         chosen = [(point, found) for point, found in compared if point in firsts]
-        names = [_text(n) for n in point_names([point for point, _ in chosen], [*ignored, "group"])]
+        names = [text(n) for n in point_names([point for point, _ in chosen], [*ignored, "group"])]
         traces = []
         for side in sorted({side for _, found in chosen for side in found}):
             shown = [(name, found) for name, (_, found) in zip(names, chosen, strict=True) if side in found]
             rates = [found[side][1] for _, found in shown]
-            trace = {"type": "bar", "name": side[1], "x": [name for name, _ in shown], "y": [s.mean for s in rates],
-                     "error_y": _error_bars(rates)}
+            trace: dict[str, Any] = {"type": "bar", "orientation": "h", "name": side[1], "y": [name for name, _ in shown],
+                     "x": [s.point for s in rates], "error_x": error_bars(rates)}
             if side[0] > 0:
                 bases = [found[min(found)][1] for _, found in shown]
-                trace |= {"text": [difference_text(b, r) if b.mean else "" for b, r in zip(bases, rates, strict=True)],
-                          "textposition": "outside"}
+                trace |= {"text": [difference_text(b, r) if b.point else "" for b, r in zip(bases, rates, strict=True)],
+                          "textposition": "outside", "textfont": {"size": BAR_LABEL_PX}, "cliponaxis": False}
             traces.append(trace)
-        layout = _layout("", "requests/s", barmode="group")
-        charts.append(_chart(f"{chart_id}-{len(charts) + 1}", _titled(title, facet), note, traces, layout))
+        charts.append(make_chart(
+            f"{chart_id}-{len(charts) + 1}", titled(title, facet), bars_note(note, traces), traces,
+            _bar_layout(len(names), traces),
+        ))
     return charts
+
+
+#: Horizontal bars: each case's name on a line of its own at the left, whatever its length and
+#: however many cases; the chart grows by BAR_ROW_PX for each bar, its labels in BAR_LABEL_PX type.
+BAR_ROW_PX = 22
+BAR_LABEL_PX = 12
+#: Room right of the longest bar for its label ("+3% (no change detected)").
+BAR_LABEL_ROOM = 1.35
+
+
+def _bar_layout(cases: int, traces: list[dict[str, Any]]) -> dict[str, Any]:
+    widest = max(x + high for trace in traces for x, high in zip(trace["x"], trace["error_x"]["array"], strict=True))
+    layout = base_layout("requests/s", "", barmode="group", yaxis={"autorange": "reversed", "rangemode": "normal"},
+                         xaxis={"range": [0, widest * BAR_LABEL_ROOM]})
+    layout["height"] = max(layout["height"], 120 + cases * len(traces) * BAR_ROW_PX)
+    return layout
 
 
 def _pairs(
@@ -224,16 +121,16 @@ def _pairs(
 
 
 def throughput_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
-    return _lines(
+    return lines(
         points, "connections", stored_figure("requests_per_s"), chart_id="throughput", title="Requests/s vs concurrency",
-        note="Mean requests/s of the repeats at each concurrency, bars from the slowest to the fastest repeat.",
+        note="Median requests/s of the repeats at each concurrency.",
         x_title="connections", y_title="requests/s",
     )
 
 
 def errors_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
     """Nguyen's failed and timed-out share; only the charts in which some request failed."""
-    found = _lines(
+    found = lines(
         points, "connections", lambda case: None if (share := case.figures.get("failed_share")) is None else 100 * share,
         chart_id="errors", title="Failed requests vs concurrency",
         note="Requests that ended in an error (connect, timeout, reset, ...) as a share of all that ended.",
@@ -243,7 +140,7 @@ def errors_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
 
 
 def throughput_vs_rate(points: list[GridPoint]) -> list[Chart]:
-    return _lines(
+    return lines(
         points, "rate_per_s", stored_figure("requests_per_s"), chart_id="rate", title="Replies/s vs offered rate",
         note="Responses per second at each offered rate (constant-rate load, latency from the due time).",
         x_title="offered requests/s", y_title="replies/s",
@@ -251,7 +148,7 @@ def throughput_vs_rate(points: list[GridPoint]) -> list[Chart]:
 
 
 def worker_scaling(points: list[GridPoint]) -> list[Chart]:
-    return _lines(
+    return lines(
         points, "workers", stored_figure("requests_per_s"), chart_id="workers", title="Worker scaling",
         note="Requests/s as the server's worker processes (or threads) grow.",
         x_title="server workers", y_title="requests/s",
@@ -264,7 +161,7 @@ def keepalive_comparison(points: list[GridPoint]) -> list[Chart]:
         title="Keep-alive vs a new connection per request",
         note=(
             "Requests/s of the same case with persistent connections and with one connection per request; the label "
-            "is the change, 'inside the spread' when it is no larger than the repeats' range (30 % when measured once)."
+            "is the change, with the verdict when no change is detected (docs/metrics.md: interval and noise floor)."
         ),
     )
 
@@ -287,7 +184,7 @@ def http2_comparison(points: list[GridPoint]) -> list[Chart]:
         note=(
             "Requests/s of the same case over HTTP/1.1 with persistent connections, with one connection per request, "
             "and over HTTP/2 at each number of streams per connection; the labels are the change from HTTP/1.1 "
-            "keep-alive, 'inside the spread' when no larger than the repeats' range (30 % when measured once)."
+            "keep-alive, with the verdict when no change is detected (docs/metrics.md: interval and noise floor)."
         ),
     ) if any(p.params.get("http_version") == "2" for p in points) else []
 
@@ -296,36 +193,11 @@ def https_penalty(points: list[GridPoint]) -> list[Chart]:
     return _pairs(
         points, "protocol", ("http", "https"), ("http", "https"), chart_id="https", title="HTTPS penalty",
         note=(
-            "Requests/s of the same case over HTTP and over HTTPS; the label is the change HTTPS brings, 'inside the "
-            "spread' when it is no larger than the repeats' range (30 % when measured once): no penalty measured."
+            "Requests/s of the same case over HTTP and over HTTPS; the label is the change HTTPS brings, with the verdict "
+            "when no change is detected (docs/metrics.md: interval and noise floor): no penalty measured."
         ),
         across_groups=True,
     )
-
-
-def latency_percentiles(points: list[GridPoint]) -> list[Chart]:
-    """Every point's latency spectrum, from its repeats' merged histograms (exact across repeats)."""
-    charts: list[Chart] = []
-    for facet, members in _facet_groups(points, ("group",)).items():
-        named = []
-        for point, name in zip(members, point_names(members, ["group"]), strict=True):
-            values_us = point.latency_percentiles_us(list(LATENCY_QUANTILES.values()))
-            if values_us is not None:
-                named.append((name, values_us))
-        if named:
-            divisor, unit = latency_unit([v for _, values in named for v in values])
-            traces = [
-                {"type": "scatter", "mode": "lines+markers", "name": _text(name), "x": list(LATENCY_QUANTILES),
-                 "y": [v / divisor for v in values_us]}
-                for name, values_us in named
-            ]
-            layout = _layout("percentile", f"latency ({unit})", yaxis={"type": "log", "dtick": "D2", "rangemode": "normal"})
-            charts.append(_chart(
-                f"latency-{len(charts) + 1}", _titled("Latency percentiles", facet),
-                "Latency at each percentile, from the repeats' histograms merged (latency from the intended send).",
-                traces, layout,
-            ))
-    return charts
 
 
 def _per_second(case: CaseRow) -> list[dict[str, Any]]:
@@ -341,9 +213,9 @@ def timelines(points: list[GridPoint]) -> list[Chart]:
     if not cases:
         return []
     repeated = Counter(name for name, _ in cases)
-    labels = [_text(name if repeated[name] == 1 else f"{name}, repeat {case.repeat}") for name, case in cases]
+    labels = [text(name if repeated[name] == 1 else f"{name}, repeat {case.repeat}") for name, case in cases]
     divisor, unit = latency_unit([s["p99_us"] for _, case in cases for s in _per_second(case)])
-    traces = []
+    traces: list[dict[str, Any]] = []
     for index, (label, (_, case)) in enumerate(zip(labels, cases, strict=True)):
         seconds = _per_second(case)
         rate = lttb([(s["second"], s["responses"] * 1e6 / s["span_us"]) for s in seconds], MAX_TIMELINE_POINTS)
@@ -351,9 +223,11 @@ def timelines(points: list[GridPoint]) -> list[Chart]:
         for name, line, axis in ((f"{label}: requests/s", rate, "y"), (f"{label}: p99 ({unit})", p99, "y2")):
             traces.append({"type": "scatter", "mode": "lines+markers", "name": name, "yaxis": axis, "visible": index == 0,
                            "x": [x for x, _ in line], "y": [y for _, y in line]})
-    layout = _layout(
-        "second of the measurement", "requests/s",
-        yaxis2={"title": {"text": f"p99 latency ({unit})"}, "overlaying": "y", "side": "right", "rangemode": "tozero"},
+    layout = base_layout(
+        "second of the measurement", "requests/s", xaxis=seconds_axis(max(x for trace in traces for x in trace["x"])),
+        # tickmode auto: an overlaying axis would otherwise put its ticks at the first axis's gridlines (0.291, 0.583...).
+        yaxis2={"title": {"text": f"p99 latency ({unit})"}, "overlaying": "y", "side": "right", "rangemode": "tozero",
+                "tickmode": "auto", "showgrid": False},
     )
     if len(cases) > 1:
         layout["updatemenus"] = [{
@@ -368,18 +242,7 @@ def timelines(points: list[GridPoint]) -> list[Chart]:
     note = "Requests/s and p99 latency second by second"
     note += f", {len(cases)} cases (pick one in the menu)" if len(cases) > 1 else ""
     note += f"; long runs shown with at most {MAX_TIMELINE_POINTS} points (LTTB)."
-    return [_chart("timeline-1", "Per-second timeline", note, traces, layout)]
-
-
-def _mean_latency_lines(points: list[GridPoint], x_param: str, *, chart_id: str, title: str, x_title: str) -> list[Chart]:
-    """Mean response time against `x_param`, in the unit its largest value reads best in."""
-    means = [v for p in points for c in p.measured if (v := c.figures.get("latency_mean_us")) is not None]
-    divisor, unit = latency_unit(means)
-    return _lines(
-        points, x_param, lambda case: None if (v := case.figures.get("latency_mean_us")) is None else v / divisor,
-        chart_id=chart_id, title=title, x_title=x_title, y_title=f"mean response time ({unit})",
-        note="Mean latency of the repeats (from the intended send), bars from the lowest to the highest repeat.",
-    )
+    return [make_chart("timeline-1", "Per-second timeline", note, traces, layout)]
 
 
 def _kind_share_pct(kind: str) -> CaseValue:
@@ -391,18 +254,12 @@ def _with_some_above_zero(charts: list[Chart]) -> list[Chart]:
     return [chart for chart in charts if any(y > 0 for trace in chart.figure["data"] for y in trace["y"])]
 
 
-def response_time_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
-    """Nguyen's Figs. 3-5, middle panel."""
-    return _mean_latency_lines(points, "connections", chart_id="response-time", title="Response time vs concurrency",
-                               x_title="connections")
-
-
 def error_kinds_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
     """Nguyen's timed-out requests apart from other errors: one chart per error kind that occurred."""
     return [
         chart
         for kind in ERROR_KINDS
-        for chart in _with_some_above_zero(_lines(
+        for chart in _with_some_above_zero(lines(
             points, "connections", _kind_share_pct(kind), chart_id=f"errors-{kind.replace('_', '-')}",
             title=f"{kind.replace('_', ' ').capitalize()} errors vs concurrency",
             note=f"Requests that ended in the error '{kind}' (docs/results.md) as a share of all that ended.",
@@ -413,20 +270,14 @@ def error_kinds_vs_concurrency(points: list[GridPoint]) -> list[Chart]:
 
 def _figure_vs_rate(name: str, chart_id: str, title: str, y_title: str, note: str) -> Callable[[list[GridPoint]], list[Chart]]:
     def view(points: list[GridPoint]) -> list[Chart]:
-        return _lines(points, "rate_per_s", stored_figure(name), chart_id=chart_id, title=title, note=note,
+        return lines(points, "rate_per_s", stored_figure(name), chart_id=chart_id, title=title, note=note,
                       x_title="offered requests/s", y_title=y_title)
 
     view.__name__ = chart_id.replace("-", "_")
     return view
 
 
-def response_time_vs_rate(points: list[GridPoint]) -> list[Chart]:
-    """The Deathmatch's response time against the offered rate."""
-    return _mean_latency_lines(points, "rate_per_s", chart_id="rate-response-time", title="Response time vs offered rate",
-                               x_title="offered requests/s")
-
-
-SYSTEM_NOTE = "Means of the repeats, bars from the lowest to the highest; system-wide counters count the whole machine."
+SYSTEM_NOTE = "Means of the repeats; system-wide counters count the whole machine."
 #: The Deathmatch's system figures against the offered rate (sar's, in the paper).
 RATE_SYSTEM_VIEWS = (
     _figure_vs_rate("server_cpu_percent", "rate-cpu", "Server CPU vs offered rate", "server CPU (% of one core)",
@@ -468,7 +319,7 @@ def servers_over_time(points: list[GridPoint]) -> list[Chart]:
     repeat). The timeline holds percentiles per second, not means: the median stands in for the
     paper's mean."""
     charts: list[Chart] = []
-    for facet, members in _facet_groups(points, FACETS).items():
+    for facet, members in facet_groups(points, FACETS).items():
         timed = [p for p in members if p.measured and len(_per_second(p.measured[0])) >= 2]
         if len(timed) < 2 or not set(varying(timed)) <= SERVER_PARAMS:
             continue
@@ -478,13 +329,13 @@ def servers_over_time(points: list[GridPoint]) -> list[Chart]:
             traces = []
             for server, line in seconds.items():
                 drawn = lttb([(s["second"], _second_value(key, s, divisor)) for s in line], MAX_TIMELINE_POINTS)
-                traces.append({"type": "scatter", "mode": "lines+markers", "name": _text(server),
+                traces.append({"type": "scatter", "mode": "lines+markers", "name": text(server),
                                "x": [x for x, _ in drawn], "y": [y for _, y in drawn]})
             shown_title = f"{y_title} ({unit})" if key == "latency" else y_title
-            charts.append(_chart(
-                f"over-time-{key}-{len(charts) // len(OVER_TIME) + 1}", _titled(title, facet),
+            charts.append(make_chart(
+                f"over-time-{key}-{len(charts) // len(OVER_TIME) + 1}", titled(title, facet),
                 f"Second by second, each server's first repeat; long runs shown with at most {MAX_TIMELINE_POINTS} points (LTTB).",
-                traces, _layout("second of the measurement", shown_title),
+                traces, base_layout("second of the measurement", shown_title, xaxis=seconds_axis(max(len(line) for line in seconds.values()))),
             ))
     return charts
 
@@ -492,7 +343,7 @@ def servers_over_time(points: list[GridPoint]) -> list[Chart]:
 VIEWS: tuple[Callable[[list[GridPoint]], list[Chart]], ...] = (
     throughput_vs_concurrency, response_time_vs_concurrency, keepalive_comparison, http2_comparison, worker_scaling, https_penalty,
     throughput_vs_rate, response_time_vs_rate, *RATE_SYSTEM_VIEWS, errors_vs_concurrency, error_kinds_vs_concurrency,
-    latency_percentiles, servers_over_time, timelines,
+    latency_distribution, servers_over_time, timelines,
 )
 
 

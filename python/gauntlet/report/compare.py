@@ -1,11 +1,14 @@
-"""Run against run, case by case: what changed, and which changes are regressions beyond the noise.
+"""Run against run, case by case: each compared figure's verdict (analysis.verdict): regressed,
+improved, within noise, or no change detected.
 
-A change counts as a regression only when it goes the bad way by more than the runs' own spread:
-the larger relative range (max - min) / mean of the two runs' repeats of that case, or, when
-neither run repeated it, DEFAULT_NOISE (report.points.noise). A change within it is said to be
-inside the spread. Shares (failed requests, each error kind, non-2xx responses) change in points,
-not relative to a baseline that is often 0: their spread is the larger range (max - min) of the
-repeats, at least DEFAULT_SHARE_NOISE.
+Each side of a case is its repeats' median with a 95 % interval (analysis.stats: a bootstrap over 3
+repeats or more, else batch means over the measured seconds). A change is called a regression or an
+improvement only when the interval of new/old excludes no change AND the change exceeds the noise
+floor of this machine for that figure (`gauntlet calibrate noise`; a documented default when it was
+not measured, which the output says). Shares (failed requests, each error kind, non-2xx responses)
+change in points, against a 1-point floor. A latency percentile is compared only where both sides
+have the responses it needs (p99: 1,000; analysis.stats.percentile_shown), else it shows
+"n too small".
 
 Cases pair by key. A parameter that has one value throughout each run but a different one in each
 (the suite's timeout changed from 15 s to 1 s) is a setting of the runs, not of a case: cases pair
@@ -18,20 +21,19 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
+from gauntlet.analysis import stats
+from gauntlet.analysis.stats import Estimate
+from gauntlet.analysis.verdict import NOT_MEASURED, Kind, NoiseFloor, Verdict, default_floor, judge
 from gauntlet.host import differences
 from gauntlet.model.record import case_key
-from gauntlet.report.points import CaseValue, GridPoint, Spread, describe, grid_points, kind_share, noise, stored_figure
+from gauntlet.report.points import CaseValue, GridPoint, describe, grid_points, kind_share
 from gauntlet.report.views import Column, Table, case_cells, format_per_request
-from gauntlet.store import CaseRow
+from gauntlet.store import CaseRow, RunRow
 from gauntlet.store.figures import ERROR_KINDS
 from gauntlet.units import format_count, format_duration_us
-
-#: The change in points a share must exceed when neither run repeated the case: a run that fails
-#: 1 request in 100 more often than its baseline is flagged; a few stray errors are not.
-DEFAULT_SHARE_NOISE = 0.01
 
 
 class Compared(NamedTuple):
@@ -57,6 +59,7 @@ PROTOCOL_PARAMS = ("protocol", "http_version", "streams")
 #: The figures compared, as the table shows them.
 COMPARED = {
     "requests_per_s": Compared("requests/s", True, format_count),
+    "latency_p50_us": Compared("p50", False, format_duration_us),
     "latency_p99_us": Compared("p99", False, format_duration_us),
     "client_cpu_us_per_request": Compared("client µs/req", False, format_per_request),
     "server_cpu_us_per_request": Compared("server µs/req", False, format_per_request),
@@ -70,33 +73,26 @@ COMPARED = {
 
 
 @dataclass(frozen=True)
-class Change:
+class FigureVerdict:
+    """One figure of one case: both sides' estimates and the verdict; `verdict` None with the
+    reason in `missing` when the figure cannot be compared (a percentile on too few responses)."""
+
     figure: str
-    before: Spread
-    after: Spread
-    #: (after - before) / before, of the means.
-    change: float
-    #: The relative change it had to exceed to count.
-    noise: float
-
-    @property
-    def share(self) -> bool:
-        return COMPARED[self.figure].share
-
-    @property
-    def worse(self) -> bool:
-        return self.change < 0 if COMPARED[self.figure].higher_is_better else self.change > 0
+    before: Estimate | None
+    after: Estimate | None
+    verdict: Verdict | None
+    missing: str = ""
 
     @property
     def regression(self) -> bool:
-        return self.worse and abs(self.change) > self.noise
+        return self.verdict is not None and self.verdict.kind is Kind.REGRESSED
 
 
 @dataclass(frozen=True)
 class CaseChange:
     before: GridPoint
     after: GridPoint
-    changes: list[Change]
+    changes: list[FigureVerdict]
 
 
 @dataclass(frozen=True)
@@ -112,34 +108,43 @@ class Comparison:
     setting_differences: list[str]
     #: The same for what the connections speak (PROTOCOL_PARAMS): cases were not paired across them.
     protocol_differences: list[str]
+    #: The parameters of the setting differences: the cases' names leave them out.
+    paired_across: list[str] = field(default_factory=list)
 
-    def regressions(self) -> list[tuple[CaseChange, Change]]:
-        return [(case, change) for case in self.cases for change in case.changes if change.regression]
+    def verdicts(self) -> list[tuple[CaseChange, FigureVerdict]]:
+        return [(case, c) for case in self.cases for c in case.changes if c.verdict is not None]
+
+    def regressions(self) -> list[tuple[CaseChange, FigureVerdict]]:
+        return [(case, c) for case, c in self.verdicts() if c.regression]
+
+    def improvements(self) -> list[tuple[CaseChange, FigureVerdict]]:
+        return [(case, c) for case, c in self.verdicts() if c.verdict is not None and c.verdict.kind is Kind.IMPROVED]
+
+    def unmeasured_floors(self) -> list[str]:
+        """The figures judged against a default floor because this machine's was not measured."""
+        return sorted({c.figure for _, c in self.verdicts() if c.verdict is not None and c.verdict.floor.source == NOT_MEASURED})
 
 
-def change(figure: str, before: Spread | None, after: Spread | None) -> Change | None:
-    """None when either run lacks the figure, or the baseline is 0 for a relative figure (no relative
-    change exists)."""
+def judge_figure(
+    figure: str, old: GridPoint, new: GridPoint, floors: dict[str, NoiseFloor]
+) -> FigureVerdict | None:
+    """The verdict on one figure of a pair of points; None when the figure is absent from either
+    side (or, for a figure compared only when seen, is 0 throughout)."""
+    compared = COMPARED[figure]
+    if not (old.percentile_shown(figure) and new.percentile_shown(figure)):
+        if not old.measured or not new.measured:
+            return None
+        why = f"{stats.TOO_FEW} ({figure.removeprefix('latency_').removesuffix('_us').replace('_', '.')} needs "
+        why += f"{stats.min_responses(figure):,} responses a repeat)"
+        return FigureVerdict(figure, None, None, None, why)
+    before, after = old.estimate(figure, compared.value), new.estimate(figure, compared.value)
     if before is None or after is None:
         return None
-    if COMPARED[figure].share:
-        spreads = [s.high - s.low for s in (before, after) if s.n > 1]
-        return Change(figure, before, after, after.mean - before.mean, max([DEFAULT_SHARE_NOISE, *spreads]))
-    if before.mean == 0:
+    if compared.only_when_seen and not any(max(e.values or (e.point,)) > 0 for e in (before, after)):
         return None
-    return Change(figure, before, after, (after.mean - before.mean) / before.mean, noise(before, after))
-
-
-def _changes(old: GridPoint, new: GridPoint) -> list[Change]:
-    found = []
-    for figure, compared in COMPARED.items():
-        value = compared.value or stored_figure(figure)
-        before, after = old.value(value), new.value(value)
-        if compared.only_when_seen and not any(s is not None and s.high > 0 for s in (before, after)):
-            continue
-        if (c := change(figure, before, after)) is not None:
-            found.append(c)
-    return found
+    floor = floors.get(figure) or default_floor(figure, compared.share)
+    verdict = judge(before, after, compared.higher_is_better, floor, compared.share)
+    return None if verdict is None else FigureVerdict(figure, before, after, verdict)
 
 
 def run_settings(points: list[GridPoint]) -> dict[str, str]:
@@ -155,8 +160,11 @@ def run_settings(points: list[GridPoint]) -> dict[str, str]:
 
 
 def compare(
-    before: list[CaseRow], after: list[CaseRow], environment_before: dict[str, Any], environment_after: dict[str, Any]
+    before: list[CaseRow], after: list[CaseRow], environment_before: dict[str, Any], environment_after: dict[str, Any],
+    floors: dict[str, NoiseFloor] | None = None,
 ) -> Comparison:
+    """`floors`: the machine's measured noise floors by figure (Store.noise_floors); a figure
+    without one is judged against its default (analysis.verdict.DEFAULT_NOISE_FLOORS)."""
     old_points, new_points = grid_points(before), grid_points(after)
     old_settings, new_settings = run_settings(old_points), run_settings(new_points)
     differing = sorted(n for n in old_settings.keys() | new_settings.keys() if old_settings.get(n) != new_settings.get(n))
@@ -168,14 +176,17 @@ def compare(
 
     points_before = {paired_key(p): p for p in old_points}
     points_after = {paired_key(p): p for p in new_points}
-    cases = [CaseChange(old, points_after[key], _changes(old, points_after[key]))
-             for key, old in points_before.items() if key in points_after]
+    cases = [
+        CaseChange(old, new, [c for figure in COMPARED if (c := judge_figure(figure, old, new, floors or {})) is not None])
+        for key, old in points_before.items() if (new := points_after.get(key)) is not None
+    ]
     return Comparison(
         cases=cases,
         only_before=[p for k, p in points_before.items() if k not in points_after],
         only_after=[p for k, p in points_after.items() if k not in points_before],
         environment_differences=differences(environment_before, environment_after),
         setting_differences=[f"{name}: {old_settings[name]} -> {new_settings[name]}" for name in changed],
+        paired_across=changed,
         protocol_differences=[
             f"{name}: {old_settings.get(name, 'not set')} -> {new_settings.get(name, 'not set')}" for name in protocol
         ],
@@ -219,43 +230,80 @@ def warnings(comparison: Comparison, suite_before: str | None, suite_after: str 
     return found
 
 
-def failing(comparison: Comparison, threshold_pct: float) -> list[tuple[CaseChange, Change]]:
+def failing(comparison: Comparison, threshold_pct: float) -> list[tuple[CaseChange, FigureVerdict]]:
     """The regressions that also exceed the CI threshold (a share in percent; 0: any regression)."""
-    return [(case, c) for case, c in comparison.regressions() if abs(c.change) * 100 > threshold_pct]
+    return [(case, c) for case, c in comparison.regressions() if c.verdict and abs(c.verdict.change.point) * 100 > threshold_pct]
 
 
-def verdict(c: Change) -> str:
-    if c.regression:
-        return "REGRESSION"
-    return "inside the spread" if abs(c.change) <= c.noise else "better"
+def _interval_text(verdict: Verdict) -> str:
+    """The change's 95 % interval, '[+9, +17 %]'; the floor it stands in for without one."""
+    if not verdict.change.has_interval:
+        return "none"
+    scale, digits, unit = (100, 1, " pts") if verdict.share else (100, 0, " %")
+    return f"[{verdict.change.low * scale:+.{digits}f}, {verdict.change.high * scale:+.{digits}f}{unit}]"
 
 
-def _change_text(c: Change) -> tuple[str, str]:
-    """(the change, the spread it had to exceed) as the table shows them."""
-    if c.share:
-        return f"{100 * c.change:+.1f} pts", f"{100 * c.noise:.1f} pts"
-    return f"{c.change:+.0%}", f"{c.noise:.0%}"
+def _change_text(verdict: Verdict) -> str:
+    if verdict.share:
+        return f"{100 * verdict.change.point:+.1f} pts"
+    return f"{verdict.change.point:+.0%}"
 
 
-def comparison_table(comparison: Comparison) -> Table:
-    """One row per case and compared figure: baseline, new, the change, the spread it had to exceed,
-    and REGRESSION when it did (so CI logs can be searched for it)."""
-    leading, named = case_cells([case.after for case in comparison.cases])
+def comparison_table(comparison: Comparison, before_name: str = "baseline", after_name: str = "new") -> Table:
+    """One row per case and compared figure: each side's median, the change, its 95 % interval, and
+    the verdict (REGRESSION in capitals, so CI logs can be searched for it). The sides' columns are
+    named after their runs."""
+    # A case is named without the settings it was paired across: each side's value is in the warning.
+    leading, named = case_cells([
+        replace(case.after, params={k: v for k, v in case.after.params.items() if k not in comparison.paired_across})
+        for case in comparison.cases
+    ])
     rows = []
     for case, cells in zip(comparison.cases, named, strict=True):
         for c in case.changes:
             compared = COMPARED[c.figure]
+            if c.verdict is None or c.before is None or c.after is None:
+                rows.append([*cells, compared.heading, "-", "-", "-", "-", c.missing])
+                continue
             rows.append([
-                *cells, compared.heading, compared.show(c.before.mean), compared.show(c.after.mean), *_change_text(c),
-                verdict(c),
+                *cells, compared.heading, compared.show(c.before.point), compared.show(c.after.point),
+                _change_text(c.verdict), _interval_text(c.verdict), c.verdict.text(),
             ])
     columns = (
-        *leading, Column("figure", False), Column("baseline"), Column("new"), Column("change"), Column("spread"),
-        Column("", False),
+        *leading, Column("figure", False), Column(before_name), Column(after_name), Column("change"),
+        Column("95 % interval"), Column("verdict", False),
     )
     note = (
-        "Means over each run's repeats; spread: the change a regression must exceed. A change no larger "
-        "than the spread is inside it: the two runs cannot be told apart on that figure. Shares (failed, each "
-        "error kind, non-2xx) change in points (pts) of all requests."
+        "Medians over each run's repeats. The interval is that of the change (new/old - 1; a bootstrap over 3 "
+        "repeats or more, else batch means over the measured seconds). A change is a regression or an improvement "
+        "only when its interval excludes 0 and it exceeds this machine's noise floor; otherwise no change is "
+        "detected within the floor or the interval's reach. Shares (failed, each error kind, non-2xx) change in "
+        "points (pts) of all requests."
     )
     return Table("comparison", "Comparison", note, columns, rows)
+
+
+#: A side naming more distinct servers or URLs than this counts them instead.
+NAMED_AT_MOST = 3
+
+
+def _named(values: list[str], noun: str) -> str | None:
+    distinct = list(dict.fromkeys(v for v in values if v))
+    if not distinct:
+        return None
+    return ", ".join(distinct) if len(distinct) <= NAMED_AT_MOST else f"{len(distinct)} {noun}"
+
+
+def side_name(run: RunRow, cases: list[CaseRow]) -> str:
+    """What one side of the comparison measured, from its own cases: 'run 1: nginx 1.24.0, 2 workers,
+    http://127.0.0.1:40123/webtest.html' (a suite: its name instead of the URL)."""
+    servers = []
+    for case in cases:
+        kind = case.server_kind or case.params.get("server") or ""
+        workers = case.server_workers or case.params.get("workers")
+        server = " ".join(part for part in (kind, case.server_version) if part)
+        servers.append(f"{server}, {workers} worker{'s' if workers != 1 else ''}" if server and workers else server)
+    urls = [case.result["plan"]["url"] for case in cases if case.result is not None and "plan" in case.result]
+    where = f"suite {run.suite}" if run.command == "suite" else _named(urls, "URLs")
+    parts = [p for p in (_named(servers, "servers"), where) if p]
+    return f"run {run.run_id}: {'; '.join(parts) or 'no case measured'}"

@@ -15,6 +15,7 @@ from gauntlet.report.output import write_atomically
 from gauntlet.report.phases import phase_views
 from gauntlet.report.points import grid_points
 from gauntlet.report.specweb import specweb_table
+from gauntlet.report.verdicts import verdict_views
 from gauntlet.report.views import TABLES, configs, environment_table, run_line, tables
 from gauntlet.store import Store
 
@@ -41,6 +42,7 @@ def render(store: Store, run_ids: list[int]) -> str:
     return TEMPLATES.get_template("report.html.j2").render(
         title=f"Gauntlet report: {', '.join(f'run {r.run_id} ({r.suite})' for r in runs)}",
         run_lines=[run_line(run) for run in runs],
+        verdicts=verdict_views(points, store.noise_floors()),
         charts=charts,
         figures={chart.chart_id: chart.figure for chart in charts},
         tables=tables(points, (*TABLES, specweb_table)),

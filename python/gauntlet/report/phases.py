@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from gauntlet.report.charts import Chart, _text
+from gauntlet.report.figure import Chart, text
 from gauntlet.report.downsample import lttb
 from gauntlet.report.palette import colors
 from gauntlet.report.points import GridPoint, point_names
@@ -157,7 +157,7 @@ def _role_chart(index: int, title: str, named: list[tuple[str, CaseRow]], phases
     traces = []
     for colour, (name, case) in zip(colors(len(named)), named, strict=True):
         for role_number, role in enumerate(_roles(case)):
-            label, dash = f"{name}: {_text(role)}", ROLE_DASHES[role_number % len(ROLE_DASHES)]
+            label, dash = f"{name}: {text(role)}", ROLE_DASHES[role_number % len(ROLE_DASHES)]
             cpu = _server_line(case, _role_value(role, "cpu_percent"))
             rss = _server_line(case, _role_value(role, "rss_bytes", MB))
             traces += [_trace(label, cpu, 1, colour, legend=True, dash=dash), _trace(label, rss, 2, colour, legend=False, dash=dash)]
@@ -181,9 +181,9 @@ def phase_views(points: list[GridPoint]) -> list[Chart]:
     charts: list[Chart] = []
     for index, members in enumerate(by_load(points).values(), 1):
         cases = [first_phased(point) for point in members]
-        named = [(_text(name), case) for name, case in zip(point_names(members, ["group"]), cases, strict=True) if case]
+        named = [(text(name), case) for name, case in zip(point_names(members, ["group"]), cases, strict=True) if case]
         phases = named[0][1].result["sessions"]["phases"] if named[0][1].result else []
-        load = _text(members[0].params.get("load", "sessions"))
+        load = text(members[0].params.get("load", "sessions"))
         charts.append(_phase_chart(index, f"Arrival phases: {load}", named, phases))
         if any(_roles(case) for _, case in named):
             charts.append(_role_chart(index, f"Arrival phases by role: {load}", named, phases))

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gauntlet import engine
+from gauntlet.analysis import stats
+from gauntlet.analysis.stats import Estimate
+from gauntlet.analysis.verdict import default_floor, judge
 from gauntlet.store import CaseRow
 
 
@@ -54,44 +57,12 @@ def stored_figure(name: str) -> CaseValue:
     return lambda case: case.figures.get(name)
 
 
-@dataclass(frozen=True)
-class Spread:
-    """A figure over the repeats of a grid point."""
-
-    mean: float
-    low: float
-    high: float
-    n: int
-
-    @property
-    def relative_range(self) -> float:
-        """(max - min) / mean: how far apart the repeats were; 0 with one repeat."""
-        return (self.high - self.low) / self.mean if self.mean else 0.0
-
-
-#: Rounds of the same command differ by up to 30 % on this kind of shared 2-core machine
-#: (docs/reports.md): the spread assumed for a case that was measured once.
-DEFAULT_NOISE = 0.30
-
-
-def noise(before: Spread, after: Spread, default: float = DEFAULT_NOISE) -> float:
-    """The relative change two measurements of one figure must exceed to differ: the larger range of
-    their repeats, or `default` when neither was repeated."""
-    repeated = [s.relative_range for s in (before, after) if s.n > 1]
-    return max(repeated) if repeated else default
-
-
-def difference_text(before: Spread, after: Spread) -> str:
-    """'+12%', or '+12% (inside the spread)' when the change does not exceed their noise."""
-    change = (after.mean - before.mean) / before.mean
-    return f"{change:+.0%}" + (" (inside the spread)" if abs(change) <= noise(before, after) else "")
-
-
-def spread(values: Iterable[float | None]) -> Spread | None:
-    present = [float(v) for v in values if v is not None]
-    if not present:
-        return None
-    return Spread(sum(present) / len(present), min(present), max(present), len(present))
+def difference_text(before: Estimate, after: Estimate, figure: str = "requests_per_s") -> str:
+    """'+12%' for a detected change of a higher-is-better figure, '+3% (no change detected)' or
+    '+3% (within noise)' otherwise (analysis.verdict, against the default noise floor)."""
+    found = judge(before, after, True, default_floor(figure))
+    change = f"{after.point / before.point - 1:+.0%}"
+    return change if found is None or found.detected else f"{change} ({found.kind})"
 
 
 @dataclass(eq=False)
@@ -100,15 +71,36 @@ class GridPoint:
     params: dict[str, Any]
     #: Repeats that have a result (ok or partial), in the order they were stored.
     measured: list[CaseRow] = field(default_factory=list)
-    #: Repeats without a result: the server did not start, the combination is unsupported, ...
+    #: Repeats that are errors: without a result (the server did not start, the combination is
+    #: unsupported, ...), or with what was measured until a server process exited or when no
+    #: request ended, which no headline figure includes.
     failed: list[CaseRow] = field(default_factory=list)
 
-    def figure(self, name: str) -> Spread | None:
-        """A flat figure (gauntlet.store.figures) over the measured repeats."""
-        return spread(case.figures.get(name) for case in self.measured)
+    def figure(self, name: str) -> Estimate | None:
+        """A flat figure (gauntlet.store.figures) over the measured repeats: estimate(name)."""
+        return self.estimate(name)
 
-    def value(self, of: CaseValue) -> Spread | None:
-        return spread(of(case) for case in self.measured)
+    def value(self, of: CaseValue) -> Estimate | None:
+        """A value of each repeat over the measured repeats (median, interval from repeats only)."""
+        return stats.estimate("", [of(case) for case in self.measured])
+
+    def estimate(self, name: str, of: CaseValue | None = None) -> Estimate | None:
+        """A figure over the measured repeats: their median and its 95 % interval (analysis.stats,
+        from the repeats or their per-second timelines). `name` is the flat figure
+        (gauntlet.store.figures), read by `of` when given. None when no repeat has it, or for a
+        latency percentile that some repeat has too few responses for (percentile_shown)."""
+        if not self.percentile_shown(name):
+            return None
+        read = of or stored_figure(name)
+        timelines = [case.result.get("timeline", []) for case in self.measured if case.result is not None]
+        return stats.estimate(name, [read(case) for case in self.measured], timelines)
+
+    def percentile_shown(self, name: str) -> bool:
+        """False for a latency percentile (latency_p99_us, ...) that some repeat has too few
+        responses for (stats.percentile_shown: p99 needs 1,000); True for any other figure."""
+        if not name.startswith("latency_p"):
+            return True
+        return all(stats.percentile_shown(name, case.figures.get("responses")) for case in self.measured)
 
     @property
     def labels(self) -> list[str]:
@@ -124,6 +116,16 @@ class GridPoint:
         return engine.histogram_percentiles(merged, quantiles)
 
 
+def point_ratio(numerator: GridPoint, denominator: GridPoint, name: str) -> Estimate | None:
+    """How one point's figure relates to another's, with the interval of the ratio
+    ('lighttpd 2.6x nginx [2.4-2.8]'): stats.ratio of their estimates; None when either lacks the
+    figure or the denominator is 0."""
+    top, bottom = numerator.estimate(name), denominator.estimate(name)
+    if top is None or bottom is None or not bottom.point:
+        return None
+    return stats.ratio(top, bottom)
+
+
 def grid_points(cases: Iterable[CaseRow], by_run: bool = False) -> list[GridPoint]:
     """One point per key (per run and key with `by_run`, which adds `run` to the parameters), in the
     order of their first stored case."""
@@ -134,7 +136,7 @@ def grid_points(cases: Iterable[CaseRow], by_run: bool = False) -> list[GridPoin
         if point is None:
             params = {"run": case.run_id, **case.params} if by_run else dict(case.params)
             point = points[(run_id, case.key)] = GridPoint(case.key, params)
-        (point.measured if case.result is not None else point.failed).append(case)
+        (point.measured if case.result is not None and case.status != "error" else point.failed).append(case)
     return list(points.values())
 
 

@@ -5,10 +5,11 @@ measured interval. A page is a page of the load (its main request and its embedd
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from typing import Any
 
-from gauntlet.report.points import GridPoint, point_names, spread
+from gauntlet.report.points import GridPoint, point_names
 from gauntlet.report.views import Column, Table, qos_valid
 from gauntlet.units import format_count
 
@@ -36,8 +37,11 @@ def _sessions_results(point: GridPoint) -> list[dict[str, Any]]:
 
 
 def _figure(results: list[dict[str, Any]], index: int) -> str:
-    value = spread(figures[index] for figures in map(per_page, results) if figures is not None)
-    return "-" if value is None else (f"{value.mean:,.1f}" if value.mean >= 10 else f"{value.mean:.2f}")
+    values = [figures[index] for figures in map(per_page, results) if figures is not None]
+    if not values:
+        return "-"
+    mean = statistics.fmean(values)
+    return f"{mean:,.1f}" if mean >= 10 else f"{mean:.2f}"
 
 
 def specweb_table(points: list[GridPoint]) -> Table:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -11,7 +12,7 @@ from rich.text import Text
 
 from gauntlet.analysis.bottleneck import format_link, rate_held
 from gauntlet.analysis.invariants import breach_reasons
-from gauntlet.analysis.spread import spreads
+from gauntlet.analysis import stats
 from gauntlet.model.record import CaseRecord
 from gauntlet.report.labels import case_label
 from gauntlet.units import format_bytes, format_count, format_duration_us
@@ -65,7 +66,8 @@ def throughput_table(result: dict[str, Any]) -> Table:
 
 def latency_table(result: dict[str, Any]) -> Table:
     """Under a rate, latency counts from each request's due time and service time from its start.
-    Without a single response there is no latency: the cells show '-', not 0."""
+    Without a single response there is no latency: the cells show '-', not 0; a percentile on too
+    few responses shows stats.TOO_FEW (p99 needs 1,000)."""
     columns = (("mean", "mean"), *LATENCY_COLUMNS)
     table = Table(title="Latency", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
     rows = [("latency", result["latency_us"])]
@@ -75,7 +77,7 @@ def latency_table(result: dict[str, Any]) -> Table:
     for _, label in columns:
         table.add_column(label, justify="right")
     for name, summary in rows:
-        cells = [format_duration_us(summary[key]) if summary["count"] else "-" for key, _ in columns]
+        cells = [_latency_cell(summary, key) for key, _ in columns]
         table.add_row(*([name] if result["schedule"] is not None else []), *cells)
     return table
 
@@ -171,7 +173,10 @@ def print_run(console: Console, result: dict[str, Any]) -> None:
     line = setup_line(result)
     if line is not None:
         console.print(line, highlight=False, soft_wrap=True)
-    console.print(throughput_table(result))
+    if "server_exit" in result:  # the figures run past the exit: no headline
+        console.print(f"[bold red]{result['server_exit']['message']}[/bold red]: no throughput is shown, the case is an error")
+    else:
+        console.print(throughput_table(result))
     if result["tls"] is not None:
         tls = result["tls"]
         console.print(f"tls: {format_count(tls['handshakes'])} handshakes, {format_count(tls['resumed'])} resumed")
@@ -235,7 +240,15 @@ def bottleneck_lines(bottleneck: dict[str, Any]) -> list[str]:
     return lines
 
 
-SPREAD_ROWS = (
+def _latency_cell(summary: dict[str, Any], key: str) -> str:
+    if not summary["count"]:
+        return "-"
+    if key != "mean" and not stats.percentile_shown(key, summary["count"]):
+        return stats.TOO_FEW
+    return format_duration_us(summary[key])
+
+
+ESTIMATE_ROWS = (
     ("requests/s", "requests_per_s", format_count),
     ("latency p50", "latency_p50_us", format_duration_us),
     ("latency p99", "latency_p99_us", format_duration_us),
@@ -244,24 +257,27 @@ SPREAD_ROWS = (
 )
 
 
-def spread_table(spread: dict[str, dict[str, Any]]) -> Table:
-    """Median, min..max and coefficient of variation over the repeats."""
-    count = next(iter(spread.values()))["count"] if spread else 0
-    table = Table(title=f"Spread over {count} repeats", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
-    for column in ("figure", "median", "min", "max", "variation"):
-        table.add_column(column, justify="left" if column == "figure" else "right")
-    for label, key, shown in SPREAD_ROWS:
-        if key in spread:
-            found = spread[key]
-            cv = "-" if found["cv"] is None else f"{found['cv']:.1%}"
-            table.add_row(label, shown(found["median"]), shown(found["min"]), shown(found["max"]), cv)
+def estimates_table(estimates: dict[str, dict[str, Any]], repeats: int) -> Table:
+    """Each headline figure's median over the repeats and its 95 % interval (analysis.stats), from
+    repeats_json's `estimates`; a percentile on too few responses is left out of them and says so."""
+    table = Table(title=f"Over {repeats} repeats", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
+    for column in ("figure", "median", "95 % interval", "from"):
+        table.add_column(column, justify="left" if column in ("figure", "from") else "right")
+    for label, key, shown in ESTIMATE_ROWS:
+        found = estimates.get(key)
+        if found is None:
+            if key.startswith("latency_p"):
+                table.add_row(label, stats.TOO_FEW, "", f"needs {stats.min_responses(key):,} responses a repeat")
+            continue
+        interval = f"{shown(found['low'])} - {shown(found['high'])}" if found["low"] != found["high"] else "-"
+        table.add_row(label, shown(found["point"]), interval, found["method"])
     return table
 
 
 def repeat_line(index: int, count: int, result: dict[str, Any]) -> str:
     """One line per repeat, as it ends."""
     labels = ", ".join(result["bottleneck"]["labels"]) or "no bottleneck"
-    p99 = format_duration_us(result["latency_us"]["p99"]) if result["latency_us"]["count"] else "-"
+    p99 = _latency_cell(result["latency_us"], "p99")
     return f"repeat {index + 1} of {count}: {format_count(result['requests_per_s'])} requests/s, p99 {p99}; {labels}"
 
 
@@ -294,16 +310,17 @@ def sweep_row(kind: str, step: Any) -> str:
     timed_out = result["errors"]["timeout"] + result["errors"]["connect_timeout"]
     rate = format_count(result["requests_per_s"])
     if kind == "concurrency":
-        cells = [value, rate, format_duration_us(latency["p50"]), format_duration_us(latency["p99"]),
+        cells = [value, rate, _latency_cell(latency, "p50"), _latency_cell(latency, "p99"),
                  share(result["errors_total"]), share(timed_out), format_count(result["requests"])]
     else:
         sent = format_count(result["schedule"]["achieved_rate_per_s"])
-        cells = [value, sent, rate, format_duration_us(latency["p50"]), format_duration_us(latency["p99"]),
+        cells = [value, sent, rate, _latency_cell(latency, "p50"), _latency_cell(latency, "p99"),
                  format_count(result["errors_total"]), format_count(result["requests"])]
     suffix = "  (partial)" if result["partial"] else ""
     if step.repeats is not None and len(step.repeats.measurements) > 1:
-        cv = spreads(step.repeats.results)["requests_per_s"]["cv"]
-        suffix += f"  {len(step.repeats.measurements)} repeats, req/s cv {'-' if cv is None else f'{cv:.1%}'}"
+        rate_estimate = stats.headline_estimates(step.repeats.results)["requests_per_s"]
+        interval = rate_estimate.text(format_count) if rate_estimate.has_interval else "no interval"
+        suffix += f"  {len(step.repeats.measurements)} repeats, req/s {interval}"
     if "bottleneck" in result and result["bottleneck"]["labels"]:
         suffix += "  " + ", ".join(result["bottleneck"]["labels"])
     return _fixed(cells) + suffix
@@ -313,10 +330,10 @@ def case_line(record: CaseRecord) -> str:
     """One line per finished case of a suite: what ran, and its headline figures or why it has none."""
     label = case_label(record.params, record.repeat)
     result = record.result
-    if result is None:
-        return f"{label}  [red]{record.error}[/red]"
+    if result is None or record.error is not None:
+        return f"{label}  [red]{record.error}[/red]" + (f"  [yellow]{', '.join(record.labels)}[/yellow]" if record.labels else "")
     figures = (
-        f"{format_count(result['requests_per_s'])} req/s  p99 {format_duration_us(result['latency_us']['p99'])}  "
+        f"{format_count(result['requests_per_s'])} req/s  p99 {_latency_cell(result['latency_us'], 'p99')}  "
         f"{format_count(result['errors_total'])} errors"
     )
     if "qos" in result:
@@ -357,6 +374,7 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     # Imported here: `gauntlet run` prints the tables above without the store or the report's views.
     from gauntlet.report.points import grid_points
     from gauntlet.report.specweb import specweb_table
+    from gauntlet.report.verdicts import verdicts_table
     from gauntlet.report.views import SUMMARY_TABLES, run_line, tables
 
     for run_id in run_ids:
@@ -365,5 +383,6 @@ def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     if not points:
         console.print("no case stored yet")
         return
-    for table in tables(points, (*SUMMARY_TABLES, specweb_table)):
+    floors = store.noise_floors()
+    for table in tables(points, (partial(verdicts_table, floors=floors), *SUMMARY_TABLES, specweb_table)):
         console.print(rich_table(table))

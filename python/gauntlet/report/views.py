@@ -4,6 +4,7 @@ report show the same cells. A table with no row (no server monitor, no sessions)
 from __future__ import annotations
 
 import datetime
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -12,8 +13,10 @@ from typing import Any, NamedTuple
 from gauntlet.analysis.invariants import breach_reasons
 from gauntlet.analysis.qos import verdict
 from gauntlet.report.phases import by_load, first_phased
-from gauntlet.report.points import GridPoint, Spread, point_names, spread
-from gauntlet.store import RunRow
+from gauntlet.analysis import stats
+from gauntlet.analysis.stats import Estimate
+from gauntlet.report.points import GridPoint, point_names
+from gauntlet.store import CaseHeadline, RunRow
 from gauntlet.units import format_bytes, format_count, format_duration_us
 
 
@@ -31,8 +34,10 @@ class Table:
     rows: list[list[str]]
 
 
-def _or_dash(value: Spread | None, show: Callable[[float], str]) -> str:
-    return "-" if value is None else show(value.mean)
+def _or_dash(value: Estimate | float | None, show: Callable[[float], str]) -> str:
+    if value is None:
+        return "-"
+    return show(value.point if isinstance(value, Estimate) else value)
 
 
 def format_per_request(value: float) -> str:
@@ -44,15 +49,25 @@ def _percent(share: float) -> str:
     return "0%" if share == 0 else f"{share:.1%}"
 
 
-def _spread_text(value: Spread | None) -> str:
-    """How far apart the repeats were: (max - min) / mean."""
-    return "" if value is None or value.n < 2 else f"{value.relative_range:.0%}"
+def _interval_text(value: Estimate | None) -> str:
+    """The 95 % interval as +-share of the median ('±4%'); empty without one."""
+    return "" if value is None or not value.has_interval else f"±{value.relative_half_width:.0%}"
+
+
+def _merged_percentile(point: GridPoint, name: str, value_us: int | None) -> str:
+    """A percentile of the repeats' merged histograms, or stats.TOO_FEW on too few responses."""
+    if value_us is None:
+        return "-"
+    responses = sum(c.figures.get("responses") or 0 for c in point.measured)
+    return format_duration_us(value_us) if stats.percentile_shown(name, responses) else stats.TOO_FEW
 
 
 def _failed_share(point: GridPoint) -> str:
-    responses = sum(c.figures.get("responses") or 0 for c in point.measured)
-    errors = sum(c.figures.get("errors_total") or 0 for c in point.measured)
-    return "-" if responses + errors == 0 else _percent(errors / (responses + errors))
+    """Over every repeat with a result, errors included: a case where nothing was answered is 100 %."""
+    cases = [*point.measured, *point.failed]
+    responses = sum(c.figures.get("responses") or 0 for c in cases)
+    failed = sum((c.figures.get("errors_total") or 0) + (c.figures.get("unanswered_failed") or 0) for c in cases)
+    return "-" if responses + failed == 0 else _percent(failed / (responses + failed))
 
 
 def case_cells(points: list[GridPoint]) -> tuple[tuple[Column, ...], list[list[str]]]:
@@ -86,8 +101,8 @@ def cases_table(points: list[GridPoint]) -> Table:
         if repeated:
             repeats = f"{len(point.measured)}" + (f" (+{len(point.failed)} failed)" if point.failed else "")
         rows.append([
-            *cells, repeats, _or_dash(rate, format_count), _spread_text(rate),
-            "-" if p50 is None else format_duration_us(p50), "-" if p99 is None else format_duration_us(p99),
+            *cells, repeats, _or_dash(rate, format_count), _interval_text(rate),
+            _merged_percentile(point, "p50", p50), _merged_percentile(point, "p99", p99),
             _failed_share(point),
             _or_dash(point.figure("client_cpu_us_per_request"), format_per_request),
             _or_dash(point.figure("server_cpu_us_per_request"), format_per_request),
@@ -95,15 +110,16 @@ def cases_table(points: list[GridPoint]) -> Table:
         ])
     columns, rows = _without_empty(
         (
-            *leading, Column("repeats"), Column("req/s"), Column("spread"), Column("p50"), Column("p99"),
+            *leading, Column("repeats"), Column("req/s"), Column("95 %"), Column("p50"), Column("p99"),
             Column("failed"), Column("client µs"), Column("server µs"), Column("bottleneck", False),
         ),
         rows,
-        {"repeats", "spread", "bottleneck"},
+        {"repeats", "95 %", "bottleneck"},
     )
     note = (
-        "Means over the repeats; spread is (max - min) / mean of requests/s; p50 and p99 from the repeats' "
-        "histograms merged; failed: the share of requests that ended in an error; CPU in µs per request."
+        "Medians over the repeats; 95 %: the interval of requests/s (docs/metrics.md); p50 and p99 from the repeats' "
+        "histograms merged (n too small: p99 needs 1,000 responses); failed: the share of requests that ended in an "
+        "error; CPU in µs per request."
     )
     return Table("cases", "Cases", note, columns, rows)
 
@@ -127,7 +143,7 @@ def resources_table(points: list[GridPoint]) -> Table:
         *leading, Column("server CPU µs/req"), Column("context switches/req"), Column("page faults/req"),
         Column("client CPU µs/req"), Column("server processes"),
     )
-    note = "All the server's processes from /proc (docs/metrics.md), per completed request; means over the repeats."
+    note = "All the server's processes from /proc (docs/metrics.md), per completed request; medians over the repeats."
     return Table("resources", "Resources per request", note, columns, rows)
 
 
@@ -142,7 +158,7 @@ def memory_table(points: list[GridPoint]) -> Table:
             for role, memory in (case.result or {}).get("server", {}).get("memory", {}).items():
                 by_role[role].append(memory)
         for role, samples in sorted(by_role.items()):
-            mean = {k: spread(s[k] for s in samples) for k in ("processes", "rss_bytes", "vm_size_bytes")}
+            mean = {k: statistics.fmean(s[k] for s in samples) for k in ("processes", "rss_bytes", "vm_size_bytes")}
             rows.append([
                 *cells, role, _or_dash(mean["processes"], format_count), _or_dash(mean["rss_bytes"], format_bytes),
                 _or_dash(mean["vm_size_bytes"], format_bytes),
@@ -168,7 +184,7 @@ def php_memory_table(points: list[GridPoint]) -> Table:
     columns = (*leading, Column("PHP role", False), Column("RSS per process"), Column("virtual size per process"))
     note = (
         "The role that runs PHP (backend: the PHP-FPM pool with its master, or php-cgi; worker: Apache's, with "
-        "mod_php) at the monitor's last sample, divided by its processes; means over the repeats."
+        "mod_php) at the monitor's last sample, divided by its processes; medians over the repeats."
     )
     return Table("php-memory", "PHP memory per process (Table A.12)", note, columns, rows)
 
@@ -345,6 +361,46 @@ def run_line(run: RunRow) -> str:
         f"run {run.run_id}: {made_by}, {run.status}, {run.stored_cases} of {run.planned_cases} cases stored{probes}, "
         f"started {started}{took}"
     )
+
+
+def _targets(cases: list[CaseHeadline]) -> str:
+    """The servers Gauntlet started, then the URLs measured: 'builtin, nginx', 'http://10.0.0.2/'."""
+    servers = sorted({str(kind) for c in cases if (kind := c.server_kind or c.params.get("server"))})
+    urls = sorted({str(c.params["url"]) for c in cases if c.params.get("url")})
+    return ", ".join([*servers, *urls]) or "-"
+
+
+def _headline_rate(cases: list[CaseHeadline]) -> str:
+    """Requests/s, the median of each case's repeats: the one figure, or the lowest to the highest."""
+    by_key: dict[str, list[float]] = defaultdict(list)
+    for case in cases:
+        if case.requests_per_s is not None:
+            by_key[case.key].append(case.requests_per_s)
+    medians = sorted(statistics.median(rates) for rates in by_key.values())
+    if not medians:
+        return "-"
+    low, high = format_count(medians[0]), format_count(medians[-1])
+    return low if low == high else f"{low} to {high}"
+
+
+def runs_table(runs: list[RunRow], headlines: dict[int, list[CaseHeadline]]) -> Table:
+    """`gauntlet report --list`: each run with what it measured (servers or URLs), its cases and its
+    headline figure, oldest first."""
+    rows = []
+    for run in runs:
+        cases = headlines.get(run.run_id, [])
+        started = datetime.datetime.fromtimestamp(run.started_unix_ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M")
+        made_by = f"suite {run.suite}" if run.command == "suite" else f"gauntlet {run.command}"
+        rows.append([
+            str(run.run_id), made_by, _targets(cases), run.status, f"{run.stored_cases} of {run.planned_cases}",
+            _headline_rate(cases), started,
+        ])
+    columns = (
+        Column("run"), Column("made by", False), Column("server or URL", False), Column("status", False),
+        Column("cases"), Column("req/s"), Column("started (UTC)", False),
+    )
+    note = "req/s: the median of each case's repeats; the lowest to the highest when the run has several cases."
+    return Table("runs", "Runs", note, columns, rows)
 
 
 def configs(points: list[GridPoint]) -> list[tuple[str, str]]:

@@ -115,9 +115,24 @@ class ServerInstance:
         """Every loopback port it listens on: the server's, and its backend's when on TCP."""
         return [self.port, *(b.port for b in self.backends if b.port is not None)]
 
+    def identity_text(self) -> str:
+        """The rendered config with what differs between two starts of the same setup put as
+        placeholders: the work directory (and other directories of this instance) as {workdir},
+        {scratch1}..., each loopback port it listens on as {port}, {port1}...: two identical setups
+        give the same text, and so the same `config_sha256`."""
+        text = self.config_text
+        places = {str(self.workdir): "{workdir}", self.workdir.name: "{workdir_name}"}  # the name: its cgroup's
+        places |= {str(path): f"{{scratch{n}}}" for n, path in enumerate(self._premises.scratch, 1)}
+        for path in sorted(places, key=len, reverse=True):  # a longer path before its prefix
+            text = text.replace(path, places[path])
+        for n, port in enumerate(p for p in self.ports if p):
+            text = re.sub(rf"(?<![\d.]){port}(?!\d)", "{port}" if n == 0 else f"{{port{n}}}", text)
+        return text
+
     def setup(self) -> dict[str, Any]:
         """What ran, for a result (`server_setup`): kind, versions, workers, backend, and the rendered
-        config by its SHA-256 and size (the text itself is kept in the store, with the case)."""
+        config by its SHA-256 (of `identity_text`) and size (the text itself is kept in the store,
+        with the case)."""
         config = self.config_text.encode()
         return {
             "kind": self.kind,
@@ -127,13 +142,22 @@ class ServerInstance:
             "backend": self.spec.backend,
             "backend_version": self.backend_version,
             "tls": self.scheme == "https",
-            "config_sha256": hashlib.sha256(config).hexdigest(),
+            "config_sha256": hashlib.sha256(self.identity_text().encode()).hexdigest(),
             "config_bytes": len(config),
         }
 
     def backend_pids(self) -> list[int]:
         """The main process of each backend pool."""
         return [b.proc.pid for b in self.backends]
+
+    def exits(self) -> list[tuple[str, int]]:
+        """The processes Gauntlet started for it that have exited, by name, with their status (-N:
+        signal N): its main process (a master whose worker died and was replaced has not) and each
+        backend's (PHP-FPM, uWSGI, MariaDB, BeSim). Empty once stopped."""
+        if self._stopped:
+            return []
+        roots = [(self.kind, self._proc), *((b.name, b.proc) for b in self.backends)]
+        return [(name, status) for name, proc in roots if (status := proc.poll()) is not None]
 
     def _tree(self, root: subprocess.Popen[bytes]) -> list[int]:
         if self._stopped:

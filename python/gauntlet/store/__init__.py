@@ -6,6 +6,9 @@
             store.add_case(run_id, record)      # on disk when it returns
         store.end_run(run_id, "complete")
 
+    with Store.open_read_only(Path("results.db")) as store:   # report, compare, export
+        runs = store.runs()
+
 The schema is in migrations/, the flat figures in figures.py; docs/results-store.md describes both.
 """
 
@@ -17,10 +20,11 @@ from types import TracebackType
 from typing import Any, Self
 
 from gauntlet.model.record import CaseRecord
-from gauntlet.store import db, read, write
-from gauntlet.store.read import CaseRow, RunRow
+from gauntlet.analysis.verdict import NoiseFloor
+from gauntlet.store import db, noise, read, write
+from gauntlet.store.read import CaseHeadline, CaseRow, RunRow
 
-__all__ = ["CaseRow", "RunRow", "Store"]
+__all__ = ["CaseHeadline", "CaseRow", "RunRow", "Store"]
 
 
 class Store:
@@ -30,9 +34,16 @@ class Store:
 
     @classmethod
     def open(cls, path: Path | str, *, create: bool = True) -> Store:
-        """Open (or, with `create`, make) the database and bring its schema to this version."""
+        """Open (or, with `create`, make) the database for writing and bring its schema to this version."""
         path = Path(path)
         return cls(db.connect(path, create=create), path)
+
+    @classmethod
+    def open_read_only(cls, path: Path | str) -> Store:
+        """Open an existing store for reading only, as every reading command does: the file is never
+        created, migrated or switched to WAL (an older schema is read from a migrated copy in memory)."""
+        path = Path(path)
+        return cls(db.connect_read_only(path), path)
 
     def close(self) -> None:
         self._conn.close()
@@ -80,6 +91,10 @@ class Store:
     def runs(self) -> list[RunRow]:
         return read.runs(self._conn)
 
+    def headlines(self) -> dict[int, list[CaseHeadline]]:
+        """Each run's cases by run id: key, params, server kind, requests/s (no result read)."""
+        return read.headlines(self._conn)
+
     def run(self, run_id: int) -> RunRow:
         return read.run(self._conn, self.path, run_id)
 
@@ -89,3 +104,13 @@ class Store:
     def cases(self, run_ids: list[int]) -> list[CaseRow]:
         """The runs' cases in the order they were stored, each with its whole result."""
         return read.cases(self._conn, run_ids)
+
+    # The machine's noise floors (gauntlet calibrate noise).
+
+    def add_noise_floors(self, measured: noise.Measured, measured_unix_ms: int | None = None) -> None:
+        noise.add(self._conn, self.path, measured, measured_unix_ms)
+
+    def noise_floors(self, server_kind: str | None = None) -> dict[str, NoiseFloor]:
+        """The latest measured floor of each figure (none when never calibrated), one measured on
+        `server_kind` where there is one."""
+        return noise.latest(self._conn, server_kind)

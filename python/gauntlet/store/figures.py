@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gauntlet.analysis.bottleneck import stuck_unanswered
+
 Figure = int | float | None
 Result = dict[str, Any]
 
@@ -68,12 +70,18 @@ ERROR_KINDS = (
 )
 
 
+def _unanswered_failed(result: Result) -> Figure:
+    """Requests stuck unanswered at the end, which count as failed (analysis.bottleneck.stuck_unanswered)."""
+    return stuck_unanswered(result) if "unanswered" in result and "service_time_us" in result else None
+
+
 def _failed_share(result: Result) -> Figure:
-    """Requests that ended in an error over all that ended (responses + errors), 0..1."""
+    """Requests that ended in an error or stuck unanswered over those and the responses, 0..1."""
     responses, errors = result.get("responses"), result.get("errors_total")
-    if responses is None or errors is None or responses + errors == 0:
+    failed = None if errors is None else errors + (_unanswered_failed(result) or 0)
+    if responses is None or failed is None or responses + failed == 0:
         return None
-    return float(errors / (responses + errors))
+    return float(failed / (responses + failed))
 
 
 def _non_2xx(result: Result) -> Figure:
@@ -140,6 +148,7 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
     "server_system_context_switches_per_request": _field("server", "system_context_switches_per_request"),
     "server_pages_freed_per_request": _field("server", "pages_freed_per_request"),
     "server_loopback_packets_per_request": _field("server", "loopback_packets_per_request"),
+    "unanswered_failed": _unanswered_failed,
 }
 
 

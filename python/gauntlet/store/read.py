@@ -101,6 +101,31 @@ def runs(conn: sqlite3.Connection) -> list[RunRow]:
     return [_run_row(row) for row in conn.execute(RUN_QUERY + " ORDER BY run_id")]
 
 
+@dataclass(frozen=True)
+class CaseHeadline:
+    """What `gauntlet report --list` shows of a case: its key and params, and requests/s (None
+    without a result)."""
+
+    key: str
+    params: dict[str, Any]
+    server_kind: str | None
+    requests_per_s: float | None
+
+
+def headlines(conn: sqlite3.Connection) -> dict[int, list[CaseHeadline]]:
+    """Every run's cases, by run id, without their results (cheap on a large store)."""
+    found: dict[int, list[CaseHeadline]] = defaultdict(list)
+    rows = conn.execute(
+        "SELECT run_id, key, params_json, server_kind, requests_per_s FROM cases LEFT JOIN measurements USING (case_id)"
+        " ORDER BY case_id"
+    )
+    for row in rows:
+        found[row["run_id"]].append(
+            CaseHeadline(row["key"], json.loads(row["params_json"]), row["server_kind"], row["requests_per_s"])
+        )
+    return found
+
+
 def run(conn: sqlite3.Connection, path: Path, run_id: int) -> RunRow:
     row = conn.execute(RUN_QUERY + " WHERE run_id = ?", (run_id,)).fetchone()
     if row is None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gauntlet.errors import GauntletError
+from gauntlet.model.claims import Claim
 from gauntlet.servers.backends.catalog import BACKENDS
 from gauntlet.servers.registry import KINDS
 from gauntlet.suite.model import Suite
@@ -85,3 +86,21 @@ def parse_suite(text: str, path: Path, quick: bool = False, full: bool = False) 
         suites[variant] = validate(path, *with_variant(data, lines, variant), Suite, DOC, context)
     chosen = "quick" if quick else "full" if full else "default"
     return LoadedSuite(suites[chosen], path, text, quick, full)
+
+
+def run_claims(suite_name: str, suite_text: str | None) -> tuple[list[Claim], str]:
+    """The claims a stored suite run is judged by, and where they came from: the suite file as it
+    was run, else (a run from before its suite had claims) the shipped suite of that name."""
+    shipped = SHIPPED / f"{suite_name}.yaml"
+    if suite_text is not None:
+        claims = parse_suite(suite_text, shipped if shipped.is_file() else Path(f"{suite_name}.yaml")).suite.findings
+        if claims:
+            return claims, "the suite file as it was run"
+    if shipped.is_file():
+        claims = load_suite(suite_name).suite.findings
+        if claims:
+            return claims, f"the shipped suite '{suite_name}' (the run's own file had no findings)"
+    raise GauntletError(
+        f"the suite '{suite_name}' states no findings to judge",
+        "Add a findings: list of claims to the suite file (docs/findings.md), or judge a run of a shipped study",
+    )

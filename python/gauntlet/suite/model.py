@@ -17,6 +17,8 @@ from gauntlet.model.bounded import (
     CallsPerConnection, Connections, Duration, Idle, IdleSendInterval, KeepaliveRequests, KeepaliveTimeout, Probes, Rate,
     Repeats, Requests, RestartEvery, Streams, Threads, Timeout, Users, Warmup, Workers,
 )
+from gauntlet.model.claims import CAPACITY, Claim
+from gauntlet.store.figures import FIGURES
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
 
 WORKLOADS = {
@@ -240,6 +242,22 @@ class Suite(_Strict):
     quick: dict[str, dict[str, Any]] = {}
     #: The --full variant (a study at its own length when the default is scaled down), the same way.
     full: dict[str, dict[str, Any]] = {}
+    #: The study's conclusions, as claims `gauntlet findings` judges against a run.
+    findings: list[Claim] = []
+
+    @model_validator(mode="after")
+    def claims_named_once_on_stored_figures(self) -> Suite:
+        ids = [claim.id for claim in self.findings]
+        if len(ids) != len(set(ids)):
+            raise ValueError("finding ids repeat: give every claim its own id")
+        for claim in self.findings:
+            figure = getattr(claim, "figure", None)
+            if figure is not None and figure not in FIGURES and figure != CAPACITY:
+                raise ValueError(
+                    f"finding {claim.id} is about '{figure}', which is not a stored figure: "
+                    "name one of docs/results-store.md's figures, or capacity"
+                )
+        return self
 
     @model_validator(mode="after")
     def every_case_measures_something(self) -> Suite:

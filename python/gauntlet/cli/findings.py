@@ -1,0 +1,47 @@
+"""`gauntlet findings RUN`: the study's claims judged against a stored suite run."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, run_id
+from gauntlet.report.output import console
+
+
+def findings_command(
+    run: Annotated[int, run_id("RUN", "A stored run of a study suite")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdicts as JSON")] = False,
+    db: DbOption = DEFAULT_DB_PATH,
+) -> int:
+    """Each claim of the study's paper, the paper's figure, the measured value with its interval, and
+    the verdict: holds, does not hold, inconclusive, not measured (and why)."""
+    from gauntlet.analysis.findings import judge
+    from gauntlet.analysis.verdict import default_floor
+    from gauntlet.errors import GauntletError
+    from gauntlet.report.findings import findings_json, findings_table, tally
+    from gauntlet.report.tables import rich_table
+    from gauntlet.store import Store
+    from gauntlet.suite.load import run_claims
+
+    with Store.open_read_only(db) as store:
+        run_row = store.run(run)
+        if run_row.command != "suite":
+            raise GauntletError(
+                f"run {run} is a `gauntlet {run_row.command}`, not a study suite",
+                "Give the id of a `gauntlet suite run` (gauntlet report --list shows them)",
+            )
+        cases = store.cases([run])
+        measured_floors = store.noise_floors()
+    claims, origin = run_claims(run_row.suite, run_row.suite_text)
+    judged = judge(claims, cases, lambda figure: measured_floors.get(figure) or default_floor(figure))
+    out = console()
+    if as_json:
+        out.print_json(json.dumps(findings_json(judged, origin)))
+        return 0
+    out.print(rich_table(findings_table(judged, origin)))
+    out.print(Text(f"run {run}, {run_row.suite}: {tally(judged)}"), soft_wrap=True)
+    return 0

@@ -1,0 +1,169 @@
+"""The rankings in words, for the terminal summary and the report's first section:
+`lighttpd 2.6x nginx [2.4-2.8], both server-CPU-bound: 10 vs 27 µs/request`.
+
+The reason comes from the bottleneck labels (gauntlet.analysis.bottleneck) and the per-request
+costs: when every contender was client-bound and none server-CPU-bound, the ranking measured the
+load generator, and the sentence says so instead of crowning a server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gauntlet.analysis.bottleneck import CLIENT_BOUND, SERVER_CPU_BOUND
+from gauntlet.analysis.stats import Estimate
+from gauntlet.analysis.verdict import NoiseFloor, Verdict
+from gauntlet.report.points import GridPoint
+from gauntlet.report.ranking import Contender, Ranking, rankings
+from gauntlet.report.views import Column, Table, format_per_request
+from gauntlet.units import format_count, format_duration_us
+
+#: The labels as a sentence writes them.
+LABEL_WORDS = {SERVER_CPU_BOUND: "server-CPU-bound"}
+
+
+def _labels(contender: Contender) -> list[str]:
+    return contender.point.labels
+
+
+def _label_words(labels: list[str]) -> str:
+    return " and ".join(LABEL_WORDS.get(label, label) for label in labels) or "not saturated"
+
+
+def _shared_words(labels: list[str], count: int) -> str:
+    """What every contender was: 'both client-bound', 'all 3 server-CPU-bound', 'neither saturated'."""
+    if not labels:
+        return "neither saturated" if count == 2 else "none saturated"
+    return f"{'both' if count == 2 else f'all {count}'} {_label_words(labels)}"
+
+
+def client_limited(ranking: Ranking) -> bool:
+    """Every contender client-bound and none server-CPU-bound: the load generator set the pace."""
+    return all(CLIENT_BOUND in _labels(c) and SERVER_CPU_BOUND not in _labels(c) for c in ranking.contenders)
+
+
+def _costs(ranking: Ranking, side: str) -> str | None:
+    """'10 vs 27 µs/request' in rank order, None when a contender has no such figure."""
+    values = [c.point.figure(f"{side}_cpu_us_per_request") for c in ranking.contenders]
+    if any(v is None for v in values):
+        return None
+    return " vs ".join(format_per_request(v.point) for v in values if v is not None) + " µs/request"
+
+
+def reason(ranking: Ranking) -> str:
+    """Why the ranking came out so, in a phrase: the labels the contenders share (or each one's),
+    then the CPU per request that explains it."""
+    contenders = ranking.contenders
+    label_sets = [_labels(c) for c in contenders]
+    if all(labels == label_sets[0] for labels in label_sets):
+        words = _shared_words(label_sets[0], len(contenders))
+    else:
+        words = ", ".join(f"{c.name} {_label_words(labels)}" for c, labels in zip(contenders, label_sets, strict=True))
+    if client_limited(ranking):
+        client = _costs(ranking, "client")
+        return f"{words}: the load generator's limit, not the servers'" + (f" (client {client})" if client else "")
+    server = _costs(ranking, "server")
+    return f"{words}: {server} of server CPU" if server else words
+
+
+def _ratio_text(ratio: float) -> str:
+    return f"{ratio:.2f}" if ratio < 2 else f"{ratio:.1f}"
+
+
+def ratio_words(ratio: Estimate, between: str) -> str:
+    """'2.6x nginx [2.4-2.8]' (`between` after the 'x'), without the brackets when there is no interval."""
+    interval = f" [{_ratio_text(ratio.low)}-{_ratio_text(ratio.high)}]" if ratio.has_interval else ""
+    return f"{_ratio_text(ratio.point)}x {between}{interval}"
+
+
+def _undetected(verdict: Verdict | None) -> str:
+    """', no difference detected (within ±15%)' when the lead is within the interval or the noise
+    floor (analysis.verdict); nothing when it is a detected difference."""
+    if verdict is None or verdict.detected:
+        return ""
+    return f", no difference detected (within ±{verdict.reach:.0%})"
+
+
+def _failed_text(contender: Contender) -> str:
+    share = contender.point.figure("failed_share")
+    return f"{contender.name} error-bound" + ("" if share is None else f" ({share.point:.0%} of its requests failed)")
+
+
+def versus(ranking: Ranking, other: Contender) -> str:
+    """The best against one other: 'lighttpd 2.6x nginx [2.4-2.8]' (requests/s), 'p99: lighttpd
+    2.6x lower than nginx [2.4-2.8]' (latency), with 'no difference detected' where the verdict
+    finds none; an error-bound contender is not compared, its failures are given."""
+    best = ranking.best
+    if other.failing or best.failing or other.ratio is None:
+        return _failed_text(other) if other.failing else f"{other.name} not compared: no response to compare"
+    undetected = _undetected(other.verdict)
+    if ranking.metric.higher_is_better:
+        return f"{best.name} {ratio_words(other.ratio, other.name)}{undetected}"
+    return f"{ranking.metric.name}: {best.name} {ratio_words(other.ratio, 'lower than ' + other.name)}{undetected}"
+
+
+def headline(ranking: Ranking) -> str:
+    """The ranking in one sentence: the best against each other contender, then the reason."""
+    if ranking.best.failing:
+        return "; ".join(_failed_text(c) for c in ranking.contenders) + ": no ranking"
+    comparisons = ", ".join(versus(ranking, other) for other in ranking.contenders[1:])
+    return f"{comparisons}; {reason(ranking)}"
+
+
+def format_metric(ranking: Ranking, estimate: Estimate) -> str:
+    """The figure with its interval: '24,993 [24,627-25,110]', '1.20ms [1.10ms-1.31ms]'."""
+    return estimate.text(format_count if ranking.metric.higher_is_better else format_duration_us)
+
+
+def ranking_table(ranking: Ranking) -> Table:
+    """The group's contenders, best first: the figure, its share of the best, what bounded it and
+    the CPU each side spent per request."""
+    rows = []
+    for place, contender in enumerate(ranking.contenders, 1):
+        server = contender.point.figure("server_cpu_us_per_request")
+        client = contender.point.figure("client_cpu_us_per_request")
+        rows.append([
+            str(place), contender.name, format_metric(ranking, contender.estimate), f"{contender.of_best:.0%}",
+            ", ".join(LABEL_WORDS.get(label, label) for label in _labels(contender)) or "-",
+            "-" if server is None else format_per_request(server.point),
+            "-" if client is None else format_per_request(client.point),
+        ])
+    columns = (
+        Column("rank"), Column("contender", False), Column(ranking.metric.name), Column("% of best"),
+        Column("bottleneck", False), Column("server µs/req"), Column("client µs/req"),
+    )
+    return Table("ranking", ranking.name, headline(ranking), columns, rows)
+
+
+@dataclass(frozen=True)
+class VerdictView:
+    """One group's verdict as the report draws it: the headline, the table, a bar per row (its
+    share of the best, 0..1)."""
+
+    title: str
+    headline: str
+    table: Table
+    shares: list[float]
+
+
+def verdict_views(points: list[GridPoint], floors: dict[str, NoiseFloor] | None = None) -> list[VerdictView]:
+    found = []
+    for ranking in rankings(points, floors):
+        table = ranking_table(ranking)
+        found.append(VerdictView(ranking.name, headline(ranking), table, [c.of_best for c in ranking.contenders]))
+    return found
+
+
+def verdicts_table(points: list[GridPoint], floors: dict[str, NoiseFloor] | None = None) -> Table:
+    """The terminal's verdict: a row per group of comparable cases, the contenders by their share of
+    the best, then the headline."""
+    rows = [
+        [ranking.name, ", ".join(f"{c.name} {c.of_best:.0%}" for c in ranking.contenders), headline(ranking)]
+        for ranking in rankings(points, floors)
+    ]
+    columns = (Column("same load", False), Column("% of best", False), Column("verdict", False))
+    note = (
+        "Cases that ran the same load on different servers, best first (requests/s; p99 latency under a constant rate); "
+        "each ratio with its 95 % interval, and 'no difference detected' where it is within the interval or the noise floor."
+    )
+    return Table("verdicts", "Verdict", note, columns, rows)

@@ -1,0 +1,156 @@
+"""`gauntlet findings`: a study's claims judged against a real stored suite run on the built-in server,
+and every shipped study's claims well formed and traced to the paper."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gauntlet.analysis.findings import DOES_NOT_HOLD, HOLDS, NOT_MEASURED, Reach, _reach
+from gauntlet.suite.load import load_suite, shipped_names
+from tests.helpers.cli_process import run_cli
+
+SUITE = """
+name: findings-check
+servers: [builtin]
+groups:
+  - name: held
+    path: ["/webtest.html?delay_ms=2", "/webtest.html?delay_ms=40"]
+    connections: [4]
+    duration: 8s
+    warmup: 300ms
+findings:
+  - id: slower-by-far
+    claim: a response held 40 ms takes at least twice as long as one held 2 ms
+    source: the built-in server's delay_ms
+    paper: 20x
+    kind: ratio
+    figure: latency_p50_us
+    by: path
+    numerator: /webtest.html?delay_ms=40
+    denominator: /webtest.html?delay_ms=2
+    at_least: 2
+  - id: faster-by-far
+    claim: a response held 40 ms takes at most as long as one held 2 ms
+    source: made up, to be refuted
+    paper: none
+    kind: ratio
+    figure: latency_p50_us
+    by: path
+    numerator: /webtest.html?delay_ms=40
+    denominator: /webtest.html?delay_ms=2
+    at_most: 1
+  - id: short-hold-first
+    claim: the 2 ms response is quicker than the 40 ms one
+    source: the built-in server's delay_ms
+    paper: 2 ms against 40 ms
+    kind: order
+    figure: latency_p50_us
+    by: path
+    order: [["/webtest.html?delay_ms=2"], ["/webtest.html?delay_ms=40"]]
+    higher_is_better: false
+  - id: long-hold-first
+    claim: the 40 ms response is quicker than the 2 ms one
+    source: made up, to be refuted
+    paper: none
+    kind: order
+    figure: latency_p50_us
+    by: path
+    order: [["/webtest.html?delay_ms=40"], ["/webtest.html?delay_ms=2"]]
+    higher_is_better: false
+  - id: cherokee
+    claim: the built-in server beats Cherokee
+    source: made up, about a server the run did not measure
+    paper: none
+    kind: order
+    figure: requests_per_s
+    by: server
+    order: [[builtin], [cherokee]]
+"""
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
+    folder = tmp_path_factory.mktemp("findings")
+    suite, db = folder / "check.yaml", folder / "runs.db"
+    suite.write_text(SUITE)
+    ran = run_cli("suite", "run", suite, "--db", db, "-o", folder / "report.html", timeout_s=180)
+    assert ran.code == 0, ran.stderr
+    done = run_cli("findings", "1", "--db", db, "--json", timeout_s=60)
+    assert done.code == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["claims_from"] == "the suite file as it was run"
+    return {item["id"]: item for item in found["findings"]}
+
+
+def test_a_large_ratio_holds_and_its_opposite_does_not(judged: dict[str, dict[str, str]]) -> None:
+    # Latencies the server sets (2 ms and 40 ms), not the machine's speed: the verdicts hold however busy it is.
+    assert judged["slower-by-far"]["verdict"] == HOLDS, judged["slower-by-far"]
+    assert judged["faster-by-far"]["verdict"] == DOES_NOT_HOLD, judged["faster-by-far"]
+    assert judged["slower-by-far"]["measured"].count("x [") == 1, judged["slower-by-far"]
+
+
+def test_an_order_holds_and_its_reverse_does_not(judged: dict[str, dict[str, str]]) -> None:
+    assert judged["short-hold-first"]["verdict"] == HOLDS, judged["short-hold-first"]
+    assert judged["long-hold-first"]["verdict"] == DOES_NOT_HOLD, judged["long-hold-first"]
+    assert judged["short-hold-first"]["measured"].startswith("/webtest.html?delay_ms=2 0.0"), judged["short-hold-first"]
+
+
+def test_a_server_not_measured_is_named(judged: dict[str, dict[str, str]]) -> None:
+    assert judged["cherokee"]["verdict"] == NOT_MEASURED
+    assert judged["cherokee"]["why"] == "the run did not measure server cherokee"
+
+
+def test_findings_refuses_a_run_that_is_not_a_suite(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    assert run_cli("run", "-n", "200", "-c", "2", "--db", db, timeout_s=60).code == 0
+    done = run_cli("findings", "1", "--db", db, timeout_s=60)
+    assert done.code == 2
+    assert "run 1 is a `gauntlet run`, not a study suite" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("levels", "held", "failed"),
+    [
+        ([(200, True), (2000, True), (4000, False)], 2000, 4000),
+        ([(4000, False), (200, True)], 200, 4000),
+        ([(1, True), (2, True)], 2, None),
+        ([(10, False), (20, True)], None, 10),
+    ],
+)
+def test_reach_is_the_last_level_held_before_the_first_failure(
+    levels: list[tuple[float, bool]], held: float | None, failed: float | None
+) -> None:
+    assert _reach(levels) == Reach(held, failed)
+
+
+def test_a_server_beats_another_only_past_its_failure() -> None:
+    assert Reach(8000, None).beats(Reach(2000, 4000))
+    assert not Reach(2000, 4000).beats(Reach(8000, None))
+    # Neither failed: nothing tells them apart.
+    assert not Reach(8000, None).beats(Reach(20000, None))
+    assert not Reach(2000, 4000).beats(Reach(3000, 4000)) and not Reach(3000, 4000).beats(Reach(2000, 4000))
+
+
+STUDIES = ("thesis", "nguyen", "deathmatch", "webbench", "specweb", "specweb-dynamic", "wordpress")
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_every_study_states_three_claims_traced_to_its_paper(name: str) -> None:
+    assert name in shipped_names()
+    claims = load_suite(name).suite.findings
+    assert len(claims) >= 3
+    for claim in claims:
+        assert claim.source.strip() and claim.paper.strip()
+
+
+def test_a_claim_about_a_figure_the_store_lacks_is_refused_in_one_line(tmp_path: Path) -> None:
+    suite = tmp_path / "typo.yaml"
+    suite.write_text(SUITE.replace("figure: latency_p50_us", "figure: latency_p50_ms", 1))
+    done = run_cli("suite", "run", suite, "--db", tmp_path / "runs.db", timeout_s=60)
+    assert done.code == 2
+    assert "finding slower-by-far is about 'latency_p50_ms', which is not a stored figure" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "runs.db").exists()
