@@ -97,7 +97,7 @@ class Bound:
     def show(self, value: float) -> str:
         """`value` as users write it: 720h, 1,000,000, 0.5, 1,000,000,000 bit/s."""
         if self.unit == "duration":
-            unit = next((name for name, us in reversed(DURATION_UNITS_US.items()) if value % us == 0), "us")
+            unit = next((name for name in ("h", "m", "s", "ms") if value % DURATION_UNITS_US[name] == 0), "us")
             return f"{value / DURATION_UNITS_US[unit]:g}{unit}" if value else "0s"
         text = f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
         return f"{text} bit/s" if self.unit == "link" else text
