@@ -173,7 +173,8 @@ TIMEOUT = _durations(
 WARMUP = _durations(
     "warmup", 0, engine=("warmup_us", "sessions.rampdown_us"),
     options=("run --warmup",),
-    fields=("suite defaults.warmup", "suite groups[].warmup", "load ramp_up", "load warm_up", "load ramp_down"),
+    fields=("suite defaults.warmup", "suite groups[].warmup", "suite groups[].capacity.warm_up", "load ramp_up", "load warm_up",
+            "load ramp_down"),
 )
 THINK = _durations(
     "think", 0, engine=("sessions.types.think.mean_us", "sessions.types.think.min_us", "sessions.types.think.max_us"),
@@ -240,6 +241,8 @@ SHARE = Bound(
 )
 #: A share of the mix; a million to one is past any study's.
 WEIGHT = Bound("weight", "number", 0, 1e6, above_low=True, engine=("sessions.types.weight",), fields=("load sessions[].weight",))
+#: Every think time multiplied by this (a quick variant's 0.25).
+THINK_SCALE = Bound("think_scale", "number", 0, 100, above_low=True, fields=("load think_scale",))
 SEED = Bound("seed", "count", 0, U64_MAX, engine=("sessions.seed",), fields=("load seed",))
 REPEATS = Bound(
     "repeats", "count", 1, SIZE_MAX,
@@ -282,7 +285,7 @@ RUN_ID = Bound(
 
 TABLE: tuple[Bound, ...] = (
     DURATION, TIMEOUT, WARMUP, THINK, QOS_TIME, IDLE_SEND_INTERVAL, IO_BATCH, REQUESTS, CALLS_PER_CONNECTION, CONNECTIONS,
-    THREADS, STREAMS, IDLE, RATE, USERS, ARRIVAL_RATE, DOWNLOAD_RATE, SHARE, WEIGHT, SEED, REPEATS, RESTART_EVERY, PROBES,
+    THREADS, STREAMS, IDLE, RATE, USERS, ARRIVAL_RATE, DOWNLOAD_RATE, SHARE, WEIGHT, THINK_SCALE, SEED, REPEATS, RESTART_EVERY, PROBES,
     PAIRS, WORKERS, KEEPALIVE_TIMEOUT_S, KEEPALIVE_REQUESTS, AGENTS, PORT, STALL_MS, LINK, THRESHOLD, RUN_ID,
 )
 

@@ -44,17 +44,22 @@ def test_with_arrival_phases_every_phase_is_judged_on_its_own() -> None:
 
 
 @pytest.mark.parametrize(
-    ("capacity", "start", "max_probes", "found", "first_invalid", "spent"),
+    ("capacity", "start", "max_probes", "found", "first_invalid", "spent", "probes"),
     [
-        (19, 4, 12, 19, 20, False),
-        (19, 4, 3, 16, None, True),
-        (0, 4, 10, 0, 1, False),
-        (1000, 1, 20, 1000, 1001, False),
-        (7, 8, 10, 7, 8, False),
+        (19, 4, 12, 19, 20, False, 8),  # 4 8 16 32, then 24 20 18 19
+        (19, 4, 3, 16, 32, True, 4),  # the growth to 32 goes past the budget; no bisection is left
+        (19, 4, 5, 16, 24, True, 5),  # one bisection
+        (0, 4, 10, 0, 1, False, 3),
+        (1000, 1, 20, 1000, 1001, False, 20),
+        (7, 8, 10, 7, 8, False, 4),
+        (5000, 10, 10, 2000, None, False, 9),  # 10 .. 1280, then the ceiling: open above
     ],
 )
-def test_grow_then_bisect(capacity: int, start: int, max_probes: int, found: int, first_invalid: int | None, spent: bool) -> None:
-    result = search(lambda users: users <= capacity, start, max_probes)
+def test_grow_until_invalid_then_bisect(
+    capacity: int, start: int, max_probes: int, found: int, first_invalid: int | None, spent: bool, probes: int
+) -> None:
+    result = search(lambda users: users <= capacity, start, max_probes, ceiling=2000)
     assert (result.users, result.first_invalid, result.budget_spent) == (found, first_invalid, spent)
-    assert len(result.probes) <= max_probes
+    assert len(result.probes) == probes
+    assert result.ceiling_reached is (first_invalid is None)
     assert all(valid == (users <= capacity) for users, valid in result.probes)

@@ -16,7 +16,10 @@ from typing import Any
 import pytest
 
 from gauntlet.analysis.bottleneck import LISTEN_BACKLOG_FULL, SERVER_STALLED
+from gauntlet.report.points import grid_points
+from gauntlet.report.views import cases_table
 from gauntlet.servers.process import LOOPBACK
+from gauntlet.store import Store
 from tests.helpers.cli_process import run_cli
 
 CONNECTIONS = 10
@@ -98,3 +101,7 @@ def test_a_server_that_ends_no_request_is_an_error_labelled_where_the_requests_s
     assert case["error"].startswith(f"{label}: no request ended"), case
     assert case["failed_share"] == 1.0 and run_status == "failed"
     assert done.code == 1 and f"{label}: no request ended" in done.stderr, done.stderr
+    with Store.open_read_only(db) as store:
+        table = cases_table(grid_points(store.cases([store.latest_run_id()])))
+    shown = dict(zip((column.name for column in table.columns), table.rows[0], strict=True))
+    assert (shown["failed"], shown["req/s"], shown["bottleneck"]) == ("100.0%", "-", label), shown

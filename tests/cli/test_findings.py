@@ -78,6 +78,9 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]
     suite.write_text(SUITE)
     ran = run_cli("suite", "run", suite, "--db", db, "-o", folder / "report.html", timeout_s=180)
     assert ran.code == 0, ran.stderr
+    # The report opens with the study's findings.
+    html = (folder / "report.html").read_text()
+    assert html.index("Findings: run 1, findings-check (2 hold, 2 do not hold, 1 not measured)") < html.index('id="verdict"')
     done = run_cli("findings", "1", "--db", db, "--json", timeout_s=60)
     assert done.code == 0, done.stderr
     found = json.loads(done.stdout)
@@ -95,7 +98,7 @@ def test_a_large_ratio_holds_and_its_opposite_does_not(judged: dict[str, dict[st
 def test_an_order_holds_and_its_reverse_does_not(judged: dict[str, dict[str, str]]) -> None:
     assert judged["short-hold-first"]["verdict"] == HOLDS, judged["short-hold-first"]
     assert judged["long-hold-first"]["verdict"] == DOES_NOT_HOLD, judged["long-hold-first"]
-    assert judged["short-hold-first"]["measured"].startswith("/webtest.html?delay_ms=2 0.0"), judged["short-hold-first"]
+    assert judged["short-hold-first"]["measured"].startswith("latency_p50_us: /webtest.html?delay_ms=2 0.0"), judged["short-hold-first"]
 
 
 def test_a_server_not_measured_is_named(judged: dict[str, dict[str, str]]) -> None:

@@ -12,6 +12,7 @@ import jsonschema
 from gauntlet import schema
 from gauntlet.servers.base import ServerInstance
 from tests.helpers.builtin_stats import server_stats
+from gauntlet.units import format_count
 from tests.helpers.cli_process import run_cli
 
 SCHEMAS = Path(__file__).parents[2] / "python/gauntlet/schema"
@@ -44,6 +45,16 @@ def test_three_repeats_with_restarts_keep_every_repeat_and_show_their_estimates(
     assert found["repeats"][found["median_repeat"]]["requests_per_s"] == rates[1]
     assert found["environment"]["cores"] >= 1
     assert "repeat 3 of 3" in done.stdout and "Over 3 repeats" in done.stdout and "95 % interval" in done.stdout
+    # The verdict: the median with its interval, and the reason from the repeats' bottleneck labels.
+    rate = estimates["requests_per_s"]
+    (verdict,) = [line for line in done.stdout.splitlines() if line.startswith("verdict: ")]
+    interval = f" [{format_count(rate['low'])}-{format_count(rate['high'])}]" if rate["low"] != rate["high"] else ""
+    assert verdict.startswith(f"verdict: {format_count(rate['point'])} requests/s{interval} over 3 repeats; "), verdict
+    labels = {label for r in found["repeats"] for label in r["bottleneck"]["labels"]}
+    if labels == {"client-bound"}:
+        assert "the load generator's limit, not the server's" in verdict
+    else:
+        assert verdict.endswith(" µs/request of server CPU"), verdict
 
 
 def test_without_restarts_one_server_serves_every_repeat_after_one_warm_up(

@@ -110,7 +110,7 @@ def test_sweep_capacity_and_calibrate_start_the_server_named(tmp_path: Path) -> 
     assert {s["result"]["server_setup"]["workers"] for s in steps} == {1}
 
     load, out = tmp_path / "load.yaml", tmp_path / "capacity.json"
-    load.write_text(LOAD)
+    load.write_text(LOAD + "max_users: 10\n")  # the ceiling: one probe at the default start, 10
     done = run_cli("capacity", load, "--server", "node", "--max-probes", "1", "--json", out, "--no-store")
     assert done.code == 0, done.stderr
     assert json.loads(out.read_text())["probes"][0]["result"]["server_setup"]["kind"] == "node"

@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import sqlite3
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,26 @@ def test_a_worker_its_master_replaces_is_no_exit_of_the_server(tmp_path: Path) -
     run_status, case = stored(tmp_path / "r.db")
     assert (run_status, case["status"], case["error"]) == ("complete", "ok", None), done.stderr
     assert done.code in (0, 1) and "exited" not in done.stderr, done.stderr
+
+
+def test_the_repeat_after_an_exit_starts_the_server_again_and_the_headline_leaves_the_exit_out(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    announced = r"builtin server on \S+ \(pid (\d+)\)"
+    command = ["run", "--repeat", "3", "-d", "2s", "-c", "2", "-t", "1", "--db", tmp_path / "r.db", "--json", out]
+    with Running(*command) as running:
+        running.wait_for_stderr(announced, timeout_s=60)
+        pid = int(next(m for line in running.stderr_lines if (m := re.search(announced, line)))[1])
+        time.sleep(1.0)
+        os.kill(pid, signal.SIGKILL)
+        done = running.wait(timeout_s=60)
+    found = json.loads(out.read_text())
+    first, *rest = found["repeats"]
+    assert first["server_exit"]["signal"] == 9, first.get("server_exit")
+    assert len(rest) == 2 and all("server_exit" not in r and r["responses"] > 0 for r in rest)
+    counted = statistics.median(r["requests_per_s"] for r in rest)
+    assert found["estimates"]["requests_per_s"]["point"] == counted and found["median_repeat"] != 0, "the exit is in no headline"
+    assert len(set(re.findall(announced, done.stderr))) == 2, "started again after the exit"
+    assert done.code == 1 and "builtin exited (signal 9, SIGKILL)" in done.stderr
 
 
 SUITE = """\

@@ -129,6 +129,33 @@ groups:
     assert [r.params["users"] for r in sink_again.records] == [users for users, _ in probes[2:]]
 
 
+def test_a_capacity_search_warms_its_server_up_before_the_first_probe(tmp_path: Path) -> None:
+    """The warm-up runs once per server started, before the first probe measured there: its pages
+    and the server's CPU per page go with that probe, none with the others; a resumed search on a
+    fresh server warms it up again."""
+    (tmp_path / "slow.yaml").write_text(CAPACITY_LOAD)
+    text = """\
+name: warm
+servers: [builtin]
+groups:
+  - name: search
+    model: sessions
+    load: slow.yaml
+    capacity: {start: 8, max_probes: 3, warm_up: 1s}
+"""
+    sink = ListSink()
+    SuiteRunner(agenda(tmp_path, text), sink).run()
+    warm_ups = [r.result.get("warm_up") for r in sink.records]
+    first = warm_ups[0]
+    assert first is not None and warm_ups[1:] == [None] * (len(warm_ups) - 1), warm_ups
+    assert first["users"] == 8 and first["pages"] > 0 and first["server_cpu_ms_per_page"] > 0
+    assert 0.9 <= first["duration_s"] <= 1.5, "the warm-up run lasts its warm_up"
+    stored = {(r.key, r.repeat): r.result["qos"]["valid"] for r in sink.records}
+    sink_again = ListSink()
+    SuiteRunner(agenda(tmp_path, text, done=dict(list(stored.items())[:1])), sink_again).run()
+    assert sink_again.records[0].result.get("warm_up") is not None
+
+
 def test_a_dynamic_case_records_its_backend_and_unsupported_pairs_say_why(tmp_path: Path) -> None:
     from gauntlet.servers.registry import availability, combination, kind_of
     from tests.conftest import require_installed
@@ -153,3 +180,13 @@ groups:
     assert fpm.server_version.startswith(f"{availability('nginx').version}; php-fpm 8.")
     assert "# ---- php-fpm" in fpm.config_text, "the pool's rendered config is kept with the server's"
     assert mod_php.result is None and "mod_php on nginx is unsupported" in mod_php.error
+
+
+def test_a_variant_that_shortens_think_times_says_so() -> None:
+    """specweb-dynamic's quick variant scales its load files' think times by 0.25; the default does not."""
+    for quick, expected in ((True, ["think times x0.25"]), (False, [])):
+        loaded = load_suite("specweb-dynamic", quick=quick)
+        blocks = expand(loaded.suite, [entry.kind for entry in loaded.suite.servers], loaded.path.parent)
+        lines = Agenda(blocks).departures()
+        assert [line.split(" of ")[0] for line in lines] == expected, lines
+        assert all(c.params.get("think_scale") == (0.25 if quick else None) for b in blocks for c in b.cases)

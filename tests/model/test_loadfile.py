@@ -57,6 +57,23 @@ def test_phases_and_think_forms(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("think", "scaled"),
+    [
+        ("{exponential: 5s}", {"kind": "exponential", "mean_us": 1_250_000}),
+        ("{uniform: [1s, 3s]}", {"kind": "uniform", "min_us": 250_000, "max_us": 750_000}),
+        ("2s", {"kind": "fixed", "mean_us": 500_000}),
+    ],
+)
+def test_think_scale_shortens_every_think_time(tmp_path: Path, think: str, scaled: dict[str, object]) -> None:
+    """A quick variant's `think_scale: 0.25` (an override of the file's top level) scales each form."""
+    path = write(tmp_path, GOOD.replace("{exponential: 5s}", think))
+    plan = load(path, {"think_scale": 0.25}).to_plan("http://x/").engine_json()
+    assert plan["sessions"]["types"][0]["think"] == scaled
+    with pytest.raises(GauntletError, match="think_scale"):
+        load(path, {"think_scale": 0})
+
+
+@pytest.mark.parametrize(
     ("change", "line", "field", "message"),
     [
         (("    weight: 2\n", "    weight: 2\n    colour: red\n"), 4, "sessions.0.colour", "Extra inputs are not permitted"),

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gauntlet.report.points import grid_points
-from gauntlet.report.specweb import pages_of, per_page, specweb_table
+from gauntlet.analysis.qos import pages_of
+from gauntlet.report.specweb import per_page, specweb_table
 from gauntlet.store import Store
 from tests.report.test_summary import summary_text
 

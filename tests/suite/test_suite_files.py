@@ -213,7 +213,7 @@ def test_every_quick_case_is_bounded_by_at_least_2_s(name: str) -> None:
             plan = case.plan
         else:
             assert case.sessions is not None
-            plan = case.sessions.load.to_plan("http://127.0.0.1:1/")
+            plan = case.sessions.load.to_plan("http://127.0.0.1:1/", "https://127.0.0.1:2/")
         assert plan.requests is None, f"{case.group} is bounded by a count"
         # Arrival phases bound a sessions plan by their durations, not by duration_us.
         phases = plan.sessions.phases if plan.sessions is not None else None

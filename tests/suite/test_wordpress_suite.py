@@ -62,12 +62,12 @@ def test_a_level_scales_every_phase_by_the_busiest_one() -> None:
 
 
 def test_capacity_over_phases_probes_the_peak_rate(builtin_server: ServerInstance, tmp_path: Path) -> None:
-    """Two probes against the built-in server: every probe's plan carries the phases scaled by its
-    level, and each is judged phase by phase."""
+    """Two probes against the built-in server, the second at the ceiling (max_users): every probe's
+    plan carries the phases scaled by its level, and each is judged phase by phase."""
     load = tmp_path / "phases.yaml"
     load.write_text(
         "sessions: [{name: r, think: 100ms, pages: [{name: home, path: /webtest.html}, {name: post, path: /image_small.gif}]}]\n"
-        "phases: [{users_per_s: 5, duration: 1s}, {users_per_s: 20, duration: 1s}]\n"
+        "phases: [{users_per_s: 5, duration: 1s}, {users_per_s: 20, duration: 1s}]\nmax_users: 40\n"
     )
     out = tmp_path / "capacity.json"
     done = run_cli("capacity", load, builtin_server.url, "--start", "20", "--max-probes", "2", "--json", out, timeout_s=60)
@@ -79,4 +79,4 @@ def test_capacity_over_phases_probes_the_peak_rate(builtin_server: ServerInstanc
         assert [p["users_per_s"] for p in phases] == [probe["peak_users_per_s"] / 4, probe["peak_users_per_s"]]
         assert probe["valid"] and all(p["users_arrived"] > 0 for p in phases)
     assert answer["capacity"] == {"peak_users_per_s": 40, "first_invalid": None}
-    assert "new users/s at the peak" in done.stdout
+    assert "new users/s at the peak" in done.stdout and "max_users held" in " ".join(done.stdout.split())

@@ -1,7 +1,7 @@
 """What bounded a result: client-bound, server-cpu-bound, bandwidth-bound, error-bound,
-rate-not-held, and for a run that ended no request at all listen-backlog-full or server-stalled
-(docs/metrics.md, "Bottlenecks", defines each). Pure functions of the run result and
-of what the CPUs did meanwhile; every label comes with the figures that justify it."""
+rate-not-held, and for a run that ended no request at all listen-backlog-full or server-stalled;
+machine-busy beside any of them (docs/metrics.md, "Bottlenecks", defines each). Pure functions of
+the run result and of what the CPUs did meanwhile; every label comes with the figures that justify it."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from gauntlet.analysis.machine import MACHINE_BUSY, MachineUse, busy_reason, machine_figures
 from gauntlet.units import format_count, format_duration_us
 
 CLIENT_BOUND = "client-bound"
@@ -66,6 +67,8 @@ class Context:
     #: The declared link speed (--link); None on loopback.
     link_bits_per_s: float | None = None
     error_share_limit: float = DEFAULT_ERROR_SHARE
+    #: Every CPU's busy time over the window (None: not read); judged only with a watched server.
+    machine: MachineUse | None = None
 
 
 @dataclass(frozen=True)
@@ -199,11 +202,17 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
         sent, offered = format_count(schedule["achieved_rate_per_s"]), format_count(schedule["offered_rate_per_s"])
         lag = format_duration_us(schedule["send_lag_us"]["p99"])
         reasons[RATE_NOT_HELD] = f"sent {sent}/s of the {offered}/s offered, send lag p99 {lag}"
-    order: tuple[str, ...] = (CLIENT_BOUND, SERVER_CPU_BOUND, BANDWIDTH_BOUND, ERROR_BOUND, RATE_NOT_HELD)
+    machine = None
+    if context.machine is not None and context.server is not None:
+        machine = machine_figures(context.machine, context.server.cpu_s, window_s)
+        if machine["busy"]:
+            reasons[MACHINE_BUSY] = busy_reason(machine)
+    order: tuple[str, ...] = (CLIENT_BOUND, SERVER_CPU_BOUND, BANDWIDTH_BOUND, ERROR_BOUND, RATE_NOT_HELD, MACHINE_BUSY)
     if (stuck_at := stuck(result)) is not None:
-        # Nothing ended: what the CPUs did says nothing of a throughput of zero.
-        reasons = dict([stuck_at])
-        order = (stuck_at[0],)
+        # Nothing ended: what the CPUs did says nothing of a throughput of zero (the machine's
+        # other work still says what else ran).
+        reasons = dict([stuck_at]) | {label: reasons[label] for label in (MACHINE_BUSY,) if label in reasons}
+        order = (stuck_at[0], MACHINE_BUSY)
     return {
         "labels": [label for label in order if label in reasons],
         "reasons": reasons,
@@ -217,6 +226,7 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
         "link_bits_per_s": context.link_bits_per_s,
         "bandwidth_ceiling_per_s": ceiling,
         "rate_held": held,
+        "machine": machine,
     }
 
 

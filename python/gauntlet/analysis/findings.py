@@ -158,7 +158,7 @@ def _order(claim: OrderClaim, cases: list[MeasuredCase], floors: Floors) -> Judg
             words.append(f"{better} {_ratio_text(ratio)} {worse}" + (f" ({where})" if where else ""))
     if not signs:
         return _not_measured(claim, cases, claim.by, ranked)
-    return Judged(claim, _overall(signs), "; ".join(words))
+    return Judged(claim, _overall(signs), f"{claim.figure}: " + "; ".join(words))
 
 
 def _ratio(claim: RatioClaim, cases: list[MeasuredCase], floors: Floors) -> Judged:
@@ -184,7 +184,7 @@ def _ratio(claim: RatioClaim, cases: list[MeasuredCase], floors: Floors) -> Judg
         words.append(_ratio_text(ratio) + (f" ({where})" if where else ""))
     if not signs:
         return _not_measured(claim, cases, claim.by, set(sides))
-    return Judged(claim, _overall(signs), "; ".join(words))
+    return Judged(claim, _overall(signs), f"{claim.figure}: " + "; ".join(words))
 
 
 def _figure_ratio(top: list[MeasuredCase], bottom: list[MeasuredCase], figure: str) -> stats.Estimate | None:

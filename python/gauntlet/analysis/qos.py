@@ -51,3 +51,9 @@ def _judge(
         valid = count > 0 and good >= good_share and good_or_tolerable >= good_or_tolerable_share
         pages.append(PageVerdict(name, count, good, good_or_tolerable, valid, page.get("invalid", 0)))
     return all(p.valid for p in pages), tuple(pages)
+
+
+def pages_of(result: dict[str, Any]) -> int:
+    """The pages measured in a sessions result, every page type together (a page: its main
+    request and its embedded resources)."""
+    return sum(page["count"] for page in result["sessions"]["pages"].values())

@@ -16,10 +16,11 @@ from gauntlet import host
 from gauntlet.cli.load_options import sessions_http2_fields
 from gauntlet.bounds import PROBES, USERS
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, bounded, store_path
-from gauntlet.cli.run import DEFAULT_PATH, EXIT_INTERRUPTED, ServerOption, WorkersOption, announce_stored, server_spec, target_url, write_json
+from gauntlet.cli.run import (
+    DEFAULT_PATH, EXIT_INTERRUPTED, ServerOption, WorkersOption, announce_stored, server_spec, https_url_of, sized_for, target_url, write_json,
+)
 from gauntlet.plan import DEFAULT_THREADS
 from gauntlet.report.output import console
-from gauntlet.servers.sizing import for_connections
 
 if TYPE_CHECKING:
     from gauntlet.analysis.capacity import Capacity
@@ -35,7 +36,9 @@ def capacity_command(
     start: Annotated[
         int, bounded(USERS, "--start", help="The first number of sessions (with phases: peak users/s) tried")
     ] = 10,
-    max_probes: Annotated[int, bounded(PROBES, "--max-probes", help="At most this many measurements")] = 10,
+    max_probes: Annotated[
+        int, bounded(PROBES, "--max-probes", help="At most this many measurements once a level has failed (the growth to it is never cut short)")
+    ] = 10,
     json_path: Annotated[Path | None, typer.Option("--json", help="Every probe's result and the answer")] = None,
     http2: Http2Option = False,
     streams: StreamsOption = None,
@@ -72,13 +75,12 @@ def capacity_command(
     options = {"load": str(load_path), "load_file": load.model_dump(mode="json"), "start": start, "max_probes": max_probes,
                **protocol}
     spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, DEFAULT_THREADS, http2=http2)
-    if spec is not None:
-        spec = for_connections(spec, capacity.most_connections(load, start, max_probes))
+    spec = sized_for(spec, load, capacity.most_connections(load))
     stored = StoredRun(store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes)
     with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec, http2=http2) as target:
 
         def probe(level: int) -> bool:
-            plan = load.at_level(level).to_plan(target.url).model_copy(update=protocol)
+            plan = load.at_level(level).to_plan(target.url, https_url_of(target.server)).model_copy(update=protocol)
             with ProgressLine(err, None, load.measure) as progress:
                 measured = measure_run(plan, target.server, DEFAULT_SETTINGS, progress.update, run_plan)
             measured.result["qos"] = qos_summary(load, measured.result)
@@ -93,7 +95,7 @@ def capacity_command(
             return verdict.valid
 
         try:
-            found = capacity.search(probe, start, max_probes)
+            found = capacity.search(probe, start, max_probes, capacity.ceiling(load))
         except Interrupted:
             stored.status = "interrupted"
         else:

@@ -19,13 +19,10 @@ def findings_command(
 ) -> int:
     """Each claim of the study's paper, the paper's figure, the measured value with its interval, and
     the verdict: holds, does not hold, inconclusive, not measured (and why)."""
-    from gauntlet.analysis.findings import judge
-    from gauntlet.analysis.verdict import default_floor
     from gauntlet.errors import GauntletError
-    from gauntlet.report.findings import findings_json, findings_table, tally
+    from gauntlet.report.findings import findings_json, findings_table, judged_run, tally
     from gauntlet.report.tables import rich_table
     from gauntlet.store import Store
-    from gauntlet.suite.load import run_claims
 
     with Store.open_read_only(db) as store:
         run_row = store.run(run)
@@ -34,10 +31,7 @@ def findings_command(
                 f"run {run} is a `gauntlet {run_row.command}`, not a study suite",
                 "Give the id of a `gauntlet suite run` (gauntlet report --list shows them)",
             )
-        cases = store.cases([run])
-        measured_floors = store.noise_floors()
-    claims, origin = run_claims(run_row.suite, run_row.suite_text)
-    judged = judge(claims, cases, lambda figure: measured_floors.get(figure) or default_floor(figure))
+        judged, origin = judged_run(run_row, store.cases([run]), store.noise_floors())
     out = console()
     if as_json:
         out.print_json(json.dumps(findings_json(judged, origin)))

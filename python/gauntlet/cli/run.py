@@ -39,6 +39,7 @@ from gauntlet.servers.spec import ServerSpec
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
 
 if TYPE_CHECKING:
+    from gauntlet.model.loadfile import LoadFile
     from gauntlet.servers.base import ServerInstance
 
 DEFAULT_PATH = "/webtest.html"
@@ -116,6 +117,20 @@ def announce_stored(console: Console, stored: StoredRun, db: Path | None) -> Non
         )
 
 
+def sized_for(spec: ServerSpec | None, load: LoadFile, connections: int) -> ServerSpec | None:
+    """The server a load file's sessions need: room for `connections`, and a second, HTTPS port
+    when some pages are `scheme: https` and the server is not over TLS."""
+    if spec is None:
+        return None
+    if load.uses_https and not spec.tls:
+        spec = spec.with_(also_https=True)
+    return for_connections(spec, connections)
+
+
+def https_url_of(server: ServerInstance | None) -> str | None:
+    return None if server is None else server.https_url
+
+
 def run_sessions(
     load_path: Path, url: str | None, spec: ServerSpec | None, json_path: Path | None, db: Path | None,
     run_plan: engine.Runner, protocol: dict[str, Any],
@@ -127,8 +142,7 @@ def run_sessions(
     from gauntlet.report.sessions import print_sessions
 
     load = loadfile.load(load_path)
-    if spec is not None:
-        spec = for_connections(spec, load.to_plan("").all_connections())
+    spec = sized_for(spec, load, load.to_plan("").all_connections())
     out, err = console(), console(stderr=True)
     results: list[dict[str, Any]] = []
     valid = True
@@ -137,7 +151,7 @@ def run_sessions(
     with StoredRun(db, "run", options, environment, load.iterations) as stored, target_url(
         url, DEFAULT_THREADS, err, spec, http2=bool(protocol)
     ) as target:
-        plan = load.to_plan(target.url).model_copy(update=protocol)
+        plan = load.to_plan(target.url, https_url_of(target.server)).model_copy(update=protocol)
         params = command_params("run", url, spec, "/", plan) | {"load": load_path.name}
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
@@ -333,7 +347,11 @@ def run_command(
         print_agents(out, repeats.median().result)
     if len(repeats.measurements) > 1:
         out.print("[dim]the repeat shown is the median by requests/s[/dim]")
-        out.print(estimates_table(repeats.to_json()["estimates"], len(repeats.measurements)))
+        from gauntlet.report.verdicts import repeat_verdict  # the store and the report's views, only here
+
+        estimates = repeats.to_json()["estimates"]
+        out.print(estimates_table(estimates, len(repeats.measurements)))
+        out.print(Text(repeat_verdict(estimates, repeats.results)))
     if repeats.interrupted:
         err.print("[yellow]interrupted: the figures cover what was measured until it was stopped[/yellow]")
         return EXIT_INTERRUPTED

@@ -137,6 +137,8 @@ def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: 
         which = " (quick)" if prepared.options["quick"] else " (full)" if prepared.options.get("full") else ""
         where = f"stored in {db}" if stored else "not stored (--no-store)"
         err.print(f"run {run_id}: {prepared.loaded.suite.name}{which}, {total} cases on {', '.join(prepared.kinds)}, {where}")
+        for line in prepared.agenda.departures():
+            err.print(f"[yellow]{escape(line)}[/yellow]")
         status = "failed"
         try:
             with SuiteProgress(err, total) as display, load_runner(agents, scheduler) as run_plan:

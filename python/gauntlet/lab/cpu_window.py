@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import Any, Self
 import psutil
 
 from gauntlet.analysis.bottleneck import CpuUse
+from gauntlet.analysis.machine import MachineUse
 from gauntlet.host import allowed_cpus, cpu_quota_cores
 from gauntlet.monitor.sampler import PROC_SOURCE, ServerTotals
 
@@ -55,9 +57,22 @@ def idle_s_by_cpu() -> dict[int, float]:
     return {cpu: times.idle + getattr(times, "iowait", 0.0) for cpu, times in enumerate(psutil.cpu_times(percpu=True))}
 
 
+def busy_s() -> float:
+    """Seconds every CPU together has been busy since boot: user, nice, system and steal (irq and
+    softirq are left to the traffic that caused them; guest time is inside user)."""
+    times = psutil.cpu_times()
+    return float(times.user + times.nice + times.system + getattr(times, "steal", 0.0))
+
+
+def own_cpu_s() -> float:
+    """This process's CPU and that of the children it has reaped."""
+    usages = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(usage.ru_utime + usage.ru_stime for usage in usages)
+
+
 class CpuWindow:
-    """`with CpuWindow(server_pids) as window: <load>`; then `window.server_use()` and
-    `window.idle_s_by_cpu`. `server_pids` lists the server's processes at the time it is called
+    """`with CpuWindow(server_pids) as window: <load>`; then `window.server_use()`,
+    `window.idle_s_by_cpu` and `window.machine`. `server_pids` lists the server's processes at the time it is called
     (None: Gauntlet did not start the server, and only the CPUs' idle time is read)."""
 
     def __init__(self, server_pids: Callable[[], list[int]] | None) -> None:
@@ -65,6 +80,8 @@ class CpuWindow:
         self._before: dict[int, ThreadTime] = {}
         self._after: dict[int, ThreadTime] = {}
         self._idle_before: dict[int, float] = {}
+        self._busy_before_s = self._own_before_s = 0.0
+        self.machine: MachineUse | None = None
         self._began_s = 0.0
         self._cpus: frozenset[int] = frozenset()
         self._quota_cores: float | None = None
@@ -83,10 +100,12 @@ class CpuWindow:
             self._quota_cores = cpu_quota_cores(pids[0]) if pids else None
             self._before = thread_times(pids)
         self._idle_before = idle_s_by_cpu()
+        self._busy_before_s, self._own_before_s = busy_s(), own_cpu_s()
         self._began_s = time.monotonic()
 
     def __exit__(self, *exc: object) -> None:
         self.window_s = time.monotonic() - self._began_s
+        self.machine = MachineUse(busy_s() - self._busy_before_s, own_cpu_s() - self._own_before_s, psutil.cpu_count() or 1)
         idle_after = idle_s_by_cpu()
         self.idle_s_by_cpu = {
             cpu: idle_after[cpu] - before for cpu, before in self._idle_before.items() if cpu in idle_after

@@ -84,16 +84,27 @@ class Repeats:
     def results(self) -> list[dict[str, Any]]:
         return [m.result for m in self.measurements]
 
+    def _counted(self) -> list[int]:
+        """The repeats a headline counts: all but the errors (a server that exited, no request
+        ended), unless every one is an error."""
+        ok = [i for i, m in enumerate(self.measurements) if m.error is None]
+        return ok or list(range(len(self.measurements)))
+
+    def median_index(self) -> int:
+        """The repeat whose requests/s is the median of those counted: the one shown in full."""
+        counted = self._counted()
+        return counted[median_index([self.measurements[i].result for i in counted])]
+
     def median(self) -> Measurement:
-        """The repeat whose requests/s is the median: the one shown in full."""
-        return self.measurements[median_index(self.results)]
+        return self.measurements[self.median_index()]
 
     def to_json(self) -> dict[str, Any]:
-        """Every repeat, each headline figure's estimate with its interval, and which repeat is the median."""
-        results = self.results
+        """Every repeat, each headline figure's estimate with its interval (errors left out), and
+        which repeat is the median."""
+        counted = [self.measurements[i].result for i in self._counted()]
         return {
-            "repeats": results, "estimates": estimates_json(headline_estimates(results)),
-            "median_repeat": median_index(results) if results else None,
+            "repeats": self.results, "estimates": estimates_json(headline_estimates(counted)),
+            "median_repeat": self.median_index() if self.measurements else None,
         }
 
 
@@ -187,6 +198,7 @@ def measure_run(
         server=with_cgroup_cpu(window.server_use(), totals, window.window_s),
         link_bits_per_s=settings.link_bits_per_s,
         error_share_limit=settings.error_share_limit,
+        machine=window.machine,
     )
     result["bottleneck"] = assess(result, context)
     result["invariants"] = check_all(result, os.cpu_count() or 1, logged.since_mark(result))

@@ -17,6 +17,7 @@ from gauntlet.analysis import capacity, qos
 from gauntlet.errors import GauntletError
 from gauntlet.lab.case import measure, now_ms
 from gauntlet.lab.stored import running_version
+from gauntlet.lab.warm_up import WarmUp, WarmUpInterrupted
 from gauntlet.model.case import Case
 from gauntlet.model.loadfile import LoadFile
 from gauntlet.model.record import CaseRecord, case_key
@@ -73,8 +74,9 @@ class Agenda:
     done: dict[tuple[str, int], bool | None] = field(default_factory=dict)
 
     def search_capacity(self, case: Case, probe: Any) -> capacity.Capacity:
-        assert case.sessions is not None and case.sessions.capacity_start is not None
-        return capacity.search(probe, case.sessions.capacity_start, case.sessions.capacity_max_probes)
+        sessions = case.sessions
+        assert sessions is not None and sessions.capacity_start is not None
+        return capacity.search(probe, sessions.capacity_start, sessions.capacity_max_probes, capacity.ceiling(sessions.load))
 
     def stored_verdict(self, case: Case, repeat: int, users: int) -> bool:
         key = (case_key(probe_params(case, users)), repeat)
@@ -93,6 +95,15 @@ class Agenda:
 
     def pending(self, block: Block, repeat: int) -> list[Case]:
         return [case for case in block.cases if not self.is_done(case, repeat)]
+
+    def departures(self) -> list[str]:
+        """What this variant changes in its load files that changes what a capacity means: think
+        times scaled (a quick variant trades them for length), one line per scale."""
+        scales = sorted({c.sessions.load.think_scale for b in self.blocks for c in b.cases if c.sessions is not None} - {1.0})
+        return [
+            f"think times x{scale:g} of the load files' (think_scale): capacities are in users of this shorter think time"
+            for scale in scales
+        ]
 
     def total(self) -> int:
         """Cases still to measure (a capacity search counts as one)."""
@@ -161,18 +172,26 @@ class SuiteRunner:
             started = now_ms()
             self._sink.case_done(CaseRecord(case.params, repeat, version, error=server, started_unix_ms=started, ended_unix_ms=started))
         elif case.sessions is not None and case.sessions.capacity_start is not None:
-            self._agenda.search_capacity(case, lambda users: self._probe(case, repeat, server, version, users))
+            warm_up = WarmUp(case, server, probe_params(case, case.sessions.capacity_start))
+            self._agenda.search_capacity(case, lambda users: self._probe(case, repeat, server, version, users, warm_up))
         else:
             self._measure(case, case.params, repeat, server, version)
 
-    def _probe(self, case: Case, repeat: int, server: ServerInstance, version: str | None, users: int) -> bool:
+    def _probe(
+        self, case: Case, repeat: int, server: ServerInstance, version: str | None, users: int, warm_up: WarmUp
+    ) -> bool:
         with contextlib.suppress(_NotStored):
             return self._agenda.stored_verdict(case, repeat, users)
-        result = self._measure(case, probe_params(case, users), repeat, server, version)
+        try:
+            warmed = warm_up.once()
+        except WarmUpInterrupted:
+            raise Interrupted from None
+        result = self._measure(case, probe_params(case, users), repeat, server, version, warmed)
         return result is not None and bool(result["qos"]["valid"])
 
     def _measure(
-        self, case: Case, params: dict[str, Any], repeat: int, server: ServerInstance, version: str | None
+        self, case: Case, params: dict[str, Any], repeat: int, server: ServerInstance, version: str | None,
+        warm_up: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
         self._sink.case_started(params, repeat)
         base_url = server.url.rstrip("/")
@@ -180,7 +199,7 @@ class SuiteRunner:
             plan = case.plan.at(base_url + case.path)
         else:
             assert case.sessions is not None
-            plan = case.sessions.plan(params, base_url + "/")
+            plan = case.sessions.plan(params, base_url + "/", server.https_url)
         measured = measure(
             plan, server, params, server_version=running_version(server) or version, repeat=repeat, run_plan=self._run_plan,
             on_progress=self._sink.progress,
@@ -188,6 +207,8 @@ class SuiteRunner:
         record = measured.record
         if case.sessions is not None and record.result is not None:
             record.result["qos"] = qos_summary(case.sessions.load, record.result)
+            if warm_up is not None:
+                record.result["warm_up"] = warm_up
         self._sink.case_done(record)
         if measured.interrupted:
             raise Interrupted

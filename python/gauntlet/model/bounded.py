@@ -10,8 +10,8 @@ from pydantic import BeforeValidator
 
 from gauntlet.bounds import (
     ARRIVAL_RATE, CALLS_PER_CONNECTION, CONNECTIONS, DOWNLOAD_RATE, DURATION, IDLE, IDLE_SEND_INTERVAL, KEEPALIVE_REQUESTS,
-    KEEPALIVE_TIMEOUT_S, PROBES, QOS_TIME, RATE, REPEATS, REQUESTS, RESTART_EVERY, SEED, SHARE, STREAMS, THREADS, TIMEOUT,
-    USERS, WARMUP, WEIGHT, WORKERS,
+    KEEPALIVE_TIMEOUT_S, PROBES, QOS_TIME, RATE, REPEATS, REQUESTS, RESTART_EVERY, SEED, SHARE, STREAMS, THINK_SCALE, THREADS,
+    TIMEOUT, USERS, WARMUP, WEIGHT, WORKERS,
 )
 
 Duration = Annotated[int, BeforeValidator(DURATION.from_file)]
@@ -31,6 +31,7 @@ ArrivalRate = Annotated[float, BeforeValidator(ARRIVAL_RATE.from_file)]
 DownloadRate = Annotated[float, BeforeValidator(DOWNLOAD_RATE.from_file)]
 Share = Annotated[float, BeforeValidator(SHARE.from_file)]
 Weight = Annotated[float, BeforeValidator(WEIGHT.from_file)]
+ThinkScale = Annotated[float, BeforeValidator(THINK_SCALE.from_file)]
 Seed = Annotated[int, BeforeValidator(SEED.from_file)]
 Repeats = Annotated[int, BeforeValidator(REPEATS.from_file)]
 RestartEvery = Annotated[int, BeforeValidator(RESTART_EVERY.from_file)]

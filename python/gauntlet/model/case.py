@@ -22,11 +22,15 @@ class Sessions:
     users: int | None = None
     capacity_start: int | None = None
     capacity_max_probes: int = 8
+    #: A run at the start level before a search's first probe on a freshly started server, so that
+    #: compilation and JIT happen before measuring (0: none).
+    capacity_warm_up_us: int = 0
 
-    def plan(self, params: dict[str, Any], url: str) -> Plan:
-        """The engine plan of the case (or capacity probe) with these params (its level, its HTTP version)."""
+    def plan(self, params: dict[str, Any], url: str, https_url: str | None = None) -> Plan:
+        """The engine plan of the case (or capacity probe) with these params (its level, its HTTP
+        version); `https_url`: where its `scheme: https` pages go, when not to `url`."""
         level = params.get(self.load.level_name)
-        plan = (self.load if level is None else self.load.at_level(level)).to_plan(url)
+        plan = (self.load if level is None else self.load.at_level(level)).to_plan(url, https_url)
         return plan.model_copy(update={"http_version": params["http_version"]}) if "http_version" in params else plan
 
 
@@ -47,7 +51,8 @@ def server_params(spec: ServerSpec, keepalive: bool) -> dict[str, Any]:
     """The server's part of a case's params, in the store's words; `keepalive` is the case's (the
     client's), which a server without a switch for it does not show in its spec."""
     params = {("server" if name == "kind" else name): value for name, value in spec.params().items()}
-    params["protocol"] = "https" if params.pop("tls", False) else "http"
+    also_https = params.pop("also_https", False)
+    params["protocol"] = "https" if params.pop("tls", False) else ("http+https" if also_https else "http")
     params.pop("http2", None)  # the load's http_version says it
     params["keepalive"] = keepalive
     return params

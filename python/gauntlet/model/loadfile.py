@@ -13,7 +13,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from gauntlet.errors import GauntletError
 from gauntlet.plan import DEFAULT_THREADS, ArrivalPhase, Page, Plan, QosThresholds, SessionsPlan, SessionType, Think
 from gauntlet.bounds import THINK
-from gauntlet.model.bounded import ArrivalRate, DownloadRate, Duration, QosTime, Repeats, Seed, Share, Users, Warmup, Weight
+from gauntlet.model.bounded import (
+    ArrivalRate, DownloadRate, Duration, QosTime, Repeats, Seed, Share, ThinkScale, Users, Warmup, Weight,
+)
 from gauntlet.yamlfile import printable, read_yaml, validate
 
 
@@ -119,6 +121,9 @@ class LoadFile(_Strict):
     measure: Duration | None = None
     ramp_down: Warmup = 0
     iterations: Repeats = 1
+    #: Every think time multiplied by this: a suite's quick variant shortens them (0.25: a quarter)
+    #: so that a capacity search finds its invalid level at fewer users, in fewer probes.
+    think_scale: ThinkScale = 1.0
     qos: QosSpec = QosSpec()
     seed: Seed = 1
 
@@ -160,18 +165,23 @@ class LoadFile(_Strict):
     def uses_https(self) -> bool:
         return any(page.scheme == "https" for session in self.sessions for page in session.pages)
 
-    def to_plan(self, url: str) -> Plan:
+    def _scaled(self, think: dict[str, Any]) -> Think:
+        """A session's think time, its durations multiplied by `think_scale`."""
+        return Think(**{name: round(value * self.think_scale) if name.endswith("_us") else value for name, value in think.items()})
+
+    def to_plan(self, url: str, https_url: str | None = None) -> Plan:
         """The engine plan: the sessions, the windows, and room for two connections per user and target.
 
-        A lab server listens on one scheme, so the https pages go to `url` itself, which must then
-        be https (the whole workload runs over TLS; docs/load-files.md)."""
+        The `scheme: https` pages go to `https_url` (a lab server's second, HTTPS port), else to
+        `url` itself, which must then be https (the whole workload over TLS; docs/load-files.md).
+        An empty `url` is a plan not yet aimed (sized, not run)."""
         qos = self.qos
-        https_url = None
-        if self.uses_https:
-            if not url.lower().startswith("https://"):
+        if self.uses_https and https_url is None:
+            if url and not url.lower().startswith("https://"):
                 raise GauntletError(
                     printable(f"the load has https pages but the target {url} is plain http"),
-                    "Serve it over TLS (tls: true, or an https:// URL): the lab's servers have one listener",
+                    "Serve it over TLS (tls: true, or an https:// URL), or from a server with an HTTPS port too "
+                    "(protocol: http+https)",
                 )
             https_url = url
         sessions = SessionsPlan(
@@ -179,7 +189,7 @@ class LoadFile(_Strict):
                 SessionType(
                     name=s.name,
                     weight=s.weight,
-                    think=Think(**s.think),
+                    think=self._scaled(s.think),
                     pages=[Page(**p.model_dump(exclude_none=True)) for p in s.pages],
                     start=s.start,
                     transitions=s.transitions,
@@ -197,11 +207,11 @@ class LoadFile(_Strict):
                 download_tolerable_bytes_per_s=qos.download_tolerable_bytes_per_s,
             ),
             seed=self.seed,
-            https_url=https_url,
+            https_url=(https_url or None) if self.uses_https else None,
         )
         return Plan(
             url=url,
-            connections=(4 if https_url else 2) * (self.users or self.max_users),
+            connections=(4 if self.uses_https else 2) * (self.users or self.max_users),
             threads=DEFAULT_THREADS,
             warmup_us=self.ramp_up + self.warm_up,
             duration_us=self.measure,

@@ -4,10 +4,39 @@ run measured, and the verdict (gauntlet.analysis.findings)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
-from gauntlet.analysis.findings import Judged
+from gauntlet.analysis.findings import Judged, judge
+from gauntlet.analysis.verdict import NoiseFloor, default_floor
+from gauntlet.errors import GauntletError
 from gauntlet.report.views import Column, Table
+from gauntlet.store import CaseRow, RunRow
+from gauntlet.suite.load import run_claims
+
+
+def judged_run(run: RunRow, cases: Sequence[CaseRow], floors: dict[str, NoiseFloor]) -> tuple[list[Judged], str]:
+    """A suite run's claims judged on its cases (the machine's measured noise floors where stored),
+    and where the claims came from; GauntletError when its suite states none."""
+    claims, origin = run_claims(run.suite, run.suite_text)
+    mine = [case for case in cases if case.run_id == run.run_id]
+    return judge(claims, mine, lambda figure: floors.get(figure) or default_floor(figure)), origin
+
+
+def study_findings(runs: Sequence[RunRow], cases: Sequence[CaseRow], floors: dict[str, NoiseFloor]) -> list[Table]:
+    """The findings table of every suite run whose study states claims (the report opens with them)."""
+    found = []
+    for run in runs:
+        if run.command != "suite":
+            continue
+        try:
+            judged, origin = judged_run(run, cases, floors)
+        except GauntletError:
+            continue
+        table = findings_table(judged, origin)
+        found.append(Table(f"findings-{run.run_id}", f"Findings: run {run.run_id}, {run.suite} ({tally(judged)})", table.note,
+                           table.columns, table.rows))
+    return found
 
 
 def findings_table(judged: list[Judged], origin: str) -> Table:
@@ -29,10 +58,14 @@ def findings_table(judged: list[Judged], origin: str) -> Table:
     return Table("findings", "Findings", note, columns, rows)
 
 
+#: Verdicts in the plural, for the tally.
+PLURAL = {"holds": "hold", "does not hold": "do not hold"}
+
+
 def tally(judged: list[Judged]) -> str:
     """'3 hold, 1 does not hold, 2 not measured'."""
     counts = Counter(item.verdict for item in judged)
-    return ", ".join(f"{count} {verdict if count == 1 or verdict != 'holds' else 'hold'}" for verdict, count in counts.items())
+    return ", ".join(f"{count} {verdict if count == 1 else PLURAL.get(verdict, verdict)}" for verdict, count in counts.items())
 
 
 def findings_json(judged: list[Judged], origin: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from gauntlet import __version__
 from gauntlet.report.charts import all_charts
+from gauntlet.report.findings import study_findings
 from gauntlet.report.output import write_atomically
 from gauntlet.report.phases import phase_views
 from gauntlet.report.points import grid_points
@@ -37,11 +38,13 @@ def plotly_js() -> str:
 
 def render(store: Store, run_ids: list[int]) -> str:
     runs = [store.run(run_id) for run_id in run_ids]
-    points = grid_points(store.cases(run_ids), by_run=len(run_ids) > 1)
+    cases = store.cases(run_ids)
+    points = grid_points(cases, by_run=len(run_ids) > 1)
     charts = [*all_charts(points), *phase_views(points)]
     return TEMPLATES.get_template("report.html.j2").render(
         title=f"Gauntlet report: {', '.join(f'run {r.run_id} ({r.suite})' for r in runs)}",
         run_lines=[run_line(run) for run in runs],
+        findings=study_findings(runs, cases, store.noise_floors()),
         verdicts=verdict_views(points, store.noise_floors()),
         charts=charts,
         figures={chart.chart_id: chart.figure for chart in charts},

@@ -69,11 +69,13 @@ def probe_line(level: int, result: dict[str, Any], verdict: Verdict, level_name:
 
 
 def capacity_line(capacity: Capacity, level_name: str = "users") -> str:
-    upper = "unbounded (no level failed)" if capacity.first_invalid is None else format_count(capacity.first_invalid)
+    upper = "unbounded (no level up to the ceiling failed)" if capacity.first_invalid is None else format_count(capacity.first_invalid)
     line = (
         f"capacity: {format_count(capacity.users)} {LEVEL_WORDS[level_name][1]}; the true capacity lies in "
         f"[{format_count(capacity.users)}, {upper}) after {len(capacity.probes)} probes"
     )
     if capacity.budget_spent:
         line += ". The probe budget ran out before the bracket closed: raise --max-probes"
+    if capacity.ceiling_reached:
+        line += ". Every level up to the load file's max_users held: raise max_users"
     return line

@@ -9,16 +9,12 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
+from gauntlet.analysis.qos import pages_of
 from gauntlet.report.points import GridPoint, point_names
 from gauntlet.report.views import Column, Table, qos_valid
 from gauntlet.units import format_count
 
 LEVEL = "users"
-
-
-def pages_of(result: dict[str, Any]) -> int:
-    """The pages measured in a sessions result, every page type together."""
-    return sum(page["count"] for page in result["sessions"]["pages"].values())
 
 
 def per_page(result: dict[str, Any]) -> tuple[float, float, float] | None:
@@ -37,7 +33,15 @@ def _sessions_results(point: GridPoint) -> list[dict[str, Any]]:
 
 
 def _figure(results: list[dict[str, Any]], index: int) -> str:
-    values = [figures[index] for figures in map(per_page, results) if figures is not None]
+    return _mean_text([figures[index] for figures in map(per_page, results) if figures is not None])
+
+
+def _warm_up_figure(results: list[dict[str, Any]]) -> str:
+    """The server's CPU ms per page over the search's warm-up runs (one per server started)."""
+    return _mean_text([r["warm_up"]["server_cpu_ms_per_page"] for r in results if (r.get("warm_up") or {}).get("server_cpu_ms_per_page")])
+
+
+def _mean_text(values: list[float]) -> str:
     if not values:
         return "-"
     mean = statistics.fmean(values)
@@ -64,14 +68,17 @@ def specweb_table(points: list[GridPoint]) -> Table:
             format_count(users) if valid else f"0 (invalid at {format_count(users)})",
             format_count(min(above)) if above else "none failed",
             format_count(sum(map(pages_of, results)) // len(results)),
+            _warm_up_figure([r for _, _, p in judged for r in _sessions_results(p)]),
             *(_figure(results, i) for i in range(3)),
         ])
     columns = (
         Column("configuration", False), Column("valid sessions"), Column("first invalid above", False),
-        Column("pages"), Column("server CPU ms/page"), Column("context switches/page"), Column("page faults/page"),
+        Column("pages"), Column("warm-up CPU ms/page"), Column("server CPU ms/page"), Column("context switches/page"),
+        Column("page faults/page"),
     )
     note = (
         "Valid: every page type met SPECweb2005's QoS (a page that failed its check is a FAIL). "
-        "Figures at the valid level shown, all the server's processes, means over the repeats (docs/reports.md)."
+        "Figures at the valid level shown, all the server's processes, means over the repeats; warm-up: the "
+        "server's CPU per page in the run before the first probe, cold (docs/reports.md)."
     )
     return Table("specweb", "Sessions that stayed valid, and the server's cost per page", note, columns, rows)

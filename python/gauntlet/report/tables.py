@@ -237,6 +237,9 @@ def bottleneck_lines(bottleneck: dict[str, Any]) -> list[str]:
     elif "bandwidth-bound" not in bottleneck["labels"]:
         link = format_link(bottleneck["link_bits_per_s"])
         lines.append(f"[dim]bandwidth ceiling: {format_count(ceiling)} requests/s on the {link} link[/dim]")
+    machine = bottleneck.get("machine")
+    if machine is not None and not machine["busy"]:
+        lines.append(f"[dim]other work: {machine['other_cpu_share']:.1%} of the machine's {machine['cores']} cores[/dim]")
     return lines
 
 
@@ -331,7 +334,8 @@ def case_line(record: CaseRecord) -> str:
     label = case_label(record.params, record.repeat)
     result = record.result
     if result is None or record.error is not None:
-        return f"{label}  [red]{record.error}[/red]" + (f"  [yellow]{', '.join(record.labels)}[/yellow]" if record.labels else "")
+        unnamed = [name for name in record.labels if name not in (record.error or "")]
+        return f"{label}  [red]{record.error}[/red]" + (f"  [yellow]{', '.join(unnamed)}[/yellow]" if unnamed else "")
     figures = (
         f"{format_count(result['requests_per_s'])} req/s  p99 {_latency_cell(result['latency_us'], 'p99')}  "
         f"{format_count(result['errors_total'])} errors"

@@ -9,6 +9,7 @@ load generator, and the sentence says so instead of crowning a server.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gauntlet.analysis.bottleneck import CLIENT_BOUND, SERVER_CPU_BOUND
 from gauntlet.analysis.stats import Estimate
@@ -31,49 +32,62 @@ def _label_words(labels: list[str]) -> str:
 
 
 def _shared_words(labels: list[str], count: int) -> str:
-    """What every contender was: 'both client-bound', 'all 3 server-CPU-bound', 'neither saturated'."""
+    """What every contender was: 'both client-bound', 'all 3 server-CPU-bound', 'neither saturated';
+    for one case alone, what it was."""
+    if count == 1:
+        return _label_words(labels)
     if not labels:
         return "neither saturated" if count == 2 else "none saturated"
     return f"{'both' if count == 2 else f'all {count}'} {_label_words(labels)}"
 
 
+def _client_limited(label_sets: list[list[str]]) -> bool:
+    return all(CLIENT_BOUND in labels and SERVER_CPU_BOUND not in labels for labels in label_sets)
+
+
 def client_limited(ranking: Ranking) -> bool:
     """Every contender client-bound and none server-CPU-bound: the load generator set the pace."""
-    return all(CLIENT_BOUND in _labels(c) and SERVER_CPU_BOUND not in _labels(c) for c in ranking.contenders)
+    return _client_limited([_labels(c) for c in ranking.contenders])
 
 
-def _costs(ranking: Ranking, side: str) -> str | None:
-    """'10 vs 27 µs/request' in rank order, None when a contender has no such figure."""
-    values = [c.point.figure(f"{side}_cpu_us_per_request") for c in ranking.contenders]
-    if any(v is None for v in values):
-        return None
-    return " vs ".join(format_per_request(v.point) for v in values if v is not None) + " µs/request"
+def _costs(values: list[float | None]) -> str | None:
+    """'10 vs 27 µs/request' in rank order, None when one has no such figure."""
+    present = [v for v in values if v is not None]
+    return None if len(present) < len(values) else " vs ".join(map(format_per_request, present)) + " µs/request"
 
 
-def reason(ranking: Ranking) -> str:
-    """Why the ranking came out so, in a phrase: the labels the contenders share (or each one's),
-    then the CPU per request that explains it."""
-    contenders = ranking.contenders
-    label_sets = [_labels(c) for c in contenders]
+def reason_words(names: list[str], label_sets: list[list[str]], client_us: list[float | None], server_us: list[float | None]) -> str:
+    """Why the figures came out so, in a phrase: the labels the cases share (or each one's), then
+    the CPU per request that explains it; the load generator's limit where every case was
+    client-bound and none server-CPU-bound."""
     if all(labels == label_sets[0] for labels in label_sets):
-        words = _shared_words(label_sets[0], len(contenders))
+        words = _shared_words(label_sets[0], len(names))
     else:
-        words = ", ".join(f"{c.name} {_label_words(labels)}" for c, labels in zip(contenders, label_sets, strict=True))
-    if client_limited(ranking):
-        client = _costs(ranking, "client")
-        return f"{words}: the load generator's limit, not the servers'" + (f" (client {client})" if client else "")
-    server = _costs(ranking, "server")
+        words = ", ".join(f"{name} {_label_words(labels)}" for name, labels in zip(names, label_sets, strict=True))
+    if _client_limited(label_sets):
+        client = _costs(client_us)
+        servers = "the servers'" if len(names) > 1 else "the server's"
+        return f"{words}: the load generator's limit, not {servers}" + (f" (client {client})" if client else "")
+    server = _costs(server_us)
     return f"{words}: {server} of server CPU" if server else words
 
 
-def _ratio_text(ratio: float) -> str:
-    return f"{ratio:.2f}" if ratio < 2 else f"{ratio:.1f}"
+def reason(ranking: Ranking) -> str:
+    """Why the ranking came out so (reason_words of its contenders, in rank order)."""
+    contenders = ranking.contenders
+
+    def costs(side: str) -> list[float | None]:
+        return [None if (e := c.point.figure(f"{side}_cpu_us_per_request")) is None else e.point for c in contenders]
+
+    return reason_words([c.name for c in contenders], [_labels(c) for c in contenders], costs("client"), costs("server"))
 
 
 def ratio_words(ratio: Estimate, between: str) -> str:
-    """'2.6x nginx [2.4-2.8]' (`between` after the 'x'), without the brackets when there is no interval."""
-    interval = f" [{_ratio_text(ratio.low)}-{_ratio_text(ratio.high)}]" if ratio.has_interval else ""
-    return f"{_ratio_text(ratio.point)}x {between}{interval}"
+    """'2.6x nginx [2.4-2.8]' (`between` after the 'x'), without the brackets when there is no
+    interval; two decimals below 2x, one from there, the interval as the point."""
+    digits = 2 if ratio.point < 2 else 1
+    interval = f" [{ratio.low:.{digits}f}-{ratio.high:.{digits}f}]" if ratio.has_interval else ""
+    return f"{ratio.point:.{digits}f}x {between}{interval}"
 
 
 def _undetected(verdict: Verdict | None) -> str:
@@ -167,3 +181,18 @@ def verdicts_table(points: list[GridPoint], floors: dict[str, NoiseFloor] | None
         "each ratio with its 95 % interval, and 'no difference detected' where it is within the interval or the noise floor."
     )
     return Table("verdicts", "Verdict", note, columns, rows)
+
+
+def repeat_verdict(estimates: dict[str, dict[str, Any]], results: list[dict[str, Any]]) -> str:
+    """The verdict of one case measured several times (`gauntlet run --repeat`): its requests/s with
+    the interval (repeats_json's `estimates`), and why, from every repeat's bottleneck labels."""
+    rate = estimates["requests_per_s"]
+    interval = f" [{format_count(rate['low'])}-{format_count(rate['high'])}]" if rate["low"] != rate["high"] else ""
+    labels = sorted({label for result in results for label in (result.get("bottleneck") or {}).get("labels", [])})
+
+    def cost(side: str) -> float | None:
+        found = estimates.get(f"{side}_cpu_us_per_request")
+        return None if found is None else float(found["point"])
+
+    why = reason_words(["the case"], [labels], [cost("client")], [cost("server")])
+    return f"verdict: {format_count(rate['point'])} requests/s{interval} over {len(results)} repeats; {why}"

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from gauntlet.analysis.machine import BUSY_SHARE
 from gauntlet.analysis.invariants import breach_reasons
 from gauntlet.analysis.qos import verdict
 from gauntlet.report.phases import by_load, first_phased
@@ -106,12 +107,13 @@ def cases_table(points: list[GridPoint]) -> Table:
             _failed_share(point),
             _or_dash(point.figure("client_cpu_us_per_request"), format_per_request),
             _or_dash(point.figure("server_cpu_us_per_request"), format_per_request),
+            _or_dash(point.figure("machine_other_cpu_share"), lambda share: f"{share:.1%}"),
             ", ".join(point.labels),
         ])
     columns, rows = _without_empty(
         (
             *leading, Column("repeats"), Column("req/s"), Column("95 %"), Column("p50"), Column("p99"),
-            Column("failed"), Column("client µs"), Column("server µs"), Column("bottleneck", False),
+            Column("failed"), Column("client µs"), Column("server µs"), Column("other CPU"), Column("bottleneck", False),
         ),
         rows,
         {"repeats", "95 %", "bottleneck"},
@@ -119,7 +121,8 @@ def cases_table(points: list[GridPoint]) -> Table:
     note = (
         "Medians over the repeats; 95 %: the interval of requests/s (docs/metrics.md); p50 and p99 from the repeats' "
         "histograms merged (n too small: p99 needs 1,000 responses); failed: the share of requests that ended in an "
-        "error; CPU in µs per request."
+        "error; CPU in µs per request; other CPU: the machine's cores used by neither client nor server while "
+        f"measured (machine-busy past {BUSY_SHARE:.0%})."
     )
     return Table("cases", "Cases", note, columns, rows)
 

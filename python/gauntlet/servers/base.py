@@ -68,11 +68,14 @@ class ServerInstance:
         flush_access_log: Callable[[ServerInstance], None] | None = None,
         preface_log_marker: bytes | None = None,
         holders: int | None = 1,
+        https_port: int | None = None,
     ) -> None:
         self.kind = kind
         self.host = host
         self.scheme = scheme
         self.port = port
+        #: The second, HTTPS port of a server that also serves HTTPS (`spec.also_https`).
+        self.https_port = https_port
         self.workdir = premises.workdir
         #: Every config Gauntlet rendered for it (the server's, then its backend pool's).
         self.config_text = config_text
@@ -107,13 +110,19 @@ class ServerInstance:
         return f"{self.scheme}://{self.host}:{self.port}/"
 
     @property
+    def https_url(self) -> str | None:
+        """The second port's URL, where `scheme: https` pages go (None: one scheme only)."""
+        return None if self.https_port is None else f"https://{self.host}:{self.https_port}/"
+
+    @property
     def main_pid(self) -> int:
         return self._proc.pid
 
     @property
     def ports(self) -> list[int]:
         """Every loopback port it listens on: the server's, and its backend's when on TCP."""
-        return [self.port, *(b.port for b in self.backends if b.port is not None)]
+        https = [] if self.https_port is None else [self.https_port]
+        return [self.port, *https, *(b.port for b in self.backends if b.port is not None)]
 
     def identity_text(self) -> str:
         """The rendered config with what differs between two starts of the same setup put as
@@ -142,6 +151,7 @@ class ServerInstance:
             "backend": self.spec.backend,
             "backend_version": self.backend_version,
             "tls": self.scheme == "https",
+            "also_https": self.https_port is not None,
             "config_sha256": hashlib.sha256(self.identity_text().encode()).hexdigest(),
             "config_bytes": len(config),
         }

@@ -74,6 +74,7 @@ class Launch:
 class _Spawned:
     proc: subprocess.Popen[bytes]
     port: int
+    https_port: int | None
     config_text: str
     backend: PreparedBackend | None
     app: PreparedApp | None = None
@@ -110,6 +111,7 @@ def launch(setup: Launch) -> ServerInstance:
         flush_access_log=setup.flush_access_log,
         preface_log_marker=setup.preface_log_marker,
         holders=setup.holders,
+        https_port=spawned.https_port,
     )
     try:
         log_path = workdir / ERROR_LOG
@@ -124,6 +126,11 @@ def launch(setup: Launch) -> ServerInstance:
             tls=spec.tls,
             h2c=setup.h2c_only,
         )
+        if spawned.https_port is not None:
+            wait_ready(
+                spawned.proc, name=spec.kind, host=LOOPBACK, port=spawned.https_port, path=READY_PATH,
+                deadline_s=setup.ready_timeout_s, log_path=log_path, tls=True,
+            )
         if setup.workers:
             wait_for_processes(spawned.proc, 1 + setup.workers, name=spec.kind, timeout_s=setup.ready_timeout_s, log_path=log_path)
         if spawned.backend is not None:
@@ -145,18 +152,20 @@ def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises, pin: TlsP
     link_tree(docroot)
     for sub in setup.subdirs:
         (workdir / sub).mkdir(mode=0o777 if setup.shared_error_log else 0o755)
-    if spec.tls:
+    if spec.tls or spec.also_https:
         write_certificate(workdir)
     app = prepare_app(spec, premises, docroot, setup.ready_timeout_s) if spec.app else None
     backend = None
     try:
         backend = prepare_backend(spec, gateway, premises, docroot, setup.ready_timeout_s) if gateway else None
         port = free_port() if setup.port is None else setup.port
+        https_port = free_port() if spec.also_https else None
         params = {
             "workdir": workdir,
             "docroot": docroot,
             "host": LOOPBACK,
             "port": port,
+            "https_port": https_port,
             "user": unprivileged_user() if os.geteuid() == 0 else None,
             "tls": spec.tls,
             "http2": spec.http2,
@@ -187,7 +196,7 @@ def _spawn(setup: Launch, gateway: Gateway | None, premises: Premises, pin: TlsP
         for process in started:
             stop_processes(process.proc, sig=process.stop_signal)
         raise
-    return _Spawned(proc, port, config_text, backend, app)
+    return _Spawned(proc, port, https_port, config_text, backend, app)
 
 
 def check_page(instance: ServerInstance, backend: PreparedBackend) -> None:

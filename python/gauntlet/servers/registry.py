@@ -73,6 +73,8 @@ class Kind:
     default_workers: Callable[[], int] = lambda: 1
     #: Why its driver cannot serve HTTP/2 (None: it serves h2 and h2c when a spec asks).
     no_http2: str | None = "its driver serves HTTP/1.1 only"
+    #: Its driver can listen on an HTTP and an HTTPS port at once (`ServerSpec.also_https`).
+    also_https: bool = False
 
     def availability(self) -> Availability:
         binary = self.binary()
@@ -118,7 +120,7 @@ KINDS: dict[str, Kind] = {
              default_workers=lambda: nginx.DEFAULT_WORKERS, no_http2=None),
         *(
             Kind(f"apache-{mpm}", "apache2", apache_binary, "-v", start_apache, backends=apache.backends(mpm),
-                 default_workers=lambda: apache.DEFAULT_PROCESSES, no_http2=apache.NO_HTTP2.get(mpm))
+                 default_workers=lambda: apache.DEFAULT_PROCESSES, no_http2=apache.NO_HTTP2.get(mpm), also_https=True)
             for mpm in ("prefork", "worker", "event")
         ),
         Kind("lighttpd", "lighttpd", lighttpd_binary, "-v", start_lighttpd, backends=lighttpd.BACKENDS, no_http2=None),
@@ -127,7 +129,7 @@ KINDS: dict[str, Kind] = {
         Kind("caddy", "caddy", caddy_binary, "version", start_caddy, backends=caddy.BACKENDS,
              worker_unit="threads (GOMAXPROCS)", default_workers=cpu_count, no_http2=None),
         Kind("tomcat", "tomcat10", tomcat_binary, "version", start_tomcat, worker_unit="threads (at most)",
-             default_workers=lambda: tomcat.DEFAULT_MAX_THREADS, no_http2=None),
+             default_workers=lambda: tomcat.DEFAULT_MAX_THREADS, no_http2=None, also_https=True),
         Kind("yaws", "yaws", yaws_binary, "--version", start_yaws, version=yaws_version,
              worker_unit="schedulers", default_workers=cpu_count, no_http2="yaws 2.1 speaks HTTP/1.1 only"),
         Kind("node", "nodejs", node_binary, "--version", start_node, default_workers=lambda: node.DEFAULT_WORKERS),
@@ -240,6 +242,11 @@ def check_spec(spec: ServerSpec) -> tuple[Availability, Combination | None]:
     kind = kind_of(spec.kind)
     if spec.http2 and kind.no_http2 is not None:
         raise GauntletError(f"{spec.kind} cannot serve HTTP/2: {kind.no_http2}", f"leave --http2 out of {spec.kind} cases")
+    if spec.also_https and (spec.tls or not kind.also_https):
+        why = "it is served over TLS already" if spec.tls else "its driver listens on one port"
+        raise GauntletError(
+            f"{spec.kind} cannot add an HTTPS port: {why}", "use protocol http+https on apache-* or tomcat, without tls"
+        )
     found = availability(spec.kind)
     if not found.available:
         raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")

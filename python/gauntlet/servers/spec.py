@@ -31,6 +31,9 @@ class ServerSpec:
     keepalive_requests: int | None = None
     access_log: bool = False
     tls: bool = False
+    #: Besides its HTTP port, a second port over TLS at once (the instance's `https_url`), where a
+    #: load file's `scheme: https` pages go: SPECweb's Ecommerce (apache-*, tomcat).
+    also_https: bool = False
     #: HTTP/2 besides HTTP/1.1: h2 through ALPN with `tls`, h2c with prior knowledge without it.
     http2: bool = False
     #: "1.2" or "1.3": the only TLS version the server accepts (None: both).

@@ -149,6 +149,7 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
     "server_pages_freed_per_request": _field("server", "pages_freed_per_request"),
     "server_loopback_packets_per_request": _field("server", "loopback_packets_per_request"),
     "unanswered_failed": _unanswered_failed,
+    "machine_other_cpu_share": _field("bottleneck", "machine", "other_cpu_share"),
 }
 
 

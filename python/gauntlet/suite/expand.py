@@ -53,7 +53,8 @@ def server_specs(entry: ServerEntry, group: Group) -> Iterable[tuple[ServerSpec,
         protocol, keepalive, http_version = point.pop("protocol"), point.pop("keepalive"), point.pop("http_version")
         settings = entry.model_dump(exclude_none=True) | point
         spec = ServerSpec(
-            **settings, keepalive=server_keepalive(entry.kind, keepalive), tls=protocol == "https", http2=http_version == "2"
+            **settings, keepalive=server_keepalive(entry.kind, keepalive), tls=protocol == "https",
+            also_https=protocol == "http+https", http2=http_version == "2",
         )
         yield spec, keepalive, http_version
 
@@ -120,10 +121,12 @@ def _session_cases(group: Group, spec: ServerSpec, base: dict[str, Any], suite_d
     load = loadfile.load(loadfile.find(group.load, suite_dir), group.load_overrides)
     first_page = load.sessions[0].pages[0].path
     params = base | {"model": "sessions", "load": group.load}
+    if load.think_scale != 1:
+        params["think_scale"] = load.think_scale
     if load.phases is not None:
         params["phases"] = load.phases_text()
     if group.capacity is not None:
-        sessions = Sessions(load, None, group.capacity.start, group.capacity.max_probes)
+        sessions = Sessions(load, None, group.capacity.start, group.capacity.max_probes, group.capacity.warm_up)
         yield Case(group.name, spec, first_page, params | {"capacity": True}, sessions=sessions)
         return
     if group.users is None:
@@ -152,11 +155,11 @@ def expand(suite: Suite, kinds: list[str], suite_dir: Path) -> list[Block]:
 
 def most_connections(case: Case) -> int:
     """The most connections the case opens at once; for a capacity search, at the highest level its
-    probes can reach (doubling from its start)."""
+    probes can reach (its ceiling)."""
     if case.plan is not None:
         return case.plan.all_connections()
     assert case.sessions is not None
     sessions = case.sessions
     if sessions.capacity_start is None:
         return sessions.plan(case.params, "").all_connections()
-    return capacity.most_connections(sessions.load, sessions.capacity_start, sessions.capacity_max_probes)
+    return capacity.most_connections(sessions.load)

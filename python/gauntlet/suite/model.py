@@ -95,6 +95,9 @@ def _server_entry(value: Any) -> Any:
 class Capacity(_Strict):
     start: Users = 10
     max_probes: Probes = 8
+    #: A run at `start` before the first probe on each server started, unmeasured for the search:
+    #: SPECweb's warm-up, so that JSP compilation and the JIT happen before measuring.
+    warm_up: Warmup = 0
 
 
 class Group(_Strict):
@@ -107,7 +110,7 @@ class Group(_Strict):
     # Server axes.
     workers: Axis[Workers] | None = None
     keepalive: Axis[bool] = [True]
-    protocol: Axis[Literal["http", "https"]] = ["http"]
+    protocol: Axis[Literal["http", "https", "http+https"]] = ["http"]
     backend: Axis[str] | None = None
     backend_socket: Axis[Literal["unix", "tcp"]] | None = None
     backend_workers: Axis[Workers] | None = None
