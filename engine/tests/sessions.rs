@@ -75,9 +75,20 @@ fn users_arrive_in_phases_and_leave() {
     // 40 + 80 expected; a Poisson count is within four standard deviations (about 44).
     assert!((76..=164).contains(&sessions.users_started), "{} users", sessions.users_started);
     assert_eq!(sessions.users_dropped, 0);
-    assert!(sessions.users_completed + 4 >= sessions.users_started);
+    // Every user finished or was still on its page when the run ended (how many depends on how
+    // the machine's load delayed the last ones, so it is counted, not bounded).
+    let in_progress = sessions.users_started - sessions.users_completed;
+    assert_eq!(result.timeline.last().unwrap().users_active, in_progress);
+    assert!(sessions.users_completed > 0);
     assert!(peer.requests() >= 3 * sessions.users_completed);
-    assert_eq!(peer.connections(), 2 * sessions.users_started, "each user opens its own two connections");
+    // Each user opens its own two connections: the main request on one, its images over both. A
+    // user still on its page at the end may not have opened its second yet (or its first).
+    let connections = peer.connections();
+    assert!(
+        (2 * sessions.users_completed..=2 * sessions.users_started).contains(&connections),
+        "{connections} connections for {} users, {in_progress} of them in progress",
+        sessions.users_started
+    );
     assert!((1_400_000..=1_600_000).contains(&result.elapsed_us), "{}", result.elapsed_us);
 }
 

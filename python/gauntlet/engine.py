@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from gauntlet import _engine
 from gauntlet.errors import GauntletError
 
 PROGRESS_INTERVAL_S = 0.25
+#: The signals a command ends on as on Ctrl-C (cli/signals.py).
+ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 Plan = dict[str, Any]
 Progress = dict[str, int | bool]
@@ -39,19 +43,55 @@ def run(
     begins, with that instant on time.monotonic's clock in µs."""
     try:
         handle = _engine.Run(json.dumps(plan))
-        handle.start()
     except _engine.EngineError as err:
         raise GauntletError.from_engine(str(err)) from None
     ended = threading.Event()
     teller = threading.Thread(target=_tell_measuring, args=(handle, ended, on_measuring), daemon=True)
-    if on_measuring is not None:
-        teller.start()
+    # A Ctrl-C between the start and the wait that handles it would leave the engine running, its
+    # requests already going out, and lose what it measured: until then it is noted, then replayed.
+    deferred = DeferredSignals()
     try:
-        return _wait(handle, on_progress, stop)
-    finally:
-        ended.set()
+        try:
+            handle.start()
+        except _engine.EngineError as err:
+            raise GauntletError.from_engine(str(err)) from None
         if on_measuring is not None:
+            teller.start()
+        return _wait(handle, on_progress, stop, deferred)
+    finally:
+        deferred.replay()
+        ended.set()
+        if teller.is_alive():
             teller.join()
+
+
+class DeferredSignals:
+    """From its creation, the ending signals whose handler is Python's (Ctrl-C's KeyboardInterrupt,
+    cli/signals.py's for SIGTERM and SIGHUP) are noted instead of handled; `replay` puts the
+    handlers back and hands each noted signal to its own. Only the main thread handles signals:
+    elsewhere there is nothing to defer."""
+
+    def __init__(self) -> None:
+        self._noted: list[int] = []
+        self._handlers: dict[int, Callable[[int, FrameType | None], Any]] = {}
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in ENDING_SIGNALS:
+            handler = signal.getsignal(signum)
+            if callable(handler):
+                self._handlers[signum] = handler
+                signal.signal(signum, self._note)
+
+    def _note(self, signum: int, frame: FrameType | None) -> None:
+        self._noted.append(signum)
+
+    def replay(self) -> None:
+        handlers, self._handlers = self._handlers, {}
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        noted, self._noted = self._noted, []
+        for signum in noted:
+            handlers[signum](signum, None)
 
 
 def wait_measuring(handle: _engine.Run, timeout_s: float) -> int | None:
@@ -68,10 +108,16 @@ def _tell_measuring(handle: _engine.Run, ended: threading.Event, on_measuring: C
             return
 
 
-def _wait(handle: _engine.Run, on_progress: Callable[[Progress], None] | None, stop: threading.Event | None) -> RunOutcome:
+def _wait(
+    handle: _engine.Run, on_progress: Callable[[Progress], None] | None, stop: threading.Event | None,
+    deferred: DeferredSignals,
+) -> RunOutcome:
+    """The result, once the run ends; a Ctrl-C `deferred` noted is replayed first, here, where it
+    cancels the run."""
     interrupted = False
     while True:
         try:
+            deferred.replay()
             result_json = handle.wait(PROGRESS_INTERVAL_S)
             if result_json is not None:
                 return RunOutcome(json.loads(result_json), interrupted)

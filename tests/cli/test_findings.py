@@ -4,12 +4,15 @@ and every shipped study's claims well formed and traced to the paper."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from gauntlet.analysis.findings import DOES_NOT_HOLD, HOLDS, NOT_MEASURED, Reach, _reach
-from gauntlet.suite.load import load_suite, shipped_names
+from gauntlet.analysis.findings import DOES_NOT_HOLD, HOLDS, NOT_MEASURED, Reach, _reach, judge
+from gauntlet.analysis.machine import MACHINE_BUSY
+from gauntlet.store import Store
+from gauntlet.suite.load import load_suite, run_claims, shipped_names
 from tests.helpers.cli_process import run_cli
 
 SUITE = """
@@ -72,20 +75,36 @@ findings:
 
 
 @pytest.fixture(scope="module")
-def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The results database of one run of SUITE; its report opens with the findings."""
     folder = tmp_path_factory.mktemp("findings")
     suite, db = folder / "check.yaml", folder / "runs.db"
     suite.write_text(SUITE)
     ran = run_cli("suite", "run", suite, "--db", db, "-o", folder / "report.html", timeout_s=180)
     assert ran.code == 0, ran.stderr
-    # The report opens with the study's findings.
     html = (folder / "report.html").read_text()
     assert html.index("Findings: run 1, findings-check (2 hold, 2 do not hold, 1 not measured)") < html.index('id="verdict"')
-    done = run_cli("findings", "1", "--db", db, "--json", timeout_s=60)
+    return db
+
+
+@pytest.fixture(scope="module")
+def judged(stored: Path) -> dict[str, dict[str, str]]:
+    done = run_cli("findings", "1", "--db", stored, "--json", timeout_s=60)
     assert done.code == 0, done.stderr
     found = json.loads(done.stdout)
     assert found["claims_from"] == "the suite file as it was run"
     return {item["id"]: item for item in found["findings"]}
+
+
+def test_a_verdict_on_cases_of_a_busy_machine_says_so(stored: Path) -> None:
+    with Store.open_read_only(stored) as store:
+        cases = store.cases([1])
+        claims = [claim for claim in run_claims("findings-check", store.run(1).suite_text)[0] if claim.id == "slower-by-far"]
+    quiet = [replace(case, labels=[label for label in case.labels if label != MACHINE_BUSY]) for case in cases]
+    busy = [quiet[0], replace(quiet[1], labels=[*quiet[1].labels, MACHINE_BUSY])]
+    assert judge(claims, quiet)[0].why == ""
+    (marked,) = judge(claims, busy)
+    assert (marked.verdict, marked.why) == (HOLDS, "machine busy in 1 of 2 cases")
 
 
 def test_a_large_ratio_holds_and_its_opposite_does_not(judged: dict[str, dict[str, str]]) -> None:

@@ -124,6 +124,33 @@ def test_the_repeat_after_an_exit_starts_the_server_again_and_the_headline_leave
     assert done.code == 1 and "builtin exited (signal 9, SIGKILL)" in done.stderr
 
 
+SESSIONS = """\
+sessions:
+  - name: one
+    pages: [{name: page, path: /webtest.html}]
+users: 2
+measure: 10s
+qos: {good: 1s, tolerable: 2s}
+"""
+
+
+def test_sessions_whose_server_exits_are_stored_as_an_error_and_fail(tmp_path: Path) -> None:
+    load = tmp_path / "load.yaml"
+    load.write_text(SESSIONS)
+    announced = r"builtin server on \S+ \(pid (\d+)\)"
+    with Running("run", "--load", load, "--db", tmp_path / "r.db") as running:
+        running.wait_for_stderr(announced, timeout_s=60)
+        pid = int(next(m for line in running.stderr_lines if (m := re.search(announced, line)))[1])
+        time.sleep(KILL_AFTER_S)
+        os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        done = running.wait(timeout_s=60)
+    assert time.monotonic() - killed < ENDS_WITHIN_S
+    run_status, case = stored(tmp_path / "r.db")
+    assert (run_status, case["status"]) == ("failed", "error") and case["error"].startswith("builtin exited (signal 9, SIGKILL)")
+    assert done.code == 1 and "builtin exited (signal 9, SIGKILL)" in done.stderr, done.stderr
+
+
 SUITE = """\
 name: death
 servers: [builtin]

@@ -57,18 +57,23 @@ def test_a_missing_module_is_a_one_line_error_with_the_log_tail(tmp_path: Path) 
 
 
 def test_requests_lost_to_closed_keep_alive_connections_are_sent_again(server: Start) -> None:
-    """The lab's apache-event (2 processes of 25 threads) at 100 connections closes idle kept-alive
-    connections while its workers are busy, racing the next request on them: those requests are
-    sent again on a new connection, not errors, and Apache logs each request once."""
-    instance = server("apache-event", access_log=True)
-    requests = 30_000
+    """Apache's event MPM closes the kept-alive connections it holds whenever all its workers are
+    busy, racing the next request on them. With 4 threads for 100 connections they always are (96
+    requests wait at any moment), so it closes them all the time (about a connection per 1.5
+    requests measured), not only when the machine's timing allows (the lab's 50 threads kept up
+    in 1 run of 11): those requests are sent again on a new connection, not errors, and Apache logs
+    each request once."""
+    instance = server("apache-event", access_log=True, workers=1, threads_per_child=4)
+    requests = 5_000
     plan = {"url": f"{instance.url}webtest.html", "connections": 100, "threads": 2, "requests": requests}
     result = engine.run(plan).result
     assert (result["responses"], result["errors_total"]) == (requests, 0), result["errors"]
     assert result["stale_resent"] > 0
     lines = access_log_lines(instance, requests)
     assert len(lines) == requests, "each request processed once"
-    assert len({line.split()[0] for line in lines}) == result["connections_opened"]
+    # A connection's first request is logged with a keep-alive count (%k) of 0. Not its client port:
+    # a port is used again once Apache has closed the connection (about 1 connection in 10 here).
+    assert sum(line.split()[1] == "0" for line in lines) == result["connections_opened"]
     shown = Console(file=io.StringIO(), width=120)
     shown.print(outcomes_table(result))
     row = next(line.split() for line in shown.file.getvalue().splitlines() if "stale keep-alive" in line)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gauntlet.analysis import stats, verdict
+from gauntlet.analysis.machine import MACHINE_BUSY
 from gauntlet.analysis.qos import verdict as qos_verdict
 from gauntlet.analysis.verdict import NoiseFloor
 from gauntlet.model.claims import CAPACITY, Claim, HeldClaim, OrderClaim, RatioClaim
@@ -55,6 +56,8 @@ class MeasuredCase(Protocol):
     def figures(self) -> dict[str, Any]: ...
     @property
     def result(self) -> dict[str, Any] | None: ...
+    @property
+    def labels(self) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -116,11 +119,19 @@ def _bounds(ratio: stats.Estimate, floor: NoiseFloor) -> tuple[float, float]:
 
 
 def _ratio_text(ratio: stats.Estimate) -> str:
-    """'5.52x [3.19-9.55]', or the point alone with why it has no interval."""
+    """'5.52x [3.19-9.55]', or the point alone (_measured says why it has no interval)."""
     if not ratio.has_interval:
-        return f"{ratio.point:.2f}x (no interval: {ratio.method.partition(': ')[2]})"
+        return f"{ratio.point:.2f}x"
     high = "∞" if math.isinf(ratio.high) else f"{ratio.high:.2f}"
     return f"{ratio.point:.2f}x [{ratio.low:.2f}-{high}]"
+
+
+def _measured(figure: str, words: list[str], ratios: list[stats.Estimate]) -> str:
+    """'figure: what each cell measured', and once why some ratios have no interval (the noise floor
+    stood in for it)."""
+    missing = sorted({ratio.method.partition(": ")[2] for ratio in ratios if not ratio.has_interval})
+    lacking = f" (no interval: {'; '.join(missing)}; the noise floor stands in)" if missing else ""
+    return f"{figure}: " + "; ".join(words) + lacking
 
 
 def _overall(per_cell: list[int]) -> str:
@@ -135,7 +146,7 @@ def _overall(per_cell: list[int]) -> str:
 def _order(claim: OrderClaim, cases: list[MeasuredCase], floors: Floors) -> Judged:
     ranked = {value for tier in claim.order for value in tier}
     cells = _cells((c for c in cases if c.params.get(claim.by) in ranked), claim, claim.by)
-    signs, words = [], []
+    signs, words, ratios = [], [], []
     for key, members in cells.items():
         by_value = defaultdict(list)
         for case in members:
@@ -155,17 +166,18 @@ def _order(claim: OrderClaim, cases: list[MeasuredCase], floors: Floors) -> Judg
             assert judged is not None  # the worse side's point is not 0
             signs.append({verdict.Kind.IMPROVED: 1, verdict.Kind.REGRESSED: -1}.get(judged.kind, 0))
             ratio = stats.ratio(estimates[better], estimates[worse])
+            ratios.append(ratio)
             words.append(f"{better} {_ratio_text(ratio)} {worse}" + (f" ({where})" if where else ""))
     if not signs:
         return _not_measured(claim, cases, claim.by, ranked)
-    return Judged(claim, _overall(signs), f"{claim.figure}: " + "; ".join(words))
+    return _judged(claim, _overall(signs), _measured(claim.figure, words, ratios), cases)
 
 
 def _ratio(claim: RatioClaim, cases: list[MeasuredCase], floors: Floors) -> Judged:
     sides = (claim.numerator, claim.denominator)
     capacity = claim.figure == CAPACITY
     cells = _cells((c for c in cases if c.params.get(claim.by) in sides), claim, claim.by, *(["users"] if capacity else []))
-    signs, words = [], []
+    signs, words, ratios = [], [], []
     low_bound, high_bound = claim.at_least or 0.0, claim.at_most or math.inf
     for key, members in cells.items():
         top = [c for c in members if c.params[claim.by] == claim.numerator]
@@ -181,10 +193,11 @@ def _ratio(claim: RatioClaim, cases: list[MeasuredCase], floors: Floors) -> Judg
         low, high = bounds
         signs.append(1 if low >= low_bound and high <= high_bound else -1 if high < low_bound or low > high_bound else 0)
         where = _cell_words(key, list(cells))
+        ratios.append(ratio)
         words.append(_ratio_text(ratio) + (f" ({where})" if where else ""))
     if not signs:
         return _not_measured(claim, cases, claim.by, set(sides))
-    return Judged(claim, _overall(signs), f"{claim.figure}: " + "; ".join(words))
+    return _judged(claim, _overall(signs), _measured(claim.figure, words, ratios), cases)
 
 
 def _figure_ratio(top: list[MeasuredCase], bottom: list[MeasuredCase], figure: str) -> stats.Estimate | None:
@@ -280,7 +293,15 @@ def _held_claim(claim: HeldClaim, cases: list[MeasuredCase], floors: Floors) -> 
         words.extend(f"{value} {reach[value].text(unit)}" + (f" ({where})" if where else "") for value in sorted(reach, key=str))
     if not signs:
         return _not_measured(claim, cases, claim.by, ranked)
-    return Judged(claim, _overall(signs), "; ".join(words))
+    return _judged(claim, _overall(signs), "; ".join(words), cases)
+
+
+def _judged(claim: Claim, verdict_words: str, measured: str, cases: list[MeasuredCase]) -> Judged:
+    """The verdict, marked when other work took the machine's cores in some of the cases judged
+    (the machine-busy label: analysis.machine)."""
+    busy = sum(MACHINE_BUSY in case.labels for case in cases)
+    why = f"machine busy in {busy} of {len(cases)} cases" if busy else ""
+    return Judged(claim, verdict_words, measured, why)
 
 
 def _not_measured(claim: Claim, cases: list[MeasuredCase], by: str, wanted: set[Any]) -> Judged:

@@ -145,7 +145,7 @@ def run_sessions(
     spec = sized_for(spec, load, load.to_plan("").all_connections())
     out, err = console(), console(stderr=True)
     results: list[dict[str, Any]] = []
-    valid = True
+    valid, errored = True, False
     environment = host.snapshot_after_load()
     options = {"load": str(load_path), "load_file": load.model_dump(mode="json")}
     with StoredRun(db, "run", options, environment, load.iterations) as stored, target_url(
@@ -162,20 +162,23 @@ def run_sessions(
                 write_json(json_path, results[0] if load.iterations == 1 else {"iterations": results})
             verdict = qos.verdict(outcome.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
             valid &= verdict.valid
+            errored |= outcome.error is not None
             if load.iterations > 1:
                 out.print(f"[bold]iteration {iteration + 1} of {load.iterations}[/bold]")
             print_run(out, outcome.result)
             print_agents(out, outcome.result)
             print_sessions(out, outcome.result, verdict)
+            if outcome.error is not None:
+                print(f"gauntlet: {outcome.error}; the iteration is stored as an error", file=sys.stderr)
             if outcome.interrupted:
                 stored.status = "interrupted"
                 break
         else:
-            stored.status = "complete"
+            stored.status = "failed" if errored else "complete"
     announce_stored(err, stored, db)
     if stored.status == "interrupted":
         return EXIT_INTERRUPTED
-    return 0 if valid else EXIT_NO_SUCCESS
+    return 0 if valid and not errored else EXIT_NO_SUCCESS
 
 
 def server_spec(

@@ -18,9 +18,11 @@ from typing import Any, Protocol
 from gauntlet import __version__
 from gauntlet.errors import GauntletError
 from gauntlet.servers import apache, caddy, h2o, lighttpd, nginx, node, tomcat
-from gauntlet.servers.apps import APPS, app_refusal
+from gauntlet.servers.apps import APPS, app_named, app_refusal
 from gauntlet.servers.apache import apache_binary, start_apache
-from gauntlet.servers.backends.catalog import BACKENDS, Gateway, backend_named, missing_packages, unsupported_reason
+from gauntlet.servers.backends.catalog import (
+    BACKENDS, Gateway, backend_named, gateway_for, missing_packages, unsupported_reason,
+)
 from gauntlet.servers.base import ServerInstance, program_version
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.servers.caddy import caddy_binary, start_caddy
@@ -237,8 +239,9 @@ def app_combinations() -> list[AppCombination]:
 
 
 def check_spec(spec: ServerSpec) -> tuple[Availability, Combination | None]:
-    """Refuse, in one line with the fix, a spec that cannot run here: a kind, backend or application
-    that is not installed, or a combination that cannot work; before anything starts."""
+    """Refuse, in one line with the fix, a spec that cannot run here, before anything starts: first a
+    combination that cannot work anywhere (so the cause named is not a missing package whose install
+    would not help), then a kind, backend or application that is not installed."""
     kind = kind_of(spec.kind)
     if spec.http2 and kind.no_http2 is not None:
         raise GauntletError(f"{spec.kind} cannot serve HTTP/2: {kind.no_http2}", f"leave --http2 out of {spec.kind} cases")
@@ -247,21 +250,24 @@ def check_spec(spec: ServerSpec) -> tuple[Availability, Combination | None]:
         raise GauntletError(
             f"{spec.kind} cannot add an HTTPS port: {why}", "use protocol http+https on apache-* or tomcat, without tls"
         )
-    found = availability(spec.kind)
-    if not found.available:
-        raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")
     if spec.app is not None and spec.backend is None and spec.kind != "tomcat":
         raise GauntletError(f"{spec.app} needs a PHP backend", "add --backend php-fpm (or mod_php on apache-prefork)")
     refusal = app_refusal(spec)
     if refusal is not None:
         raise GauntletError(*refusal)
-    if spec.backend is None:
-        return found, None
-    backend = combination(kind, spec.backend)
-    if backend.reason is not None:
+    if spec.backend is not None:
+        gateway_for(spec.kind, kind.backends, spec.backend)
+    found = availability(spec.kind)
+    if not found.available:
+        raise GauntletError(f"{spec.kind} is {found.reason}", "install it or leave it out of the case")
+    backend = None if spec.backend is None else combination(kind, spec.backend)
+    if backend is not None and backend.reason is not None:
         raise GauntletError(
             f"{spec.backend} on {spec.kind} is {backend.reason}", "pick a combination `gauntlet servers` lists as available"
         )
+    missing = app_named(spec.app).missing_packages(spec.apcu) if spec.app is not None else []
+    if missing:
+        raise GauntletError(f"{spec.app} is not installed here", f"install it: apt-get install {' '.join(missing)}")
     return found, backend
 
 

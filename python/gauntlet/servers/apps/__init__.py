@@ -8,7 +8,6 @@ says why a spec's combination cannot work, before anything starts.
 
 from __future__ import annotations
 
-import glob
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from gauntlet.errors import GauntletError
 from gauntlet.servers.apps import mariadb
-from gauntlet.servers.backends.catalog import Program
+from gauntlet.servers.backends.catalog import Program, files_matching
 from gauntlet.servers.base import find_binary
 from gauntlet.servers.premises import Premises
 from gauntlet.servers.spec import ServerSpec
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def _any(pattern: str) -> str | None:
-    return next(iter(sorted(glob.glob(pattern))), None)
+    return next(iter(files_matching(pattern)), None)
 
 
 @dataclass(frozen=True)
@@ -78,8 +77,9 @@ def app_named(name: str) -> App:
 
 
 def app_refusal(spec: ServerSpec) -> tuple[str, str] | None:
-    """(cause, fix) when the spec's application or PHP options cannot work as asked; None when they can.
-    The server's side (does this kind run this backend) is the registry's."""
+    """(cause, fix) when the spec's application or PHP options cannot work as asked, wherever it runs;
+    None when they can. The server's side (does this kind run this backend) and what is installed
+    here are the registry's (`check_spec`)."""
     php_options = [name for name, off in (("--no-opcache", not spec.opcache), ("--apcu", spec.apcu)) if off]
     if php_options and spec.backend not in PHP_OPTION_BACKENDS:
         return (
@@ -102,9 +102,6 @@ def app_refusal(spec: ServerSpec) -> tuple[str, str] | None:
             f"{app.name} runs on PHP ({', '.join(app.backends)}), not on backend {spec.backend}",
             f"use --backend {app.backends[0]} (or {', '.join(app.backends[1:])} where the server runs it)",
         )
-    missing = app.missing_packages(spec.apcu)
-    if missing:
-        return f"{app.name} is not installed here", f"install it: apt-get install {' '.join(missing)}"
     return None
 
 

@@ -27,12 +27,18 @@ Pool = Literal["php-fpm", "uwsgi", "fcgiwrap"]
 
 def _exact(path: str, executable: bool = True) -> Callable[[], str | None]:
     """A program at a fixed path (a CGI page's shebang names it), or a plugin file."""
-    return lambda: path if os.access(path, os.X_OK if executable else os.R_OK) else None
+    return lambda: path if os.path.isfile(path) and os.access(path, os.X_OK if executable else os.R_OK) else None
 
 
 def _newest(pattern: str) -> Callable[[], str | None]:
     """The highest-versioned file matching `pattern` (php-fpm8.2, libphp8.2.so)."""
-    return lambda: max(glob.glob(pattern), default=None)
+    return lambda: max(files_matching(pattern), default=None)
+
+
+def files_matching(pattern: str) -> list[str]:
+    """The regular files matching `pattern`, sorted: a directory or a device (the /dev/null that
+    .ci/fresh-machine binds over a program to hide it) is no program."""
+    return sorted(path for path in glob.glob(pattern) if os.path.isfile(path))
 
 
 @dataclass(frozen=True)
