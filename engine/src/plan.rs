@@ -497,13 +497,16 @@ mod tests {
             ("http://x:0/", "port '0'"),
             ("http://x:99999/", "port '99999'"),
             ("http://[::1/", "IPv6"),
-            ("http://x/a b", "spaces"),
+            ("http://x/a\r\nX-Injected: 1", "control character '\\r'"),
+            ("http://x/a\tb", "control character '\\t'"),
         ];
         for (url, expected) in cases {
             let err = parse_url(url).unwrap_err();
             assert!(err.0.contains(expected), "{url}: {err}");
             assert!(!err.0.contains('\n'));
         }
+        // A space is no mistake: the request line carries it percent-encoded (uri.rs).
+        assert_eq!(parse_url("http://x/a b").unwrap().path, "/a b");
     }
 
     fn plan(url: &str) -> Plan {
@@ -545,7 +548,7 @@ mod tests {
         let mixes = [
             (vec![], "empty"),
             (vec![WeightedPath { path: "a".into(), weight: 1.0, expect: None }], "not a path"),
-            (vec![WeightedPath { path: "/a b".into(), weight: 1.0, expect: None }], "not a path"),
+            (vec![WeightedPath { path: "/a\nb".into(), weight: 1.0, expect: None }], "not a path"),
             (vec![WeightedPath { path: "/a".into(), weight: 0.0, expect: None }], "positive weight"),
             (vec![WeightedPath { path: "/a".into(), weight: f64::NAN, expect: None }], "positive weight"),
         ];
