@@ -13,6 +13,7 @@ use crate::conn::tls::TlsPlan;
 pub use crate::conn::uring::Io;
 use crate::schedule::idle::IdlePlan;
 use crate::schedule::session::{SessionsPlan, CONNECTIONS_PER_TARGET as SESSION_STREAMS};
+use crate::uri::control_character;
 
 /// The longest io_uring batch window a plan may ask for (µs).
 pub const MAX_IO_BATCH_US: u64 = 10_000;
@@ -251,8 +252,9 @@ pub fn parse_url(url: &str) -> Result<UrlParts, PlanError> {
             _ => return fail(format!("'{url}' has the port '{text}': a port is a number from 1 to 65535")),
         },
     };
-    if path.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
-        return fail(format!("'{url}' has spaces or control characters in its path: percent-encode them"));
+    if let Some(c) = control_character(&path) {
+        let url = url.escape_debug();
+        return fail(format!("'{url}' has the control character {c:?} in its path: remove it, or percent-encode it"));
     }
     Ok(UrlParts { tls, host: host.to_string(), port, path })
 }
@@ -448,8 +450,11 @@ fn validate_paths(paths: &[WeightedPath], sessions: bool) -> Result<(), PlanErro
         return fail("the paths mix is empty: give at least one path".into());
     }
     for WeightedPath { path, weight, .. } in paths {
-        if !path.starts_with('/') || path.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
-            return fail(format!("'{path}' in the paths mix is not a path: start it with / and percent-encode spaces"));
+        if !path.starts_with('/') || control_character(path).is_some() {
+            return fail(format!(
+                "'{}' in the paths mix is not a path: start it with / and leave out control characters",
+                path.escape_debug()
+            ));
         }
         if !(weight.is_finite() && *weight > 0.0) {
             return fail(format!("'{path}' has the weight {weight}: give every path a positive weight"));
