@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # the base: errors, units, the engine's wrapper
     (ROOT, "gauntlet._engine", "gauntlet.errors", "gauntlet.units", "gauntlet.yamlfile", "gauntlet.engine", "gauntlet.limits"),
     # data types: the engine plan and the result's schema, what a case is, what it recorded, what a load file says
-    ("gauntlet.plan", "gauntlet.schema", "gauntlet.model", "gauntlet.servers.spec"),
+    ("gauntlet.plan", "gauntlet.schema", "gauntlet.bounds", "gauntlet.model", "gauntlet.servers.spec"),
     # analysis: pure functions of results
     ("gauntlet.analysis",),
     # the results store

@@ -25,4 +25,5 @@ pub mod schema;
 pub mod server;
 pub mod split;
 pub mod tree;
+pub mod uri;
 pub mod workload;

@@ -13,6 +13,7 @@ use crate::conn::tls::TlsPlan;
 pub use crate::conn::uring::Io;
 use crate::schedule::idle::IdlePlan;
 use crate::schedule::session::{SessionsPlan, CONNECTIONS_PER_TARGET as SESSION_STREAMS};
+use crate::uri::control_character;
 
 /// The longest io_uring batch window a plan may ask for (µs).
 pub const MAX_IO_BATCH_US: u64 = 10_000;
@@ -251,8 +252,9 @@ pub fn parse_url(url: &str) -> Result<UrlParts, PlanError> {
             _ => return fail(format!("'{url}' has the port '{text}': a port is a number from 1 to 65535")),
         },
     };
-    if path.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
-        return fail(format!("'{url}' has spaces or control characters in its path: percent-encode them"));
+    if let Some(c) = control_character(&path) {
+        let url = url.escape_debug();
+        return fail(format!("'{url}' has the control character {c:?} in its path: remove it, or percent-encode it"));
     }
     Ok(UrlParts { tls, host: host.to_string(), port, path })
 }
@@ -448,8 +450,11 @@ fn validate_paths(paths: &[WeightedPath], sessions: bool) -> Result<(), PlanErro
         return fail("the paths mix is empty: give at least one path".into());
     }
     for WeightedPath { path, weight, .. } in paths {
-        if !path.starts_with('/') || path.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
-            return fail(format!("'{path}' in the paths mix is not a path: start it with / and percent-encode spaces"));
+        if !path.starts_with('/') || control_character(path).is_some() {
+            return fail(format!(
+                "'{}' in the paths mix is not a path: start it with / and leave out control characters",
+                path.escape_debug()
+            ));
         }
         if !(weight.is_finite() && *weight > 0.0) {
             return fail(format!("'{path}' has the weight {weight}: give every path a positive weight"));
@@ -492,13 +497,16 @@ mod tests {
             ("http://x:0/", "port '0'"),
             ("http://x:99999/", "port '99999'"),
             ("http://[::1/", "IPv6"),
-            ("http://x/a b", "spaces"),
+            ("http://x/a\r\nX-Injected: 1", "control character '\\r'"),
+            ("http://x/a\tb", "control character '\\t'"),
         ];
         for (url, expected) in cases {
             let err = parse_url(url).unwrap_err();
             assert!(err.0.contains(expected), "{url}: {err}");
             assert!(!err.0.contains('\n'));
         }
+        // A space is no mistake: the request line carries it percent-encoded (uri.rs).
+        assert_eq!(parse_url("http://x/a b").unwrap().path, "/a b");
     }
 
     fn plan(url: &str) -> Plan {
@@ -540,7 +548,7 @@ mod tests {
         let mixes = [
             (vec![], "empty"),
             (vec![WeightedPath { path: "a".into(), weight: 1.0, expect: None }], "not a path"),
-            (vec![WeightedPath { path: "/a b".into(), weight: 1.0, expect: None }], "not a path"),
+            (vec![WeightedPath { path: "/a\nb".into(), weight: 1.0, expect: None }], "not a path"),
             (vec![WeightedPath { path: "/a".into(), weight: 0.0, expect: None }], "positive weight"),
             (vec![WeightedPath { path: "/a".into(), weight: f64::NAN, expect: None }], "positive weight"),
         ];

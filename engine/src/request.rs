@@ -6,6 +6,7 @@ use crate::http1::check::Marker;
 use crate::http2::H2Request;
 use crate::plan::{HttpVersion, Plan, PlanError, Target};
 use crate::schedule::random::WeightedChoice;
+use crate::uri::encode_target;
 
 /// The bytes of the plan's request, in the two forms a connection may need.
 #[derive(Debug, Clone)]
@@ -70,6 +71,7 @@ impl EncodedRequest {
         body: &[u8],
     ) -> EncodedRequest {
         let RequestLine { method, path } = line;
+        let path = &*encode_target(path);
         let is_head = method.eq_ignore_ascii_case("HEAD");
         let idempotent = IDEMPOTENT_METHODS.iter().any(|m| method.eq_ignore_ascii_case(m));
         if plan.http_version == HttpVersion::Http2 {

@@ -11,43 +11,50 @@ BYTE_UNITS = ("B", "kB", "MB", "GB", "TB")
 COUNT_SUFFIXES = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 LINK_PREFIXES = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 _LINK = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:bit(?:/s)?|bps)\s*$", re.IGNORECASE)
-_NUMBER_UNIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Zµ]*)\s*$")
+#: A negative number is read too, so that a bound refuses it by its range rather than its form.
+_NUMBER_UNIT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([a-zA-Zµ]*)\s*$")
+
+
+def duration_us_of(text: str, bare_seconds: bool = True) -> int:
+    """'500ms', '2s', '1.5m', '1h' (or, with `bare_seconds`, a plain number of seconds) in
+    microseconds, rounded; ValueError saying how to write it otherwise."""
+    match = _NUMBER_UNIT.match(text)
+    unit = match[2].lower() if match else ""
+    if match is None or (unit and unit not in DURATION_UNITS_US) or (not unit and not bare_seconds):
+        raise ValueError(f"{text!r} is not a duration: write it as a number with a unit, 500ms, 10s, 2m or 1h")
+    return round(float(match[1]) * DURATION_UNITS_US[unit or "s"])
 
 
 def parse_duration_us(text: str, option: str) -> int:
     """'500ms', '2s', '1.5m', '1h', or a plain number of seconds, in microseconds (> 0)."""
-    match = _NUMBER_UNIT.match(text)
-    unit = match[2].lower() if match else ""
-    if match is None or (unit and unit not in DURATION_UNITS_US):
+    try:
+        duration_us = duration_us_of(text)
+    except ValueError:
         raise GauntletError(
             f"{option} {text!r} is not a duration",
             "Write it as a number with a unit: 500ms, 10s, 2m, 1h (a bare number is seconds)",
-        )
-    duration_us = round(float(match[1]) * DURATION_UNITS_US[unit or "s"])
+        ) from None
     if duration_us <= 0:
         raise GauntletError(f"{option} {text!r} is zero", "Give a positive duration")
     return duration_us
 
 
-def parse_count(text: str, option: str) -> int:
-    """'100000', '100,000', '10k' or '1m' (million), as an integer (> 0)."""
+def count_of(text: str) -> float:
+    """'100000', '100,000', '10k' or '1m' (million) as a number (whole or not: the caller decides);
+    ValueError saying how to write it otherwise."""
     match = _NUMBER_UNIT.match(text.replace(",", "").replace("_", ""))
     suffix = match[2].lower() if match else ""
     if match is None or suffix not in COUNT_SUFFIXES:
-        raise GauntletError(f"{option} {text!r} is not a count", "Write it as 100000, 100k or 1m")
-    count = round(float(match[1]) * COUNT_SUFFIXES[suffix])
-    if count <= 0:
-        raise GauntletError(f"{option} {text!r} is zero", "Give a positive count")
-    return count
+        raise ValueError(f"{text!r} is not a count: write it as 100000, 100k or 1m")
+    return float(match[1]) * COUNT_SUFFIXES[suffix] if "." in match[1] else int(match[1]) * COUNT_SUFFIXES[suffix]
 
 
-def parse_link_bits_per_s(text: str, option: str) -> float:
-    """A link speed as network people write it: '1gbit', '940Mbit/s', '10mbps', in bits/s (> 0)."""
+def link_bits_per_s_of(text: str) -> float:
+    """A link speed as network people write it: '1gbit', '940Mbit/s', '10mbps', in bits/s;
+    ValueError saying how to write it otherwise."""
     match = _LINK.match(text)
-    if match is None or float(match[1]) <= 0:
-        raise GauntletError(
-            f"{option} {text!r} is not a link speed", "Write it as a number of bits per second: 10mbit, 940mbit, 1gbit"
-        )
+    if match is None:
+        raise ValueError(f"{text!r} is not a link speed: write it as bits per second, 10mbit, 940mbit or 1gbit")
     return float(match[1]) * LINK_PREFIXES[match[2].lower()]
 
 

@@ -4,57 +4,25 @@ GauntletError: never another exception."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from gauntlet.errors import GauntletError
-from gauntlet.units import parse_duration_us
 
 Model = TypeVar("Model", bound=BaseModel)
 Lines = dict[tuple[Any, ...], int]
-_HAS_UNIT = re.compile(r"[a-zA-Z]\s*$")
-_ZERO = re.compile(r"\s*0+(\.0*)?\s*[a-zA-Z]+\s*")
-#: Longer than anyone measures; it keeps every sum of durations inside the engine's 64-bit microseconds.
-DURATION_MAX_US = 720 * 3_600_000_000
-#: Bounds of the numbers a file gives: past them a number is a typo, and none overflows the engine's 64 bits.
-COUNT_MAX = 10**12
-SIZE_MAX = 1_000_000
-PER_SECOND_MAX = 1e12
-SEED_MAX = 2**64 - 1
-#: Requests, iterations, calls: 1 to a trillion.
-Count = Annotated[int, Field(gt=0, le=COUNT_MAX)]
-#: Connections, users, workers, threads: 1 to a million.
-Size = Annotated[int, Field(gt=0, le=SIZE_MAX)]
-#: Rates (requests, users, bytes per second): positive and finite.
-PerSecond = Annotated[float, Field(gt=0, le=PER_SECOND_MAX)]
 #: Far more than any suite or load file holds; aliases that repeat whole parts can expand past it.
 VALUES_MAX = 100_000
+#: The largest suite or load file read: the largest shipped one is 3.5 kB, and a file past this is
+#: not one anyone wrote (PyYAML takes seconds on a few MB before it could refuse them).
+FILE_BYTES_MAX = 1 << 20
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{kind}" for kind in ("null", "bool", "int", "float", "str", "timestamp", "binary"))
 _PLAIN_VALUES = "Write plain values (numbers, strings, true/false, lists and mappings), without !tags"
-
-
-def duration_us(value: Any) -> int:
-    """Durations in YAML files carry their unit: '5s', '500ms', '30m' ('0s' is zero)."""
-    if not isinstance(value, str) or not _HAS_UNIT.search(value):
-        raise ValueError(f"{value!r} has no unit: write it as 500ms, 5s, 30m or 1h")
-    if _ZERO.fullmatch(value):
-        return 0
-    try:
-        duration = parse_duration_us(value, "duration")
-    except GauntletError as err:
-        raise ValueError(err.cause) from None
-    if duration > DURATION_MAX_US:
-        raise ValueError(f"{value!r} is too long: give at most {DURATION_MAX_US // 3_600_000_000}h")
-    return duration
-
-
-Duration = Annotated[int, BeforeValidator(duration_us)]
 
 
 class _Builder:
@@ -128,11 +96,17 @@ def _line_of(loc: tuple[Any, ...], lines: Lines) -> int:
 
 
 def read_text(path: Path, what: str) -> str:
-    """The file's text; it must be UTF-8."""
+    """The file's text; it must be UTF-8 and at most FILE_BYTES_MAX bytes, which is all that is read."""
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as file:
+            raw = file.read(FILE_BYTES_MAX + 1)
     except OSError as err:
         raise GauntletError(f"cannot read the {what} {str(path)!r} ({err.strerror})", "Check the path") from None
+    if len(raw) > FILE_BYTES_MAX:
+        raise GauntletError(
+            f"{path}: the {what} is {_size_of(path)}over the limit of {FILE_BYTES_MAX:,} bytes (1 MiB)",
+            "Give a suite or load file of a few kB, as the shipped ones are",
+        )
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -140,6 +114,12 @@ def read_text(path: Path, what: str) -> str:
         raise GauntletError(
             f"{path}:{line}: the {what} is not UTF-8 text (byte 0x{raw[err.start]:02x})", "Save it as UTF-8"
         ) from None
+
+
+def _size_of(path: Path) -> str:
+    """'N bytes, ' as the file's directory entry says; nothing for a pipe or a device, which has no size."""
+    size = path.stat().st_size
+    return f"{size:,} bytes, " if size > FILE_BYTES_MAX else ""
 
 
 def read_yaml(path: Path, what: str, doc: str) -> tuple[dict[str, Any], Lines]:

@@ -34,7 +34,7 @@ def test_a_server_held_to_a_tenth_of_a_core_is_server_cpu_bound(builtin_server: 
             group.add(builtin_server.pids()[0])
             for task in Path(f"/proc/{builtin_server.pids()[0]}/task").iterdir():
                 os.sched_setaffinity(int(task.name), {0})
-            plan = LoadOptions(connections=8, threads=1, duration="1500ms").plan(f"{builtin_server.url}webtest.html")
+            plan = LoadOptions(connections=8, threads=1, duration_us=1_500_000).plan(f"{builtin_server.url}webtest.html")
             measured = measure_run(plan, builtin_server, Settings())
         finally:
             builtin_server.stop()
@@ -124,7 +124,7 @@ def test_the_label_and_its_figures_reach_the_terminal(builtin_server: ServerInst
 
 def test_a_suite_case_record_carries_its_labels(builtin_server: ServerInstance) -> None:
     """lab.case.measure, which the suite runner calls for every case, hands the labels to the store."""
-    plan = LoadOptions(connections=2, threads=1, requests="200").plan(f"{builtin_server.url}webtest.html?status=500")
+    plan = LoadOptions(connections=2, threads=1, requests=200).plan(f"{builtin_server.url}webtest.html?status=500")
     record = measure_case_record(plan, builtin_server, {"server": "builtin"}).record
     assert record.labels == record.result["bottleneck"]["labels"] and ERROR_BOUND in record.labels
     assert record.result["server"]["samples"] >= 1 and record.result["bottleneck"]["server"]["threads"] >= 1

@@ -122,12 +122,12 @@ def test_threads_beyond_connections_are_lowered_to_connections(builtin_server: S
     ("given", "requests", "duration_us"),
     [
         ({}, None, 10_000_000),
-        ({"requests": "10k"}, 10_000, None),
-        ({"duration": "500ms"}, None, 500_000),
-        ({"requests": "100", "duration": "2s"}, 100, 2_000_000),
+        ({"requests": 10_000}, 10_000, None),
+        ({"duration_us": 500_000}, None, 500_000),
+        ({"requests": 100, "duration_us": 2_000_000}, 100, 2_000_000),
     ],
 )
-def test_without_n_or_d_the_run_lasts_10s_like_wrk(given: dict[str, str], requests: int | None, duration_us: int | None) -> None:
+def test_without_n_or_d_the_run_lasts_10s_like_wrk(given: dict[str, int], requests: int | None, duration_us: int | None) -> None:
     plan = LoadOptions(**given).plan("http://127.0.0.1:8080/")
     assert (plan.requests, plan.duration_us) == (requests, duration_us)
 

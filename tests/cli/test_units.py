@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from gauntlet.errors import GauntletError
-from gauntlet.units import format_bytes, format_duration_us, parse_count, parse_duration_us
+from gauntlet.units import count_of, format_bytes, format_duration_us, parse_duration_us
 
 
 @pytest.mark.parametrize(
@@ -20,15 +20,17 @@ def test_bad_durations(text: str) -> None:
         parse_duration_us(text, "-d")
 
 
-@pytest.mark.parametrize(("text", "count"), [("100000", 100_000), ("100,000", 100_000), ("10k", 10_000), ("1m", 1_000_000), ("1.5k", 1_500)])
+@pytest.mark.parametrize(
+    ("text", "count"), [("100000", 100_000), ("100,000", 100_000), ("10k", 10_000), ("1m", 1_000_000), ("1.5k", 1_500), ("-5", -5)]
+)
 def test_counts(text: str, count: int) -> None:
-    assert parse_count(text, "-n") == count
+    assert count_of(text) == count
 
 
-@pytest.mark.parametrize("text", ["", "ten", "10q", "0", "-5"])
+@pytest.mark.parametrize("text", ["", "ten", "10q", "1e3"])
 def test_bad_counts(text: str) -> None:
-    with pytest.raises(GauntletError, match="-n"):
-        parse_count(text, "-n")
+    with pytest.raises(ValueError, match="is not a count"):
+        count_of(text)
 
 
 @pytest.mark.parametrize(

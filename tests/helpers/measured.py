@@ -25,9 +25,9 @@ def load_case(
     (?delay_ms=5) the key does not show."""
     url = f"{server.url.rstrip('/')}{params.get('path', '/webtest.html')}{query}"
     options = LoadOptions(
-        connections=params.get("connections", 4), threads=2, duration=f"{measure_s}s",
+        connections=params.get("connections", 4), threads=2, duration_us=round(measure_s * 1e6),
         no_keepalive=not params.get("keepalive", True), rate_per_s=params.get("rate_per_s"),
-        timeout=f"{params['timeout_s']}s" if "timeout_s" in params else None,
+        timeout_us=round(params["timeout_s"] * 1e6) if "timeout_s" in params else None,
     )
     params = {"server": "builtin", "protocol": server.scheme, **params}
     return measure(options.plan(url), server, params, server_version=__version__, repeat=repeat).record

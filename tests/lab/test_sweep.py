@@ -31,7 +31,7 @@ def test_levels(text: str, levels: list[int]) -> None:
     assert concurrency_levels(text) == levels
 
 
-@pytest.mark.parametrize("text", ["1,x", "", "0", "5..1:1", "1..5:0"])
+@pytest.mark.parametrize("text", ["1,x", "", "0", "5..1:1", "1..5:0", "1000001", "1..1000000000000:1"])
 def test_bad_levels(text: str) -> None:
     with pytest.raises(GauntletError, match="--levels"):
         concurrency_levels(text)
@@ -40,7 +40,7 @@ def test_bad_levels(text: str) -> None:
 def test_rates() -> None:
     assert offered_rates(1000, 5000, 1000) == [1000, 2000, 3000, 4000, 5000]
     assert offered_rates(0.5, 1.0, 0.25) == [0.5, 0.75, 1.0]
-    for low, high, step in [(5000, 1000, 1000), (1000, 5000, 0), (0, 10, 1)]:
+    for low, high, step in [(5000, 1000, 1000), (1000, 5000, 0), (0, 10, 1), (1, 1e12, 1)]:
         with pytest.raises(GauntletError, match="--from"):
             offered_rates(low, high, step)
 

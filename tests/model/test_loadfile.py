@@ -77,7 +77,7 @@ def test_think_scale_shortens_every_think_time(tmp_path: Path, think: str, scale
     ("change", "line", "field", "message"),
     [
         (("    weight: 2\n", "    weight: 2\n    colour: red\n"), 4, "sessions.0.colour", "Extra inputs are not permitted"),
-        (("users: 10\n", "users: 10\nphases: [{users_per_s: -5, duration: 1s}]\n"), 11, "phases.0.users_per_s", "greater than 0"),
+        (("users: 10\n", "users: 10\nphases: [{users_per_s: -5, duration: 1s}]\n"), 11, "phases.0.users_per_s", "above 0, not -5"),
         (("    pages:\n      - {name: home, path: /webtest.html, embedded: [/image_small.gif]}\n      - name: big\n        path: /image_large.jpg\n        download: true\n", "    pages: []\n"), 5, "sessions.0.pages", "at least 1 item"),
         (("{exponential: 5s}", "5"), 4, "sessions.0.think", "has no unit"),
         (("measure: 1m", "measure: 60"), 12, "measure", "has no unit"),

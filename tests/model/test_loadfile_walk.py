@@ -56,7 +56,7 @@ def test_https_pages_go_to_the_https_target_or_are_refused(tmp_path: Path) -> No
         (("{account: 0.5, logout: 0.5}", "{account: 0.5, leave: 0.5}"), "transitions row 'account' goes to 'leave'"),
         (("      logout: {end: 1}\n", "      logoff: {end: 1}\n"), "transitions row 'logoff' is not a page"),
         (("start: login", "start: home"), "start 'home' is not a page"),
-        (("{account: 0.5, logout: 0.5}", "{account: 1.5, logout: -0.5}"), "less than or equal to 1"),
+        (("{account: 0.5, logout: 0.5}", "{account: 1.5, logout: -0.5}"), "at most 1, not 1.5"),
         (("method: POST, ", ""), "has a body but is a GET"),
         (("method: POST", "method: PUT"), "'GET' or 'POST'"),
     ],

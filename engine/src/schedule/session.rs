@@ -230,8 +230,12 @@ impl SessionsPlan {
                 if !names.insert(page.name.as_str()) {
                     return Err(format!("the page name '{}' is used twice: give every page its own name", page.name));
                 }
-                if !page.path.starts_with('/') || page.embedded.iter().any(|p| !p.starts_with('/')) {
+                let paths = || std::iter::once(&page.path).chain(&page.embedded);
+                if paths().any(|p| !p.starts_with('/')) {
                     return Err(format!("page '{}' has a path without a leading '/': write paths as /file", page.name));
+                }
+                if paths().any(|p| crate::uri::control_character(p).is_some()) {
+                    return Err(format!("page '{}' has a control character in a path: leave it out", page.name));
                 }
                 page.validate()?;
             }

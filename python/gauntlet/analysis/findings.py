@@ -111,11 +111,12 @@ def _estimate(cases: Sequence[MeasuredCase], figure: str) -> stats.Estimate | No
 
 
 def _bounds(ratio: stats.Estimate, floor: NoiseFloor) -> tuple[float, float]:
-    """The range a ratio claim is judged on: the ratio's interval widened to at least its point +-
-    the machine's noise floor for the figure (one run's interval can be narrow by chance; without
-    one, the floor stands in for it, as compare does: analysis.verdict)."""
+    """The range a ratio claim is judged on: the ratio's interval widened to at least its point
+    divided and multiplied by (1 + the machine's noise floor for the figure), the log-scale band
+    analysis.verdict judges changes in (one run's interval can be narrow by chance; without one, the
+    floor stands in for it)."""
     low, high = (ratio.low, ratio.high) if ratio.has_interval else (ratio.point, ratio.point)
-    return min(low, ratio.point * (1 - floor.relative)), max(high, ratio.point * (1 + floor.relative))
+    return min(low, ratio.point / (1 + floor.relative)), max(high, ratio.point * (1 + floor.relative))
 
 
 def _ratio_text(ratio: stats.Estimate) -> str:

@@ -9,11 +9,13 @@ from typing import Annotated
 import typer
 
 from gauntlet import engine
+from gauntlet.bounds import AGENTS
+from gauntlet.cli.options import bounded
 from gauntlet.lab import local_split
 
 Agents = Annotated[
     int | None,
-    typer.Option("--agents", min=1, help="Split the load over N local Dask worker processes (extra \\[distributed])"),
+    bounded(AGENTS, "--agents", help="Split the load over N local Dask worker processes (extra \\[distributed])"),
 ]
 Scheduler = Annotated[
     str | None,

@@ -14,25 +14,27 @@ from rich.console import Console
 from rich.table import Table
 
 from gauntlet import host
+from gauntlet.bounds import CONNECTIONS, DURATION, REPEATS, THREADS
 from gauntlet.cli.load_options import http2_fields
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, bounded
 from gauntlet.cli.run import DEFAULT_PATH, ServerOption, WorkersOption, check_json_destination, server_spec, write_json
 from gauntlet.errors import GauntletError
 from gauntlet.lab import calibrate
 from gauntlet.lab.peer_cipher import wrk_cipher
 from gauntlet.report.output import console
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.units import parse_duration_us
 
 CALIBRATION_SCHEMA = "gauntlet.calibration/1"
 
 
 def calibrate_command(
     url: Annotated[str | None, typer.Argument(help="http[s]://HOST[:PORT]/PATH; without it, the built-in server")] = None,
-    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Rounds; each runs every tool once")] = 3,
-    duration: Annotated[str, typer.Option("-d", "--duration", help="Length of each run (whole seconds)")] = "5s",
-    connections: Annotated[int, typer.Option("-c", "--connections", min=1, help="Connections of every tool")] = 100,
-    threads: Annotated[int, typer.Option("-t", "--threads", min=1, help="Threads of every tool")] = 2,
+    rounds: Annotated[int, bounded(REPEATS, "--rounds", help="Rounds; each runs every tool once")] = 3,
+    duration_us: Annotated[
+        int, bounded(DURATION, "-d", "--duration", help="Length of each run (whole seconds)", show_default="5s")
+    ] = 5_000_000,
+    connections: Annotated[int, bounded(CONNECTIONS, "-c", "--connections", help="Connections of every tool")] = 100,
+    threads: Annotated[int, bounded(THREADS, "-t", "--threads", help="Threads of every tool")] = 2,
     server: ServerOption = None,
     workers: WorkersOption = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write every run and the ratios here")] = None,
@@ -54,7 +56,7 @@ def calibrate_command(
             f"no peer load generator{' that speaks HTTP/2' if http2 else ''} is installed ({', '.join(wanted)})",
             f"Install one: apt-get install {' '.join(calibrate.PEER_PACKAGES[peer] for peer in wanted)}",
         )
-    duration_s = max(1, round(parse_duration_us(duration, "--duration") / 1_000_000))
+    duration_s = max(1, round(duration_us / 1_000_000))
     out, err = console(), console(stderr=True)
     environment = host.snapshot_after_load()
     settings: dict[str, Any] = {"workers": workers}

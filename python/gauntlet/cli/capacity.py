@@ -14,7 +14,8 @@ from gauntlet.cli import measuring
 from gauntlet.cli.progress import ProgressLine
 from gauntlet import host
 from gauntlet.cli.load_options import sessions_http2_fields
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, store_path
+from gauntlet.bounds import PROBES, USERS
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, bounded, store_path
 from gauntlet.cli.run import (
     DEFAULT_PATH, EXIT_INTERRUPTED, ServerOption, WorkersOption, announce_stored, server_spec, https_url_of, sized_for, target_url, write_json,
 )
@@ -33,9 +34,11 @@ def capacity_command(
     load_path: Annotated[Path, typer.Argument(help="The load file (sessions, windows, QoS)")],
     url: Annotated[str | None, typer.Argument(help="http[s]://HOST[:PORT]; without it, the built-in server")] = None,
     start: Annotated[
-        int, typer.Option("--start", min=1, help="The first number of sessions (with phases: peak users/s) tried")
+        int, bounded(USERS, "--start", help="The first number of sessions (with phases: peak users/s) tried")
     ] = 10,
-    max_probes: Annotated[int, typer.Option("--max-probes", min=1, help="At most this many measurements once a level has failed (the growth to it is never cut short)")] = 10,
+    max_probes: Annotated[
+        int, bounded(PROBES, "--max-probes", help="At most this many measurements once a level has failed (the growth to it is never cut short)")
+    ] = 10,
     json_path: Annotated[Path | None, typer.Option("--json", help="Every probe's result and the answer")] = None,
     http2: Http2Option = False,
     streams: StreamsOption = None,

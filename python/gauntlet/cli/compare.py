@@ -5,20 +5,20 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
 from rich.text import Text
 
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
+from gauntlet.bounds import THRESHOLD
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, bounded, run_id
 from gauntlet.report.output import console
 
 EXIT_REGRESSION = 1
 
 
 def compare_command(
-    run_a: Annotated[int, typer.Argument(help="The baseline run")],
-    run_b: Annotated[int, typer.Argument(help="The run compared with it")],
+    run_a: Annotated[int, run_id("RUN_A", "The baseline run")],
+    run_b: Annotated[int, run_id("RUN_B", "The run compared with it")],
     threshold: Annotated[
-        float, typer.Option("--threshold", min=0, help="Exit 1 only for a regression larger than PCT percent (points for shares)")
+        float, bounded(THRESHOLD, "--threshold", help="Exit 1 only for a regression larger than PCT percent (points for shares)")
     ] = 0.0,
     db: DbOption = DEFAULT_DB_PATH,
 ) -> int:

@@ -11,6 +11,8 @@ from rich import box
 from rich.table import Table
 
 from gauntlet import doctor, host
+from gauntlet.bounds import CONNECTIONS
+from gauntlet.cli.options import bounded
 from gauntlet.cli.run import check_json_destination, write_json
 from gauntlet.report.output import console
 
@@ -19,7 +21,7 @@ STATUS_STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red", "n/a": "di
 
 
 def doctor_command(
-    connections: Annotated[int, typer.Option("-c", "--connections", min=1, help="The concurrency to check for")] = 1000,
+    connections: Annotated[int, bounded(CONNECTIONS, "-c", "--connections", help="The concurrency to check for")] = 1000,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the findings and the host snapshot here")] = None,
 ) -> int:
     """Check the limits the studies learned to tune: ulimit -n, somaxconn, ports, TIME_WAIT, governor, busy processes."""

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, run_id
 
 
 class ExportFormat(enum.StrEnum):
@@ -18,7 +18,7 @@ class ExportFormat(enum.StrEnum):
 
 
 def export_command(
-    run: Annotated[int, typer.Argument(help="The run to export")],
+    run: Annotated[int, run_id("RUN", "The run to export")],
     export_format: Annotated[
         ExportFormat, typer.Option("--format", help="json: everything; csv: one row per case")
     ] = ExportFormat.json,

@@ -8,12 +8,12 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, run_id
 from gauntlet.report.output import console
 
 
 def findings_command(
-    run: Annotated[int, typer.Argument(help="A stored run of a study suite")],
+    run: Annotated[int, run_id("RUN", "A stored run of a study suite")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdicts as JSON")] = False,
     db: DbOption = DEFAULT_DB_PATH,
 ) -> int:

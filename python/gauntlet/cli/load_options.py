@@ -10,7 +10,6 @@ from typing import Any, Literal
 
 from gauntlet.errors import GauntletError
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS, IdlePlan, Plan, TlsSettings
-from gauntlet.units import parse_count, parse_duration_us
 
 
 def parse_header(text: str) -> tuple[str, str]:
@@ -26,8 +25,6 @@ def http2_fields(http2: bool, streams: int | None, http10: bool = False) -> dict
         raise GauntletError("--streams is the number of HTTP/2 streams per connection", "Add --http2, or leave --streams out")
     if http2 and http10:
         raise GauntletError("--http2 and --http1.0 ask for two protocols", "Give one of them")
-    if streams is not None and streams < 1:
-        raise GauntletError(f"--streams must be at least 1, got {streams}", "Give --streams 1 or more")
     if not http2:
         return {}
     return {"http_version": "2", "streams_per_connection": streams}
@@ -54,10 +51,12 @@ def read_body(path: Path) -> str:
 
 @dataclass(frozen=True)
 class LoadOptions:
+    """The options as the bounds table read them: counts as ints, durations in µs."""
+
     connections: int = DEFAULT_CONNECTIONS
     threads: int = DEFAULT_THREADS
-    requests: str | None = None
-    duration: str | None = None
+    requests: int | None = None
+    duration_us: int | None = None
     rate_per_s: float | None = None
     no_keepalive: bool = False
     calls_per_connection: int | None = None
@@ -67,25 +66,25 @@ class LoadOptions:
     tls_version: str | None = None
     cipher: str | None = None
     no_tls_resumption: bool = False
-    timeout: str | None = None
-    warmup: str | None = None
+    timeout_us: int | None = None
+    warmup_us: int | None = None
     method: str = "GET"
     headers: list[str] = field(default_factory=list)
     body: Path | None = None
     allow_remote: bool = False
     source_addresses: str | None = None
     idle: int | None = None
-    idle_send_interval: str | None = None
+    idle_send_interval_us: int | None = None
     io: Literal["epoll", "uring"] | None = None
-    io_batch: str | None = None
+    io_batch_us: int | None = None
 
     def idle_plan(self) -> IdlePlan | None:
-        if self.idle is None:
-            if self.idle_send_interval is not None:
+        """--idle 0 is none, as a suite's `idle: 0`."""
+        if not self.idle:
+            if self.idle_send_interval_us is not None:
                 raise GauntletError("--idle-send-interval is for idle connections", "Give --idle N as well")
             return None
-        interval_us = parse_duration_us(self.idle_send_interval, "--idle-send-interval") if self.idle_send_interval else None
-        return IdlePlan(connections=self.idle, send_interval_us=interval_us)
+        return IdlePlan(connections=self.idle, send_interval_us=self.idle_send_interval_us)
 
     def tls(self) -> TlsSettings | None:
         """TLS settings for an https URL; None leaves the engine's defaults (resumption on)."""
@@ -96,21 +95,19 @@ class LoadOptions:
         return TlsSettings(version=self.tls_version, cipher=self.cipher)
 
     def plan(self, url: str) -> Plan:
-        if self.connections < 1 or self.threads < 1:
-            raise GauntletError("connections and threads must be at least 1", "Give -c 1 or more and -t 1 or more")
         return Plan(
             url=url,
             connections=self.connections,
             threads=self.threads,
-            requests=parse_count(self.requests, "-n") if self.requests else None,
-            duration_us=parse_duration_us(self.duration, "-d") if self.duration else None,
+            requests=self.requests,
+            duration_us=self.duration_us,
             rate_per_s=self.rate_per_s,
             keepalive=False if self.no_keepalive else None,
             calls_per_connection=self.calls_per_connection,
             http_version="1.0" if self.http10 else None,
             tls=self.tls(),
-            timeout_us=parse_duration_us(self.timeout, "--timeout") if self.timeout else None,
-            warmup_us=parse_duration_us(self.warmup, "--warmup") if self.warmup else None,
+            timeout_us=self.timeout_us,
+            warmup_us=self.warmup_us,
             method=self.method.upper(),
             headers=[parse_header(h) for h in self.headers] or None,
             body_base64=read_body(self.body) if self.body else None,
@@ -118,5 +115,5 @@ class LoadOptions:
             source_addresses=[a.strip() for a in self.source_addresses.split(",")] if self.source_addresses else None,
             idle=self.idle_plan(),
             io=self.io,
-            io_batch_us=parse_duration_us(self.io_batch, "--io-batch") if self.io_batch else None,
+            io_batch_us=self.io_batch_us,
         ).model_copy(update=http2_fields(self.http2, self.streams, self.http10))

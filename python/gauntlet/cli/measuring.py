@@ -9,22 +9,23 @@ import typer
 from rich.text import Text
 
 from gauntlet.analysis.thresholds import Threshold, crossings
+from gauntlet.bounds import LINK, REPEATS, REQUESTS, SHARE
+from gauntlet.cli.options import bounded
 from gauntlet.lab.measure import Settings
 from gauntlet.report.output import console
-from gauntlet.units import parse_count, parse_link_bits_per_s
 
-Repeat = Annotated[int, typer.Option("--repeat", min=1, help="Measure N times: median, min..max, variation")]
+Repeat = Annotated[int, bounded(REPEATS, "--repeat", help="Measure N times: median, min..max, variation")]
 RestartBetween = Annotated[
     bool, typer.Option("--restart-between", help="Restart the server Gauntlet started between repeats")
 ]
 WarmupRequests = Annotated[
-    str | None, typer.Option("--warmup-requests", help="First run N requests, uncounted (again after a restart)")
+    int | None, bounded(REQUESTS, "--warmup-requests", help="First run N requests, uncounted (again after a restart)")
 ]
 Link = Annotated[
-    str | None, typer.Option("--link", help="The link's speed (1gbit, 100mbit): flag results near its ceiling")
+    float | None, bounded(LINK, "--link", help="The link's speed (1gbit, 100mbit): flag results near its ceiling")
 ]
 ErrorShare = Annotated[
-    float, typer.Option("--error-share", min=0.0, max=1.0, help="Flag error-bound above this failed share (0.01 = 1%)")
+    float, bounded(SHARE, "--error-share", help="Flag error-bound above this failed share (0.01 = 1%)")
 ]
 
 FailOn = Annotated[
@@ -56,13 +57,13 @@ def fail_on(thresholds: list[Threshold], results: list[dict[str, Any]], labels: 
 
 
 def settings(
-    repeat: int, restart_between: bool, warmup_requests: str | None, link: str | None, error_share: float
+    repeat: int, restart_between: bool, warmup_requests: int | None, link_bits_per_s: float | None, error_share: float
 ) -> Settings:
     return Settings(
         repeats=repeat,
         restart_between=restart_between,
-        warmup_requests=parse_count(warmup_requests, "--warmup-requests") if warmup_requests else None,
-        link_bits_per_s=parse_link_bits_per_s(link, "--link") if link else None,
+        warmup_requests=warmup_requests,
+        link_bits_per_s=link_bits_per_s,
         error_share_limit=error_share,
     )
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import socket
 from typing import Annotated, Any
 
-import typer
 from rich import box
 from rich.table import Table
 from rich.text import Text
@@ -20,7 +19,8 @@ from rich.text import Text
 from gauntlet import host
 from gauntlet.analysis.verdict import pair_floors
 from gauntlet.cli.load_options import LoadOptions
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
+from gauntlet.bounds import CONNECTIONS, DURATION, PAIRS, THREADS
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, bounded
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.run import DEFAULT_PATH, ServerOption, WorkersOption, announce_stored, server_spec, target_url
 from gauntlet.errors import GauntletError
@@ -36,17 +36,17 @@ EXIT_INTERRUPTED = 130
 def noise_command(
     server: ServerOption = None,
     workers: WorkersOption = None,
-    pairs: Annotated[int, typer.Option("--pairs", min=2, help="A/A pairs: 2 x N runs, each on a fresh server")] = 5,
-    connections: Annotated[int, typer.Option("-c", "--connections", min=1, help="Connections of each run")] = 10,
-    duration: Annotated[str, typer.Option("-d", "--duration", help="Length of each run")] = "2s",
-    threads: Annotated[int, typer.Option("-t", "--threads", min=1, help="Load threads")] = DEFAULT_THREADS,
+    pairs: Annotated[int, bounded(PAIRS, "--pairs", help="A/A pairs: 2 x N runs, each on a fresh server")] = 5,
+    connections: Annotated[int, bounded(CONNECTIONS, "-c", "--connections", help="Connections of each run")] = 10,
+    duration_us: Annotated[int, bounded(DURATION, "-d", "--duration", help="Length of each run", show_default="2s")] = 2_000_000,
+    threads: Annotated[int, bounded(THREADS, "-t", "--threads", help="Load threads")] = DEFAULT_THREADS,
     db: DbOption = DEFAULT_DB_PATH,
 ) -> int:
     """Measure how much identical runs differ on this machine (the built-in server by default, or
     --server KIND) and store it as the noise floor `compare` judges changes against."""
     spec = server_spec(None, server, {"workers": workers}, False, DEFAULT_PATH, True, threads)
     assert spec is not None  # no URL: always a server Gauntlet starts
-    plan = LoadOptions(connections=connections, threads=min(threads, connections), duration=duration).plan("")
+    plan = LoadOptions(connections=connections, threads=min(threads, connections), duration_us=duration_us).plan("")
     spec = for_connections(spec, plan.all_connections())
     out, err = console(), console(stderr=True)
     runs = 2 * pairs
@@ -75,7 +75,7 @@ def noise_command(
 
     workers_text = f", {spec.workers} workers" if spec.workers else ""
     measured_floors = Measured(
-        floors, pairs, f"{spec.kind}{workers_text}", f"-c {connections} -d {duration}", socket.gethostname(), stored.run_id
+        floors, pairs, f"{spec.kind}{workers_text}", f"-c {connections} -d {DURATION.show(duration_us)}", socket.gethostname(), stored.run_id
     )
     with Store.open(db) as store:
         store.add_noise_floors(measured_floors)

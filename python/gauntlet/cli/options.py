@@ -3,9 +3,42 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+
+from gauntlet.bounds import RUN_ID, STREAMS, Bound
+
+_METAVARS = {"duration": "D", "count": "N", "number": "NUMBER", "link": "SPEED"}
+
+
+class BoundParser:
+    """An option's value read and checked by its entry of the bounds table; a value out of it is
+    a usage error that click words with the option's name ("Invalid value for '-d' / '--duration':
+    at most 720h, not 1000000h")."""
+
+    def __init__(self, bound: Bound) -> None:
+        self.bound = bound
+        self.__name__ = bound.name
+
+    def __call__(self, value: str | float) -> Any:
+        try:
+            return self.bound.from_option(value)
+        except ValueError as err:
+            raise typer.BadParameter(str(err)) from None
+
+
+def bounded(bound: Bound, *names: str, help: str, **settings: Any) -> Any:
+    """A typer option whose value `bound` reads and checks; its help ends with the range."""
+    return typer.Option(
+        *names, parser=BoundParser(bound), metavar=_METAVARS[bound.unit], help=f"{help} ({bound.range_text()})", **settings
+    )
+
+
+def run_id(metavar: str, help: str) -> Any:
+    """A run id argument, within SQLite's integers; `metavar` names it in help and errors."""
+    return typer.Argument(parser=BoundParser(RUN_ID), metavar=metavar, help=help)
+
 
 #: Where the measuring commands store their runs and where report, compare and export read them, unless --db says.
 DEFAULT_DB_PATH = Path("results.db")
@@ -14,7 +47,7 @@ NoStoreOption = Annotated[bool, typer.Option("--no-store", help="Keep the result
 Http2Option = Annotated[
     bool, typer.Option("--http2", help="HTTP/2: h2 through ALPN for https://, h2c with prior knowledge for http://")
 ]
-StreamsOption = Annotated[int | None, typer.Option("--streams", help="--http2: concurrent streams per connection (default 1)")]
+StreamsOption = Annotated[int | None, bounded(STREAMS, "--streams", help="--http2: concurrent streams per connection (default 1)")]
 
 
 def store_path(db: Path, no_store: bool) -> Path | None:

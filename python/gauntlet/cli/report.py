@@ -8,14 +8,14 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, run_id
 from gauntlet.report.output import console
 
 DEFAULT_REPORT_PATH = Path("report.html")
 
 
 def report_command(
-    runs: Annotated[list[int] | None, typer.Argument(help="Run ids; default: the latest run")] = None,
+    runs: Annotated[list[int] | None, run_id("RUNS", "Run ids; default: the latest run")] = None,
     output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write")] = DEFAULT_REPORT_PATH,
     db: DbOption = DEFAULT_DB_PATH,
     list_runs: Annotated[bool, typer.Option("--list", help="List the database's runs instead")] = False,

@@ -21,7 +21,11 @@ from gauntlet.analysis.thresholds import parse_thresholds
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.load_options import LoadOptions, sessions_http2_fields
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, store_path
+from gauntlet.bounds import (
+    CALLS_PER_CONNECTION, CONNECTIONS, DURATION, IDLE, IDLE_SEND_INTERVAL, IO_BATCH, RATE, REQUESTS, THREADS, TIMEOUT, WARMUP,
+    WORKERS,
+)
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, bounded, store_path
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
 from gauntlet.lab import local_split
@@ -49,7 +53,12 @@ ServerOption = Annotated[
     str | None, typer.Option("--server", help="Without a URL: start this server kind (`gauntlet servers`)")
 ]
 WorkersOption = Annotated[
-    int | None, typer.Option("--workers", min=1, help="--server: its workers (processes, threads or schedulers)")
+    int | None, bounded(WORKERS, "--workers", help="--server: its workers (processes, threads or schedulers)")
+]
+ThreadsOption = Annotated[int, bounded(THREADS, "-t", "--threads", help="Load threads (at most -c)")]
+TimeoutOption = Annotated[int | None, bounded(TIMEOUT, "--timeout", help="Per-request timeout (default 15s)")]
+CallsOption = Annotated[
+    int | None, bounded(CALLS_PER_CONNECTION, "--calls-per-connection", help="K requests per connection, then reconnect")
 ]
 
 
@@ -214,17 +223,13 @@ def succeeded(result: dict[str, Any]) -> bool:
 
 def run_command(
     url: Annotated[str | None, typer.Argument(help="http://HOST[:PORT]/PATH; without it, the built-in server")] = None,
-    connections: Annotated[int, typer.Option("-c", "--connections", help="Connections kept open")] = DEFAULT_CONNECTIONS,
-    threads: Annotated[int, typer.Option("-t", "--threads", help="Load threads (at most -c)")] = DEFAULT_THREADS,
-    requests: Annotated[str | None, typer.Option("-n", "--requests", help="Measure exactly N requests (10k, 1m)")] = None,
-    duration: Annotated[str | None, typer.Option("-d", "--duration", help="Measure for D (10s, 2m); default 10s")] = None,
-    rate_per_s: Annotated[
-        float | None, typer.Option("-R", "--rate", help="Open loop: R requests/s on a fixed schedule")
-    ] = None,
+    connections: Annotated[int, bounded(CONNECTIONS, "-c", "--connections", help="Connections kept open")] = DEFAULT_CONNECTIONS,
+    threads: ThreadsOption = DEFAULT_THREADS,
+    requests: Annotated[int | None, bounded(REQUESTS, "-n", "--requests", help="Measure exactly N requests (10k, 1m)")] = None,
+    duration_us: Annotated[int | None, bounded(DURATION, "-d", "--duration", help="Measure for D (10s, 2m); default 10s")] = None,
+    rate_per_s: Annotated[float | None, bounded(RATE, "-R", "--rate", help="Open loop: R requests/s on a fixed schedule")] = None,
     no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
-    calls_per_connection: Annotated[
-        int | None, typer.Option("--calls-per-connection", min=1, help="K requests per connection, then reconnect")
-    ] = None,
+    calls_per_connection: CallsOption = None,
     http10: Annotated[bool, typer.Option("--http1.0", help="Send HTTP/1.0 requests")] = False,
     http2: Http2Option = False,
     streams: StreamsOption = None,
@@ -233,8 +238,8 @@ def run_command(
     no_tls_resumption: Annotated[
         bool, typer.Option("--no-tls-resumption", help="https: a full handshake on every new connection")
     ] = False,
-    timeout: Annotated[str | None, typer.Option("--timeout", help="Per-request timeout (default 15s)")] = None,
-    warmup: Annotated[str | None, typer.Option("--warmup", help="Run this long first, uncounted")] = None,
+    timeout_us: TimeoutOption = None,
+    warmup_us: Annotated[int | None, bounded(WARMUP, "--warmup", help="Run this long first, uncounted")] = None,
     method: Annotated[str, typer.Option("-m", "--method", help="HTTP method")] = "GET",
     header: Annotated[list[str] | None, typer.Option("-H", "--header", help="'Name: value', repeatable")] = None,
     body: Annotated[Path | None, typer.Option("--body", help="Send this file as the request body")] = None,
@@ -245,26 +250,24 @@ def run_command(
         typer.Option("--source-addresses", help="Bind connections to these local IPs, round robin (127.0.0.2,127.0.0.3)"),
     ] = None,
     idle: Annotated[
-        int | None, typer.Option("--idle", min=1, help="Also hold N connections open and idle, counted apart (C10K)")
+        int | None, bounded(IDLE, "--idle", help="Also hold N connections open and idle, counted apart (C10K)")
     ] = None,
-    idle_send_interval: Annotated[
-        str | None, typer.Option("--idle-send-interval", help="--idle: send one header byte on each every D (slowloris)")
+    idle_send_interval_us: Annotated[
+        int | None, bounded(IDLE_SEND_INTERVAL, "--idle-send-interval", help="--idle: send one header byte on each every D (slowloris)")
     ] = None,
     io: Annotated[
         Literal["epoll", "uring"] | None, typer.Option("--io", help="The engine's transport: epoll (default) or uring (io_uring; falls back to epoll where it cannot)")
     ] = None,
-    io_batch: Annotated[
-        str | None,
-        typer.Option("--io-batch", help="Let each wait gather responses for up to D (200us; at most 10ms): less client CPU, latency read up to D late"),
+    io_batch_us: Annotated[
+        int | None,
+        bounded(IO_BATCH, "--io-batch", help="Let each wait gather responses for up to D (200us): less client CPU, latency read up to D late"),
     ] = None,
     load: Annotated[Path | None, typer.Option("--load", help="Run the sessions of this load file (YAML)")] = None,
     server: ServerOption = None,
     path: Annotated[str, typer.Option("--path", help="Without a URL: the path to load")] = DEFAULT_PATH,
     workers: WorkersOption = None,
     backend: Annotated[str | None, typer.Option("--backend", help="--server: php-fpm, mod_php, uwsgi, ...")] = None,
-    backend_workers: Annotated[
-        int | None, typer.Option("--backend-workers", min=1, help="--server: the backend's pool size")
-    ] = None,
+    backend_workers: Annotated[int | None, bounded(WORKERS, "--backend-workers", help="--server: the backend's pool size")] = None,
     https: Annotated[bool, typer.Option("--https", help="--server: serve HTTPS (self-signed certificate)")] = False,
     app: Annotated[
         str | None, typer.Option("--app", help="--server: serve this application (wordpress, specweb) through --backend (default php-fpm; JSP on tomcat)")
@@ -301,12 +304,12 @@ def run_command(
     out = console()
     err = console(stderr=True)
     load_options = LoadOptions(
-        connections=connections, threads=threads, requests=requests, duration=duration, rate_per_s=rate_per_s,
+        connections=connections, threads=threads, requests=requests, duration_us=duration_us, rate_per_s=rate_per_s,
         no_keepalive=no_keepalive, calls_per_connection=calls_per_connection, http10=http10, http2=http2, streams=streams,
         tls_version=tls_version,
-        cipher=cipher, no_tls_resumption=no_tls_resumption, timeout=timeout, warmup=warmup, method=method,
+        cipher=cipher, no_tls_resumption=no_tls_resumption, timeout_us=timeout_us, warmup_us=warmup_us, method=method,
         headers=header or [], body=body, allow_remote=allow_remote, source_addresses=source_addresses, idle=idle,
-        idle_send_interval=idle_send_interval, io=io, io_batch=io_batch,
+        idle_send_interval_us=idle_send_interval_us, io=io, io_batch_us=io_batch_us,
     )
     plan = load_options.plan(url or "")
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)

@@ -19,6 +19,8 @@ from typing import Annotated
 import typer
 
 from gauntlet import engine
+from gauntlet.bounds import PORT, STALL_MS, WORKERS
+from gauntlet.cli.options import bounded
 
 LISTENING_LINE = "gauntlet serve: listening on {scheme}://{host}:{port}/"
 STOPPED = re.compile(r"stopped after (?P<requests>\d+) requests on (?P<connections>\d+) connections")
@@ -60,10 +62,10 @@ def stop_siblings(siblings: list[subprocess.Popen[str]]) -> tuple[int, int]:
 
 def serve_command(
     host: Annotated[str, typer.Option("--host", help="Address to listen on")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port; 0 picks a free one")] = 0,
-    threads: Annotated[int, typer.Option("--threads", min=1, help="Server threads")] = 2,
-    stall_ms: Annotated[int, typer.Option("--stall-ms", min=0, help="Hold all responses this long...")] = 0,
-    stall_every_ms: Annotated[int, typer.Option("--stall-every-ms", min=0, help="...once every this many ms")] = 0,
+    port: Annotated[int, bounded(PORT, "--port", help="Port; 0 picks a free one")] = 0,
+    threads: Annotated[int, bounded(WORKERS, "--threads", help="Server threads")] = 2,
+    stall_ms: Annotated[int, bounded(STALL_MS, "--stall-ms", help="Hold all responses this long...")] = 0,
+    stall_every_ms: Annotated[int, bounded(STALL_MS, "--stall-every-ms", help="...once every this many ms")] = 0,
     tls: Annotated[bool, typer.Option("--tls", help="HTTPS with a self-signed certificate made at start")] = False,
     tls_version: Annotated[
         str | None, typer.Option("--tls-version", help="With --tls: the only TLS version served, 1.2 or 1.3")
@@ -73,7 +75,7 @@ def serve_command(
         typer.Option("--cipher", help="With --tls: the only cipher suite served, e.g. TLS_AES_128_GCM_SHA256"),
     ] = None,
     processes: Annotated[
-        int, typer.Option("--processes", min=1, help="Processes serving the port (each may open only so many files)")
+        int, bounded(WORKERS, "--processes", help="Processes serving the port (each may open only so many files)")
     ] = 1,
 ) -> int:
     """Serve the standard workload (and /hello, fault injection) from memory."""

@@ -15,7 +15,8 @@ from gauntlet import engine
 from gauntlet.analysis.thresholds import Threshold, parse_thresholds
 from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption
+from gauntlet.bounds import REPEATS, RUN_ID
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, bounded
 from gauntlet.cli.progress import SuiteProgress
 from gauntlet.errors import GauntletError
 from gauntlet.model.record import CaseRecord
@@ -94,8 +95,8 @@ def run_command(
     full: Annotated[bool, typer.Option("--full", help="The study at its own length, where the default is scaled down")] = False,
     servers: Annotated[str | None, typer.Option("--servers", help="Only these kinds: nginx,apache-event,...")] = None,
     db: DbOption = DEFAULT_DB_PATH,
-    resume: Annotated[int | None, typer.Option("--resume", help="Measure what this run is missing")] = None,
-    repeat: Annotated[int | None, typer.Option("--repeat", min=1, help="Measurements per case (default: the suite's)")] = None,
+    resume: Annotated[int | None, bounded(RUN_ID, "--resume", help="Measure what this run is missing")] = None,
+    repeat: Annotated[int | None, bounded(REPEATS, "--repeat", help="Measurements per case (default: the suite's)")] = None,
     restart_between: Annotated[bool, typer.Option("--restart-between", help="Restart the server between repeats")] = False,
     report: Annotated[Path, typer.Option("-o", "--report", help="Where to write the HTML report")] = DEFAULT_REPORT,
     fail_on: measuring.FailOnGiven = None,

@@ -17,11 +17,15 @@ from gauntlet.cli import measuring
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.load_options import LoadOptions
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, store_path
+from gauntlet.bounds import CONNECTIONS, DURATION, RATE, REQUESTS
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, bounded, store_path
 from gauntlet.cli.run import (
     DEFAULT_PATH,
     EXIT_INTERRUPTED,
+    CallsOption,
     ServerOption,
+    ThreadsOption,
+    TimeoutOption,
     WorkersOption,
     announce_stored,
     server_spec,
@@ -32,7 +36,7 @@ from gauntlet.lab.measure import Settings
 from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.lab.sweep import Step, Sweep, concurrency_levels, offered_rates, run_sweep
 from gauntlet.model.record import CaseRecord
-from gauntlet.plan import DEFAULT_THREADS, Plan
+from gauntlet.plan import DEFAULT_DURATION_US, DEFAULT_THREADS, Plan
 from gauntlet.report.output import console
 from gauntlet.report.tables import sweep_header, sweep_row
 from gauntlet.servers.sizing import for_connections
@@ -45,7 +49,6 @@ if TYPE_CHECKING:
 app = typer.Typer(help="One measurement per concurrency level or per offered rate.", no_args_is_help=True)
 
 Url = Annotated[str | None, typer.Argument(help="http://HOST[:PORT]/PATH; without it, the built-in server")]
-Threads = Annotated[int, typer.Option("-t", "--threads", help="Load threads")]
 JsonPath = Annotated[Path | None, typer.Option("--json", help="Every step's result, rewritten after each step")]
 
 
@@ -104,13 +107,13 @@ def store_step(stored: StoredRun, params: dict[str, Any], step: Step, server: Se
 def concurrency_command(
     url: Url = None,
     levels: Annotated[str, typer.Option("--levels", help="1,10,100,... or 200..4000:200")] = "1,10,100,250,500,1000",
-    requests: Annotated[str | None, typer.Option("-n", "--requests", help="Requests per level")] = None,
-    duration: Annotated[str | None, typer.Option("-d", "--duration", help="Time per level (default 10s)")] = None,
-    timeout: Annotated[str | None, typer.Option("--timeout", help="Per-request timeout (default 15s)")] = None,
+    requests: Annotated[int | None, bounded(REQUESTS, "-n", "--requests", help="Requests per level")] = None,
+    duration_us: Annotated[int | None, bounded(DURATION, "-d", "--duration", help="Time per level (default 10s)")] = None,
+    timeout_us: TimeoutOption = None,
     no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
     http2: Http2Option = False,
     streams: StreamsOption = None,
-    threads: Threads = DEFAULT_THREADS,
+    threads: ThreadsOption = DEFAULT_THREADS,
     server: ServerOption = None,
     workers: WorkersOption = None,
     json_path: JsonPath = None,
@@ -128,8 +131,8 @@ def concurrency_command(
     """Throughput, latency and failed/timed-out shares at each concurrency level (ab-style)."""
     thresholds = parse_thresholds(fail_on, default=())
     plans = [
-        (level, LoadOptions(level, threads, requests, duration, timeout=timeout, no_keepalive=no_keepalive, http2=http2,
-                            streams=streams).plan(""))
+        (level, LoadOptions(level, threads, requests, duration_us, timeout_us=timeout_us, no_keepalive=no_keepalive,
+                            http2=http2, streams=streams).plan(""))
         for level in concurrency_levels(levels)
     ]
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
@@ -142,18 +145,16 @@ def concurrency_command(
 @app.command("rate")
 def rate_command(
     url: Url = None,
-    low: Annotated[float, typer.Option("--from", help="First offered rate, requests/s")] = 1000,
-    high: Annotated[float, typer.Option("--to", help="Last offered rate, requests/s")] = 5000,
-    step: Annotated[float, typer.Option("--step", help="Rate increment, requests/s")] = 1000,
-    calls_per_connection: Annotated[
-        int | None, typer.Option("--calls-per-connection", min=1, help="K requests per connection, then reconnect")
-    ] = None,
-    duration: Annotated[str, typer.Option("-d", "--duration", help="Time per rate")] = "10s",
-    connections: Annotated[int, typer.Option("-c", "--connections", help="Connections available")] = 100,
-    timeout: Annotated[str | None, typer.Option("--timeout", help="Per-request timeout (default 15s)")] = None,
+    low: Annotated[float, bounded(RATE, "--from", help="First offered rate, requests/s")] = 1000,
+    high: Annotated[float, bounded(RATE, "--to", help="Last offered rate, requests/s")] = 5000,
+    step: Annotated[float, bounded(RATE, "--step", help="Rate increment, requests/s")] = 1000,
+    calls_per_connection: CallsOption = None,
+    duration_us: Annotated[int, bounded(DURATION, "-d", "--duration", help="Time per rate", show_default="10s")] = DEFAULT_DURATION_US,
+    connections: Annotated[int, bounded(CONNECTIONS, "-c", "--connections", help="Connections available")] = 100,
+    timeout_us: TimeoutOption = None,
     http2: Http2Option = False,
     streams: StreamsOption = None,
-    threads: Threads = DEFAULT_THREADS,
+    threads: ThreadsOption = DEFAULT_THREADS,
     server: ServerOption = None,
     workers: WorkersOption = None,
     json_path: JsonPath = None,
@@ -171,8 +172,8 @@ def rate_command(
     """Replies/s, latency and errors at each offered rate (httperf/autobench-style)."""
     thresholds = parse_thresholds(fail_on, default=())
     plans = [
-        (rate, LoadOptions(connections, threads, duration=duration, rate_per_s=rate, calls_per_connection=calls_per_connection,
-                           timeout=timeout, http2=http2, streams=streams).plan(""))
+        (rate, LoadOptions(connections, threads, duration_us=duration_us, rate_per_s=rate,
+                           calls_per_connection=calls_per_connection, timeout_us=timeout_us, http2=http2, streams=streams).plan(""))
         for rate in offered_rates(low, high, step)
     ]
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)

@@ -8,11 +8,12 @@ kept and marked partial.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gauntlet import engine
+from gauntlet.bounds import CONNECTIONS, RANGE_VALUES_MAX
 from gauntlet.errors import GauntletError
 from gauntlet.lab.measure import Repeats, Settings, Target, measure_repeats
 from gauntlet.plan import Plan
@@ -82,22 +83,35 @@ def run_sweep(
 
 
 def concurrency_levels(text: str) -> list[int]:
-    """'1,10,100' or '200..4000:200' (from..to:step) as a list of connection counts."""
+    """'1,10,100' or '200..4000:200' (from..to:step) as a list of connection counts, each within
+    the connections bound, at most RANGE_VALUES_MAX of them."""
+    levels: Sequence[int]
     try:
         if ".." in text:
             span, _, step = text.partition(":")
             low, _, high = span.partition("..")
-            levels = list(range(int(low), int(high) + 1, int(step or 1)))
+            levels = range(int(low), int(high) + 1, int(step or 1))
         else:
             levels = [int(part) for part in text.split(",")]
     except ValueError:
-        levels = []
-    if not levels or min(levels) < 1:
+        levels = range(0)
+    if not levels:
         raise GauntletError(
             f"--levels {text!r} is not a list of connection counts",
-            "Write it as 1,10,100,250 or as 200..4000:200 (from..to:step), every level at least 1",
+            "Write it as 1,10,100,250 or as 200..4000:200 (from..to:step)",
         )
-    return levels
+    _range_length(len(levels), "--levels")
+    for level in (min(levels), max(levels)):
+        try:
+            CONNECTIONS.check(level, level)
+        except ValueError as err:
+            raise GauntletError(f"--levels {text!r}: a level {err}", f"Give levels {CONNECTIONS.range_text()}") from None
+    return list(levels)
+
+
+def _range_length(count: int, options: str) -> None:
+    if count > RANGE_VALUES_MAX:
+        raise GauntletError(f"{options} make {count:,} steps", f"Give at most {RANGE_VALUES_MAX:,} steps (a larger step)")
 
 
 def offered_rates(low_per_s: float, high_per_s: float, step_per_s: float) -> list[float]:
@@ -107,4 +121,5 @@ def offered_rates(low_per_s: float, high_per_s: float, step_per_s: float) -> lis
             "Give 0 < --from <= --to and a positive --step",
         )
     count = int((high_per_s - low_per_s) / step_per_s + 1e-9) + 1
+    _range_length(count, "--from, --to and --step")
     return [low_per_s + i * step_per_s for i in range(count)]

@@ -12,7 +12,11 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from gauntlet.errors import GauntletError
 from gauntlet.plan import DEFAULT_THREADS, ArrivalPhase, Page, Plan, QosThresholds, SessionsPlan, SessionType, Think
-from gauntlet.yamlfile import SEED_MAX, Count, Duration, PerSecond, Size, duration_us, printable, read_yaml, validate
+from gauntlet.bounds import THINK
+from gauntlet.model.bounded import (
+    ArrivalRate, DownloadRate, Duration, QosTime, Repeats, Seed, Share, ThinkScale, Users, Warmup, Weight,
+)
+from gauntlet.yamlfile import printable, read_yaml, validate
 
 
 def _think(value: Any) -> dict[str, Any]:
@@ -20,15 +24,15 @@ def _think(value: Any) -> dict[str, Any]:
         bounds = value["uniform"]
         if not isinstance(bounds, list) or len(bounds) != 2:
             raise ValueError("a uniform think time is {uniform: [MIN, MAX]}, two durations")
-        low, high = (duration_us(v) for v in bounds)
+        low, high = (THINK.from_file(v) for v in bounds)
         if low > high:
             raise ValueError("uniform think times go from the smaller to the larger: swap them")
         return {"kind": "uniform", "min_us": low, "max_us": high}
     if isinstance(value, dict) and set(value) == {"exponential"}:
-        return {"kind": "exponential", "mean_us": duration_us(value["exponential"])}
+        return {"kind": "exponential", "mean_us": THINK.from_file(value["exponential"])}
     if isinstance(value, dict):
         raise ValueError("a think time is a duration, {uniform: [MIN, MAX]} or {exponential: MEAN}")
-    return {"kind": "fixed", "mean_us": duration_us(value)}
+    return {"kind": "fixed", "mean_us": THINK.from_file(value)}
 
 
 ThinkTime = Annotated[dict[str, Any], BeforeValidator(_think)]
@@ -65,14 +69,13 @@ ROW_SUM_TOLERANCE = 1e-6
 
 class SessionSpec(_Strict):
     name: str = Field(min_length=1)
-    #: A share of the mix; a million to one is past any study's.
-    weight: float = Field(default=1.0, gt=0, le=1e6)
+    weight: Weight = 1.0
     think: ThinkTime = {"kind": "fixed", "mean_us": 0}
     pages: list[PageSpec] = Field(min_length=1)
     #: The first page of the walk through `transitions` (default: the first page).
     start: str | None = None
     #: Per page, the probability of each next page or of `end`; without it the pages run in order.
-    transitions: dict[str, dict[str, Annotated[float, Field(ge=0, le=1)]]] | None = None
+    transitions: dict[str, dict[str, Share]] | None = None
 
     @model_validator(mode="after")
     def walk_names_its_pages(self) -> SessionSpec:
@@ -94,35 +97,35 @@ class SessionSpec(_Strict):
 
 
 class PhaseSpec(_Strict):
-    users_per_s: PerSecond
-    duration: Duration = Field(gt=0)
+    users_per_s: ArrivalRate
+    duration: Duration
 
 
 class QosSpec(_Strict):
-    good: Duration = 2_000_000
-    tolerable: Duration = 4_000_000
-    download_good_bytes_per_s: PerSecond = 99_000
-    download_tolerable_bytes_per_s: PerSecond = 95_000
-    good_share: float = Field(default=0.95, ge=0, le=1)
-    good_or_tolerable_share: float = Field(default=0.99, ge=0, le=1)
+    good: QosTime = 2_000_000
+    tolerable: QosTime = 4_000_000
+    download_good_bytes_per_s: DownloadRate = 99_000
+    download_tolerable_bytes_per_s: DownloadRate = 95_000
+    good_share: Share = 0.95
+    good_or_tolerable_share: Share = 0.99
 
 
 class LoadFile(_Strict):
     sessions: list[SessionSpec] = Field(min_length=1)
-    if_modified_since: float = Field(default=0.0, ge=0, le=1)
-    users: Size | None = None
+    if_modified_since: Share = 0.0
+    users: Users | None = None
     phases: list[PhaseSpec] | None = Field(default=None, min_length=1)
-    max_users: Size = 1000
-    ramp_up: Duration = 0
-    warm_up: Duration = 0
+    max_users: Users = 1000
+    ramp_up: Warmup = 0
+    warm_up: Warmup = 0
     measure: Duration | None = None
-    ramp_down: Duration = 0
-    iterations: Count = 1
+    ramp_down: Warmup = 0
+    iterations: Repeats = 1
     #: Every think time multiplied by this: a suite's quick variant shortens them (0.25: a quarter)
     #: so that a capacity search finds its invalid level at fewer users, in fewer probes.
-    think_scale: float = Field(default=1.0, gt=0, le=100)
+    think_scale: ThinkScale = 1.0
     qos: QosSpec = QosSpec()
-    seed: int = Field(default=1, ge=0, le=SEED_MAX)
+    seed: Seed = 1
 
     @model_validator(mode="after")
     def one_way_of_having_users(self) -> LoadFile:

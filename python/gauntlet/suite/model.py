@@ -12,12 +12,14 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from gauntlet.errors import GauntletError
+from gauntlet.bounds import RANGE_VALUES_MAX
+from gauntlet.model.bounded import (
+    CallsPerConnection, Connections, Duration, Idle, IdleSendInterval, KeepaliveRequests, KeepaliveTimeout, Probes, Rate,
+    Repeats, Requests, RestartEvery, Streams, Threads, Timeout, Users, Warmup, Workers,
+)
 from gauntlet.model.claims import CAPACITY, Claim
 from gauntlet.store.figures import FIGURES
 from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
-from gauntlet.units import parse_count
-from gauntlet.yamlfile import SIZE_MAX, Count, Duration, PerSecond, Size, duration_us
 
 WORKLOADS = {
     "ST-1": "/webtest.html",
@@ -30,8 +32,7 @@ WORKLOADS = {
     "tree": "/tree/",
 }
 PROTOCOLS = ("http", "https")
-#: The most values one range may stand for, and the most cases one group's grid may.
-RANGE_VALUES_MAX = 10_000
+#: The most cases one group's grid may stand for.
 GRID_CASES_MAX = 100_000
 
 
@@ -56,41 +57,27 @@ def _range_or_list(value: Any) -> Any:
     return value if isinstance(value, list) else [value]
 
 
-def _requests(value: Any) -> int:
-    """Request counts as numbers or with a suffix: 100000, 100k, 6m."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    try:
-        return parse_count(str(value), "requests")
-    except GauntletError as err:
-        raise ValueError(err.cause) from None
-
-
 Item = TypeVar("Item")
 #: A grid axis: one value, a list of values, or a range of numbers.
 Axis = Annotated[list[Item], BeforeValidator(_range_or_list), Field(min_length=1)]
-#: Run for, time out after: zero would measure or wait for nothing.
-PositiveDuration = Annotated[int, BeforeValidator(duration_us), Field(gt=0)]
-Requests = Annotated[Count, BeforeValidator(_requests)]
 
 
 class ServerEntry(_Strict):
     """A server kind in the suite, with settings every case on it shares (unless a group's axis says otherwise)."""
 
     kind: str
-    workers: Size | None = None
-    threads_per_child: Size | None = None
-    keepalive_timeout_s: Size | None = None
-    #: The servers keep it in a C int.
-    keepalive_requests: Annotated[int, Field(ge=0, le=2**31 - 1)] | None = None
+    workers: Workers | None = None
+    threads_per_child: Workers | None = None
+    keepalive_timeout_s: KeepaliveTimeout | None = None
+    keepalive_requests: KeepaliveRequests | None = None
     tls_version: Literal["1.2", "1.3"] | None = None
     cipher: str | None = None
-    backend_workers: Size | None = None
-    backend_threads: Size | None = None
+    backend_workers: Workers | None = None
+    backend_threads: Workers | None = None
     #: An application served by the server and its backend (servers/apps: `wordpress`).
     app: str | None = None
     #: Built-in server: processes serving its port, for more connections than one may open files.
-    processes: Size | None = None
+    processes: Workers | None = None
 
     @field_validator("kind")
     @classmethod
@@ -106,11 +93,11 @@ def _server_entry(value: Any) -> Any:
 
 
 class Capacity(_Strict):
-    start: Size = 10
-    max_probes: Size = 8
+    start: Users = 10
+    max_probes: Probes = 8
     #: A run at `start` before the first probe on each server started, unmeasured for the search:
     #: SPECweb's warm-up, so that JSP compilation and the JIT happen before measuring.
-    warm_up: Duration = 0
+    warm_up: Warmup = 0
 
 
 class Group(_Strict):
@@ -121,12 +108,12 @@ class Group(_Strict):
     servers: list[str] | None = None
     model: Literal["closed", "rate", "sessions"] = "closed"
     # Server axes.
-    workers: Axis[Size] | None = None
+    workers: Axis[Workers] | None = None
     keepalive: Axis[bool] = [True]
     protocol: Axis[Literal["http", "https", "http+https"]] = ["http"]
     backend: Axis[str] | None = None
     backend_socket: Axis[Literal["unix", "tcp"]] | None = None
-    backend_workers: Axis[Size] | None = None
+    backend_workers: Axis[Workers] | None = None
     #: PHP's opcode cache on or off (php-fpm, mod_php).
     opcache: Axis[bool] | None = None
     #: Where the specweb application keeps its PHP sessions: disk (the work dir) or memory (a tmpfs).
@@ -134,28 +121,28 @@ class Group(_Strict):
     # Load axes.
     workload: Axis[str] | None = None
     path: Axis[Annotated[str, Field(pattern=r"^/")]] | None = None
-    connections: Axis[Size] | None = None
-    rate_per_s: Axis[PerSecond] | None = None
-    calls_per_connection: Axis[Count] | None = None
+    connections: Axis[Connections] | None = None
+    rate_per_s: Axis[Rate] | None = None
+    calls_per_connection: Axis[CallsPerConnection] | None = None
     #: "2": HTTP/2 (h2 with https, h2c with http); the server then serves HTTP/2 besides HTTP/1.1.
     http_version: Axis[Literal["1.1", "1.0", "2"]] = ["1.1"]
     #: HTTP/2 streams per connection; its HTTP/1.x cases run once, with none.
-    streams: Axis[Size] | None = None
+    streams: Axis[Streams] | None = None
     #: Connections held open beside the measured ones (0: none), counted apart (docs/load-models.md).
-    idle: Axis[Annotated[int, Field(ge=0, le=SIZE_MAX)]] | None = None
+    idle: Axis[Idle] | None = None
     #: With idle: one byte of a request head on each this often (slowloris); None: they send nothing.
-    idle_send_interval: PositiveDuration | None = None
+    idle_send_interval: IdleSendInterval | None = None
     # One value for every case of the group.
     requests: Requests | None = None
-    duration: PositiveDuration | None = None
-    warmup: Duration | None = None
-    timeout: PositiveDuration | None = None
-    threads: Size | None = None
+    duration: Duration | None = None
+    warmup: Warmup | None = None
+    timeout: Timeout | None = None
+    threads: Threads | None = None
     #: Sessions: a shipped load file's name (support-like) or a path relative to the suite file.
     load: str | None = None
     #: Sessions: fields of the load file replaced for this group (measure: 5s, ...).
     load_overrides: dict[str, Any] = {}
-    users: Axis[Size] | None = None
+    users: Axis[Users] | None = None
     capacity: Capacity | None = None
 
     @field_validator("workload")
@@ -236,13 +223,13 @@ class Group(_Strict):
 class Defaults(_Strict):
     """Load settings a group inherits when it does not give its own."""
 
-    connections: Size = DEFAULT_CONNECTIONS
-    threads: Size = DEFAULT_THREADS
+    connections: Connections = DEFAULT_CONNECTIONS
+    threads: Threads = DEFAULT_THREADS
     requests: Requests | None = None
-    duration: PositiveDuration | None = None
-    warmup: Duration | None = None
+    duration: Duration | None = None
+    warmup: Warmup | None = None
     #: None: the engine's default.
-    timeout: PositiveDuration | None = None
+    timeout: Timeout | None = None
 
 
 class Suite(_Strict):
@@ -252,8 +239,8 @@ class Suite(_Strict):
     defaults: Defaults = Defaults()
     groups: list[Group] = Field(min_length=1)
     #: Measurements per case; the server restarts after every `restart_every` of them (0: never).
-    repeats: Size = 1
-    restart_every: Annotated[int, Field(ge=0, le=SIZE_MAX)] = 0
+    repeats: Repeats = 1
+    restart_every: RestartEvery = 0
     #: The --quick variant: per group name, the fields that replace the group's.
     quick: dict[str, dict[str, Any]] = {}
     #: The --full variant (a study at its own length when the default is scaled down), the same way.
