@@ -75,7 +75,7 @@ def cpu_hog() -> Iterator[subprocess.Popen[bytes]]:
 
 def measured_share(server: ServerInstance) -> tuple[dict[str, object], float]:
     """A light case (100 requests/s) on the built-in server: its `bottleneck` and its elapsed time."""
-    plan = LoadOptions(connections=2, threads=1, rate_per_s=100, duration="3s").plan(f"{server.url}webtest.html")
+    plan = LoadOptions(connections=2, threads=1, rate_per_s=100, duration_us=3_000_000).plan(f"{server.url}webtest.html")
     began_s = time.monotonic()
     measured = measure_run(plan, server, Settings())
     return measured.result, time.monotonic() - began_s

@@ -35,7 +35,7 @@ def test_a_suite_fails_on_the_case_that_crosses(tmp_path: Path) -> None:
 def test_capacity_fails_when_the_capacity_found_crosses(builtin_server: ServerInstance, tmp_path: Path) -> None:
     load = tmp_path / "load.yaml"
     load.write_text(
-        "sessions:\n  - name: quick\n    pages: [{name: hello, path: /hello}]\nusers: 2\nwarm_up: 100ms\nmeasure: 500ms\n"
+        "sessions:\n  - name: quick\n    pages: [{name: hello, path: /hello}]\nusers: 2\nmax_users: 2\nwarm_up: 100ms\nmeasure: 500ms\n"
         "qos: {good: 1s, tolerable: 10s}\n"
     )
     capacity = ("capacity", load, builtin_server.url, "--start", "2", "--max-probes", "1", "--no-store")

@@ -152,7 +152,9 @@ def test_a_read_only_store_is_read_by_every_command_and_unchanged(
     read_every_way(db, out)
     assert md5(db) == before
     listed = run_cli("report", "--list", "--db", db)
-    assert "run 1: gauntlet run, complete" in listed.stdout and "run 2:" in listed.stdout
+    rows = [line.split() for line in listed.stdout.splitlines() if line.split()[:1] in (["1"], ["2"])]
+    assert [row[:4] for row in rows] == [["1", "gauntlet", "run", "builtin"], ["2", "gauntlet", "run", "builtin"]], listed.stdout
+    assert all("complete" in row for row in rows), listed.stdout
 
 
 def test_a_store_on_a_read_only_mount_is_read_by_every_command_and_unchanged(

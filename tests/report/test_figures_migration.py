@@ -1,5 +1,6 @@
-"""Migration 0006 (the study's stored cases, figures nulled) fills the new figure columns of cases stored before it from their result JSON:
-the SQL gives what gauntlet.store.figures gives for a new case."""
+"""Migrations 0006 and 0008 (the study's stored cases, figures nulled) fill the new figure columns of cases stored before
+them from their result JSON (0008 recomputes the failed share with the stuck unanswered requests): the SQL gives what
+gauntlet.store.figures gives for a new case."""
 
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ import pytest
 
 from gauntlet.store import Store
 
-MIGRATION = "0006_every_figure.sql"
+MIGRATIONS = ("0006_every_figure.sql", "0008_unanswered_failed.sql")
 
 
 def statements() -> list[str]:
-    """The migration's statements, comment lines left out."""
-    sql = resources.files("gauntlet.store").joinpath("migrations", MIGRATION).read_text()
-    code = "\n".join(line for line in sql.splitlines() if not line.startswith("--"))
-    return [statement.strip() for statement in code.split(";\n") if statement.strip()]
+    """The migrations' statements in order, comment lines left out."""
+    found = []
+    for name in MIGRATIONS:
+        sql = resources.files("gauntlet.store").joinpath("migrations", name).read_text()
+        code = "\n".join(line for line in sql.splitlines() if not line.startswith("--"))
+        found.extend(statement.strip() for statement in code.split(";\n") if statement.strip())
+    return found
 
 
 def new_columns() -> list[str]:
