@@ -110,8 +110,6 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
     "bytes_in": _field("bytes_in"),
     "bytes_out": _field("bytes_out"),
     "connections_opened": _field("connections_opened"),
-    "unsolicited": _field("unsolicited"),
-    "unsolicited_bytes": _field("unsolicited_bytes"),
     "elapsed_us": _field("elapsed_us"),
     "requests_per_s": _field("requests_per_s"),
     "bytes_in_per_s": _field("bytes_in_per_s"),
@@ -151,6 +149,8 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
     "server_pages_freed_per_request": _field("server", "pages_freed_per_request"),
     "server_loopback_packets_per_request": _field("server", "loopback_packets_per_request"),
     "unanswered_failed": _unanswered_failed,
+    "unsolicited": _field("unsolicited"),
+    "unsolicited_bytes": _field("unsolicited_bytes"),
     "machine_other_cpu_share": _field("bottleneck", "machine", "other_cpu_share"),
 }
 
