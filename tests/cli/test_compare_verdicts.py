@@ -10,7 +10,7 @@ from gauntlet.store import Store
 from tests.helpers.cli_process import Finished, run_cli
 
 #: Short enough for CI (each run about 4 s); three repeats give each side a bootstrap interval.
-IDENTICAL = ("run", "-c", "10", "-d", "1s", "--repeat", "3")
+IDENTICAL = ("run", "-c", "10", "-d", "2s", "--repeat", "3")
 
 
 def stored_run(db: Path, *extra: str) -> None:
