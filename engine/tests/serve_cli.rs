@@ -5,11 +5,16 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-/// Every flag `gauntlet serve` declares, read from its source.
+/// Every flag `gauntlet serve` declares, read from its source: each `"--name"` literal of it
+/// (declared with `typer.Option("--name"` or `bounded(LIMIT, "--name"`).
 fn python_flags() -> Vec<String> {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../python/gauntlet/cli/serve.py");
     let text = std::fs::read_to_string(source).unwrap();
-    text.split("typer.Option(\"").skip(1).map(|rest| rest[..rest.find('"').unwrap()].to_string()).collect()
+    let mut flags: Vec<String> =
+        text.split("\"--").skip(1).map(|rest| format!("--{}", &rest[..rest.find('"').unwrap()])).collect();
+    flags.sort();
+    flags.dedup();
+    flags
 }
 
 /// Stops the server it holds (by its pid) even when an assertion fails.
