@@ -25,6 +25,9 @@ Progress = dict[str, int | bool]
 class RunOutcome:
     result: dict[str, Any]
     interrupted: bool
+    #: The routes to the target, each as gauntlet.route.Route.to_json, when the runner found them
+    #: elsewhere (agents report theirs); None: the load ran from this machine.
+    routes: list[dict[str, Any]] | None = None
 
 
 #: What runs a plan: `run` below, or a cluster of agents (gauntlet.agents.cluster) that runs it split.
