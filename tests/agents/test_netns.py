@@ -1,7 +1,8 @@
 """The distributed path across a network: network namespaces this test creates, joined by a bridge
-on a private subnet that exists only inside them. The built-in server runs in one, a Dask worker in
-each of two others, the scheduler and the controller (`gauntlet run`) in a fourth. The counts must
-be the server's own, with no error, and the result must name the path the load took: the agents'
+on a private subnet that exists only inside them. A server runs in one (the built-in server,
+counted by its stopped line, or nginx, counted by its access log), a Dask worker in each of two
+others, the scheduler and the controller (`gauntlet run`) in a fourth. The counts must be the
+server's own, with no error, and the result must name the path the load took: the agents'
 veth interfaces, not loopback. Processes are stopped by pid and the namespaces deleted at the end,
 also when a test fails.
 
@@ -153,21 +154,81 @@ def network(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Network]:
         assert not left, f"left behind: {', '.join(left)}"
 
 
-@pytest.fixture
-def server(network: Network) -> Iterator[subprocess.Popen[bytes]]:
-    """`gauntlet serve` in the srv namespace on its veth address; the test stops it to read its counts."""
+NGINX_CONF = """daemon off;
+worker_processes 1;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log;
+events {{ worker_connections 1024; }}
+http {{
+    access_log {dir}/access.log;
+    keepalive_requests 1000000;
+    client_body_temp_path {dir}/body;
+    proxy_temp_path {dir}/proxy;
+    fastcgi_temp_path {dir}/fastcgi;
+    uwsgi_temp_path {dir}/uwsgi;
+    scgi_temp_path {dir}/scgi;
+    server {{ listen {address}:{port}; location / {{ return 200 "hello"; }} }}
+}}
+"""
+
+
+def listening(pid: int, port: int) -> bool:
+    """Whether a socket listens on `port` in the network namespace of process `pid` (its /proc/PID/net/tcp)."""
+    try:
+        rows = Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]
+    except FileNotFoundError:
+        return False
+    return any(row.split()[1].endswith(f":{port:04X}") and row.split()[3] == "0A" for row in rows)
+
+
+@dataclass
+class Served:
+    """A server in the srv namespace; `requests()` stops it and says how many requests it counted."""
+
+    network: Network
+    proc: subprocess.Popen[bytes]
+    kind: str
+
+    def requests(self) -> int:
+        self.network.stop(self.proc)
+        if self.kind == "nginx":
+            return len((self.network.logs / "nginx" / "access.log").read_text().splitlines())
+        return int(wait_for_line(self.network.logs / "serve.log", STOPPED.pattern, timeout_s=10)["requests"])
+
+
+def start_nginx(network: Network) -> subprocess.Popen[bytes]:
+    nginx = shutil.which("nginx")
+    if nginx is None:
+        missing_here("nginx is not installed (apt-get install nginx)", "CI installs every server, so .ci/run is missing it")
+    workdir = network.logs / "nginx"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir()
+    conf = workdir / "nginx.conf"
+    conf.write_text(NGINX_CONF.format(dir=workdir, address=network.address("srv"), port=SERVER_PORT))
+    proc = network.start("srv", "nginx", nginx, "-p", workdir, "-e", workdir / "error.log", "-c", conf)
+    deadline = time.monotonic() + 30
+    while not listening(proc.pid, SERVER_PORT):
+        assert proc.poll() is None and time.monotonic() < deadline, (workdir / "error.log").read_text()
+        time.sleep(0.05)
+    return proc
+
+
+def start_builtin(network: Network) -> subprocess.Popen[bytes]:
     log = network.logs / "serve.log"
     log.unlink(missing_ok=True)
     proc = network.start("srv", "serve", *GAUNTLET, "serve", "--host", network.address("srv"), "--port", SERVER_PORT)
     wait_for_line(log, r"listening on http://", timeout_s=60)
-    yield proc
+    return proc
+
+
+@pytest.fixture(params=["builtin", "nginx"])
+def server(network: Network, request: pytest.FixtureRequest) -> Iterator[Served]:
+    """The built-in server (`gauntlet serve`, counted by its stopped line) or nginx (counted by its
+    access log) in the srv namespace on its veth address."""
+    proc = start_nginx(network) if request.param == "nginx" else start_builtin(network)
+    network.remember_children()  # nginx's worker: the teardown checks it is gone too
+    yield Served(network, proc, request.param)
     network.stop(proc)
-
-
-def served_requests(network: Network, server: subprocess.Popen[bytes]) -> int:
-    """Stop the server; the requests it counted (its stopped line)."""
-    network.stop(server)
-    return int(wait_for_line(network.logs / "serve.log", STOPPED.pattern, timeout_s=10)["requests"])
 
 
 def run_in_ctl(network: Network, tmp_path: Path, *args: str) -> tuple[dict[str, Any], str]:
@@ -182,11 +243,10 @@ def run_in_ctl(network: Network, tmp_path: Path, *args: str) -> tuple[dict[str, 
     return result, " ".join(done.stdout.split())
 
 
-def test_agents_in_two_namespaces_load_a_server_in_a_third(network: Network, server: subprocess.Popen[bytes],
-                                                            tmp_path: Path) -> None:
+def test_agents_in_two_namespaces_load_a_server_in_a_third(network: Network, server: Served, tmp_path: Path) -> None:
     result, stdout = run_in_ctl(network, tmp_path, "--scheduler", f"tcp://{network.address('ctl')}:{SCHEDULER_PORT}",
                                 "--agents", "2")
-    assert served_requests(network, server) == result["requests"] == result["responses"] == REQUESTS
+    assert server.requests() == result["requests"] == result["responses"] == REQUESTS
     assert result["errors_total"] == 0 and result["status_codes"] == {"200": REQUESTS}
     assert sorted(a["address"].rsplit(":", 1)[0] for a in result["agents"]) == [f"tcp://{SUBNET}.11", f"tcp://{SUBNET}.12"]
     path = result["bottleneck"]["path"]
@@ -200,11 +260,10 @@ def test_agents_in_two_namespaces_load_a_server_in_a_third(network: Network, ser
     assert f"bandwidth ceiling: not measured (path to {ways}; declare a link with --link 1gbit)" in stdout
 
 
-def test_the_controller_alone_loads_the_server_across_its_veth(network: Network, server: subprocess.Popen[bytes],
-                                                               tmp_path: Path) -> None:
+def test_the_controller_alone_loads_the_server_across_its_veth(network: Network, server: Served, tmp_path: Path) -> None:
     """Without agents the load leaves from the controller's namespace: its route is the one reported."""
     result, stdout = run_in_ctl(network, tmp_path)
-    assert served_requests(network, server) == result["requests"] == REQUESTS and result["errors_total"] == 0
+    assert server.requests() == result["requests"] == REQUESTS and result["errors_total"] == 0
     assert result["bottleneck"]["path"] == {
         "loopback": False,
         "routes": [{"origin": "this machine", "target": network.address("srv"), "source": network.address("ctl"),
