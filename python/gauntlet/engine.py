@@ -27,10 +27,16 @@ Second = dict[str, Any]
 class RunOutcome:
     result: dict[str, Any]
     interrupted: bool
+    #: The routes to the target, each as gauntlet.route.Route.to_json, when the runner found them
+    #: elsewhere (agents report theirs); None: the load ran from this machine.
+    routes: list[dict[str, Any]] | None = None
 
 
 #: What runs a plan: `run` below, or a cluster of agents (gauntlet.agents.cluster) that runs it split.
 Runner = Callable[[Plan, Callable[[Progress], None] | None], RunOutcome]
+#: Told when the measured interval begins: that instant (time.monotonic µs), and a reading of the
+#: responses the engine has counted in the interval so far.
+OnMeasuring = Callable[[int, Callable[[], int]], None]
 
 
 def run(
@@ -38,14 +44,14 @@ def run(
     on_progress: Callable[[Progress], None] | None = None,
     stop: threading.Event | None = None,
     *,
-    on_measuring: Callable[[int], None] | None = None,
+    on_measuring: OnMeasuring | None = None,
     on_second: Callable[[Second], None] | None = None,
 ) -> RunOutcome:
     """Run a plan with the GIL released; Ctrl-C (or `stop` being set) cancels it and returns what
     was measured. `on_measuring` is called, from another thread, the moment the measured interval
-    begins, with that instant on time.monotonic's clock in µs. `on_second` is called, in this
-    thread, with each second of the timeline once every load thread is past it (within
-    PROGRESS_INTERVAL_S), in order, every one before the result is returned."""
+    begins (OnMeasuring). `on_second` is called, in this thread, with each second of the timeline
+    once every load thread is past it (within PROGRESS_INTERVAL_S), in order, every one before the
+    result is returned."""
     try:
         handle = _engine.Run(json.dumps(plan))
     except _engine.EngineError as err:
@@ -105,11 +111,11 @@ def wait_measuring(handle: _engine.Run, timeout_s: float) -> int | None:
     return handle.wait_measuring(timeout_s)
 
 
-def _tell_measuring(handle: _engine.Run, ended: threading.Event, on_measuring: Callable[[int], None]) -> None:
+def _tell_measuring(handle: _engine.Run, ended: threading.Event, on_measuring: OnMeasuring) -> None:
     while not ended.is_set():
         began_us = wait_measuring(handle, PROGRESS_INTERVAL_S)
         if began_us is not None:
-            on_measuring(began_us)
+            on_measuring(began_us, lambda: int(handle.progress()["responses"]))
             return
 
 

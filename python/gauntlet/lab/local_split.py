@@ -121,7 +121,7 @@ def server_processes(connections: int) -> int:
 def run(
     plan: engine.Plan,
     on_progress: Callable[[engine.Progress], None] | None = None,
-    on_measuring: Callable[[int], None] | None = None,
+    on_measuring: engine.OnMeasuring | None = None,
     stop: threading.Event | None = None,
     on_second: Callable[[engine.Second], None] | None = None,
 ) -> engine.RunOutcome:

@@ -26,6 +26,7 @@ from gauntlet.lab.watch import Watch
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
 from gauntlet.plan import Plan
+from gauntlet.route import route_to
 from gauntlet.servers.backends.catalog import BACKENDS
 from gauntlet.servers.sizing import limit_lines
 from gauntlet.workload.pages import HELLO_PHP
@@ -174,8 +175,8 @@ def measure_run(
     logged = LoggedRequests(server)
     with Watch(server) as watch, CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
 
-        def measuring_began(began_us: int) -> None:
-            logged.mark(began_us)
+        def measuring_began(began_us: int, counted: Callable[[], int]) -> None:
+            logged.mark(counted)
             window.begin()
             if sampler is not None:
                 sampler.mark()
@@ -204,6 +205,7 @@ def measure_run(
         client=client_use(result),
         server=with_cgroup_cpu(window.server_use(), totals, window.window_s),
         link_bits_per_s=settings.link_bits_per_s,
+        routes=tuple(outcome.routes or [route_to(plan.url).to_json()]),
         error_share_limit=settings.error_share_limit,
         machine=window.machine,
     )
