@@ -16,6 +16,7 @@ import pytest
 
 from gauntlet.servers.base import ServerInstance
 from gauntlet.store import Store
+from tests.e2e.test_suite_options import suite_file
 from tests.helpers.cli_process import Running, run_cli
 
 TIMELINE_FIELDS = ("second", "span_us", "requests", "responses", "errors", "bytes_in", "p50_us", "p99_us", "max_us")
@@ -84,17 +85,6 @@ def test_out_jsonl_of_a_sweep_has_every_step_and_appends(tmp_path: Path) -> None
         assert (start["index"], start["planned"]) == (index, 2)
 
 
-TINY_SUITE = """\
-name: tiny
-servers: [builtin]
-defaults: {threads: 1}
-groups:
-  - name: static
-    workload: [ST-1, ST-2]
-    connections: [2]
-    requests: 2000
-"""
-
 FAILING_SESSIONS = """\
 sessions:
   - name: failing
@@ -106,9 +96,8 @@ measure: 2s
 
 
 def test_out_jsonl_of_a_suite_knows_its_run_from_the_first_case(tmp_path: Path) -> None:
-    db, out, suite = tmp_path / "runs.db", tmp_path / "watch.jsonl", tmp_path / "tiny.yaml"
-    suite.write_text(TINY_SUITE)
-    done = run_cli("suite", "run", suite, "--db", db, "-o", tmp_path / "report.html", "--out", f"jsonl:{out}", timeout_s=300)
+    db, out = tmp_path / "runs.db", tmp_path / "watch.jsonl"
+    done = run_cli("suite", "run", suite_file(tmp_path), "--db", db, "-o", tmp_path / "report.html", "--out", f"jsonl:{out}", timeout_s=300)
     assert done.code == 0, done.stderr
     lines = lines_of(out)
     cases = stored_cases(db)
