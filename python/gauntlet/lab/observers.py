@@ -69,8 +69,10 @@ _current: contextvars.ContextVar[Feed | None] = contextvars.ContextVar("gauntlet
 
 
 def current() -> Feed | None:
-    """The feed of the command measuring now, if it has one open."""
-    return _current.get()
+    """The feed of the command measuring now, if it has one open with observers (without, the
+    engine is not asked for its seconds)."""
+    feed = _current.get()
+    return feed if feed is not None and feed.observers else None
 
 
 def running_version(server: ServerInstance) -> str | None:
