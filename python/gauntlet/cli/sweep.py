@@ -12,7 +12,7 @@ import typer
 
 from gauntlet import host
 from gauntlet.analysis.thresholds import parse_thresholds
-from gauntlet.cli import measuring
+from gauntlet.cli import measuring, watching
 from gauntlet.cli.agent_options import load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.load_options import LoadOptions
@@ -35,7 +35,7 @@ from gauntlet.cli.run import (
 from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.lab.sweep import Step, Sweep, concurrency_levels, offered_rates, run_sweep
 from gauntlet.model.record import CaseRecord
-from gauntlet.plan import DEFAULT_DURATION_US, DEFAULT_THREADS
+from gauntlet.plan import DEFAULT_DURATION_US, DEFAULT_THREADS, Plan
 from gauntlet.report.output import console
 from gauntlet.report.tables import sweep_header, sweep_row
 from gauntlet.servers.sizing import for_connections
@@ -62,6 +62,7 @@ class Stepping:
     workers: WorkersOption = None
     json_path: JsonPath = None
     fail_on: measuring.FailOnGiven = None
+    out: watching.Out = None
 
 
 def run_steps(kind: str, url: str | None, steps: Sequence[tuple[float, LoadOptions]], keepalive: bool, stepping: Stepping, how: Measuring) -> int:
@@ -76,10 +77,15 @@ def run_steps(kind: str, url: str | None, steps: Sequence[tuple[float, LoadOptio
     out, err = console(), console(stderr=True)
     printed = stored_steps = 0
     environment = host.snapshot_after_load()
-    params = {value: command_params("sweep", url, spec, DEFAULT_PATH, plan) for value, plan in plans}
-    options = {"kind": kind, "plans": [plan.engine_json() for _, plan in plans], "settings": asdict(settings)}
 
-    with StoredRun(db, "sweep", options, environment, len(plans) * settings.repeats) as stored:
+    def step_params(plan: Plan) -> dict[str, Any]:
+        return command_params("sweep", url, spec, DEFAULT_PATH, plan)
+
+    params = {value: step_params(plan) for value, plan in plans}
+    options = {"kind": kind, "plans": [plan.engine_json() for _, plan in plans], "settings": asdict(settings)}
+    observers = watching.observers(stepping.out)
+
+    with StoredRun(db, "sweep", options, environment, len(plans) * settings.repeats, observers, step_params) as stored:
 
         def show(sweep: Sweep) -> None:
             nonlocal printed, stored_steps
