@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from gauntlet import engine
 from gauntlet.errors import GauntletError
 from gauntlet.limits import files_per_process, ports_per_source, processes_for, server_processes_for, sources_for
+from gauntlet.plan import DEFAULT_TIMEOUT_US, all_connections
 
 #: The most loopback source addresses a plan is given (127.B.0.1 to 127.B.0.254).
 MAX_SOURCES = 254
@@ -42,11 +43,6 @@ START_LEAD_PER_CONNECTION_US = 50
 #: After the plan's end, how long the shares may take to hand back their results.
 RESULT_GRACE_S = 60.0
 SOCKSTAT = Path("/proc/net/sockstat")
-
-
-def all_connections(plan: engine.Plan) -> int:
-    """The measured connections and the idle ones."""
-    return int(plan["connections"]) + int((plan.get("idle") or {}).get("connections", 0))
 
 
 def fitted(plan: engine.Plan, time_wait: int | None = None) -> engine.Plan:
@@ -121,16 +117,17 @@ def server_processes(connections: int) -> int:
 def run(
     plan: engine.Plan,
     on_progress: Callable[[engine.Progress], None] | None = None,
-    on_measuring: Callable[[int], None] | None = None,
+    on_measuring: engine.OnMeasuring | None = None,
     stop: threading.Event | None = None,
+    on_second: Callable[[engine.Second], None] | None = None,
 ) -> engine.RunOutcome:
-    """Run `plan` in this process when it fits (`on_measuring` and `stop` as engine.run takes them),
-    else over as many local processes as it needs (their results say when measuring began; `stop`
-    interrupts each)."""
+    """Run `plan` in this process when it fits (`on_measuring`, `stop` and `on_second` as engine.run
+    takes them), else over as many local processes as it needs (their results say when measuring
+    began, their merged timeline its seconds; `stop` interrupts each)."""
     plan = fitted(plan)
     processes = engine_processes(plan)
     if processes == 1:
-        return engine.run(plan, on_progress, stop, on_measuring=on_measuring)
+        return engine.run(plan, on_progress, stop, on_measuring=on_measuring, on_second=on_second)
     return run_split(plan, processes, on_progress, stop)
 
 
@@ -143,7 +140,7 @@ def deadline_s(plan: engine.Plan, start_at_us: int) -> float | None:
     duration_us = plan.get("duration_us")
     if duration_us is None:
         return None
-    end_us = start_at_us + int(plan.get("warmup_us") or 0) + int(duration_us) + int(plan.get("timeout_us") or 15_000_000)
+    end_us = start_at_us + int(plan.get("warmup_us") or 0) + int(duration_us) + int(plan.get("timeout_us") or DEFAULT_TIMEOUT_US)
     return end_us / 1e6 + RESULT_GRACE_S
 
 
