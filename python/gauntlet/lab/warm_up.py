@@ -40,7 +40,7 @@ def warm_up_load(load: LoadFile, duration_us: int) -> LoadFile:
     return load.model_copy(update={"warm_up": 0, "measure": duration_us, "ramp_down": 0})
 
 
-def run_warm_up(plan: Plan, server: ServerInstance, users: int) -> dict[str, Any]:
+def run_warm_up(plan: Plan, server: ServerInstance | None, users: int) -> dict[str, Any]:
     """Runs the warm-up `plan`; its summary (Ctrl-C: WarmUpInterrupted)."""
     measured = measure_run(plan, server, DEFAULT_SETTINGS)
     if measured.interrupted:
