@@ -42,7 +42,7 @@ def warm_up_load(load: LoadFile, duration_us: int) -> LoadFile:
 
 def run_warm_up(plan: Plan, server: ServerInstance | None, users: int) -> dict[str, Any]:
     """Runs the warm-up `plan`; its summary (Ctrl-C: WarmUpInterrupted)."""
-    measured = measure_run(plan, server, DEFAULT_SETTINGS)
+    measured = measure_run(plan, server, DEFAULT_SETTINGS, observed=False)
     if measured.interrupted:
         raise WarmUpInterrupted
     return summary(measured.result, users)
