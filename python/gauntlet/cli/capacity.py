@@ -100,12 +100,8 @@ def capacity_command(
             with ProgressLine(err, None, load.measure) as progress:
                 measured = measure_run(plan, target.server, DEFAULT_SETTINGS, progress.update, run_plan)
             measured.result["qos"] = qos_summary(load, measured.result)
-<<<<<<< HEAD
             if warmed:
                 measured.result["warm_up"] = warmed.pop()
-            params = command_params("capacity", url, spec, "/", plan) | {"load": load_path.name, load.level_name: level}
-=======
->>>>>>> next
             stored.add_measurement(params, measured, 0, target.server)
             verdict = qos.verdict(measured.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
             probes.append({load.level_name: level, "valid": verdict.valid, "result": measured.result})
