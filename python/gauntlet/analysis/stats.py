@@ -18,6 +18,9 @@ How to use it:
 
 The point is the median of the repeats (what `run` shows). The interval comes from, in order:
 - 3 or more repeats: a percentile bootstrap of the median over the repeats (scipy.stats.bootstrap);
+  a ratio or difference of two such figures with fewer than SMALL_SAMPLE repeats a side takes
+  Welch's t interval instead (on a log scale for a ratio): the percentile bootstrap of 3 against 3
+  excludes "no change" whenever the two sides do not overlap, which identical runs do 1 time in 10;
 - fewer repeats, with per-second timelines of 3 seconds or more: batch means over each repeat's
   measured seconds (the seconds are dependent: a slow second is followed by slow ones, so they are
   not resampled one by one). Each repeat's seconds are cut into at most MAX_BATCHES consecutive
@@ -45,11 +48,14 @@ MIN_BATCHES = 3
 #: long enough for one second's slowness not to carry into the next batch.
 MAX_BATCHES = 10
 BOOTSTRAP_RESAMPLES = 2000
+#: Below this many repeats a side, a comparison takes Welch's t interval, not the bootstrap's.
+SMALL_SAMPLE = 10
 #: A fixed seed: the same stored runs give the same intervals every time they are compared.
 SEED = 20261127
 
 BOOTSTRAP = "bootstrap over repeats"
 BATCH_MEANS = "batch means over seconds"
+WELCH = "t interval over repeats (Welch)"
 NO_INTERVAL = "no interval"
 
 #: What a percentile shows when too few responses stand behind it.
@@ -133,6 +139,18 @@ def _bootstrap(samples: Sequence[Sequence[float]], statistic: Callable[..., Any]
     return float(found.confidence_interval.low), float(found.confidence_interval.high)
 
 
+def _welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """Welch's t interval of mean(a) - mean(b) (scipy.stats.ttest_ind, unequal variances)."""
+    from scipy import stats as scipy_stats
+
+    found = scipy_stats.ttest_ind(a, b, equal_var=False).confidence_interval(CONFIDENCE)
+    return float(found.low), float(found.high)
+
+
+def _few(a: Estimate, b: Estimate) -> bool:
+    return min(len(a.values), len(b.values)) < SMALL_SAMPLE
+
+
 def _median(values: Any, axis: int = -1) -> Any:
     import numpy as np
 
@@ -192,7 +210,8 @@ def _constant(values: Sequence[float]) -> bool:
 
 def ratio(numerator: Estimate, denominator: Estimate) -> Estimate:
     """numerator / denominator with its interval: both bootstrapped (3 repeats or more each): a
-    bootstrap of the ratio of medians, each side resampled on its own; otherwise, both with an
+    bootstrap of the ratio of medians, each side resampled on its own (with fewer than SMALL_SAMPLE
+    repeats a side, Welch's t interval of the difference of the logs' means); otherwise, both with an
     interval: the two relative half widths added in quadrature on a log scale (the delta method:
     exp(log r +- sqrt(h1^2 + h2^2))); else none. A zero denominator has no ratio: ValueError."""
     if not denominator.point:
@@ -202,6 +221,9 @@ def ratio(numerator: Estimate, denominator: Estimate) -> Estimate:
     if numerator.bootstrapped and denominator.bootstrapped:
         if _constant(numerator.values) and _constant(denominator.values):
             return Estimate(point, point, point, n, BOOTSTRAP)
+        if _few(numerator, denominator) and min(numerator.values + denominator.values) > 0:
+            low, high = _welch([math.log(v) for v in numerator.values], [math.log(v) for v in denominator.values])
+            return Estimate(point, math.exp(low), math.exp(high), n, f"{WELCH}, log scale")
         low, high = _bootstrap(
             [numerator.values, denominator.values], lambda a, b, axis=-1: _median(a, axis) / _median(b, axis)
         )
@@ -218,12 +240,14 @@ def ratio(numerator: Estimate, denominator: Estimate) -> Estimate:
 
 def difference(before: Estimate, after: Estimate) -> Estimate:
     """after - before (for shares, compared in points): a bootstrap of the difference of medians
-    when both are bootstrapped, else the half widths added in quadrature, else no interval."""
+    when both are bootstrapped (Welch's t interval with fewer than SMALL_SAMPLE repeats a side), else the half widths added in quadrature, else no interval."""
     point = after.point - before.point
     n = min(before.n, after.n)
     if before.bootstrapped and after.bootstrapped:
         if _constant(before.values) and _constant(after.values):
             return Estimate(point, point, point, n, BOOTSTRAP)
+        if _few(before, after):
+            return Estimate(point, *_welch(after.values, before.values), n, WELCH)
         low, high = _bootstrap([after.values, before.values], lambda a, b, axis=-1: _median(a, axis) - _median(b, axis))
         return Estimate(point, low, high, n, BOOTSTRAP)
     if not (before.has_interval and after.has_interval):
