@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
+from gauntlet.cli.live import with_default_address
 from gauntlet.errors import GauntletError
 from gauntlet.lab.case import measure
 from gauntlet.live.observer import LiveObserver
@@ -146,3 +147,16 @@ def test_metrics_and_state_of_a_finished_case_are_its_result(measured_case: Case
     assert state["last_finished"]["labels"] == measured_case.labels
     (cases_table,) = state["finished"]
     assert cases_table["title"] == "Cases" and len(cases_table["rows"]) == 1
+
+
+@pytest.mark.parametrize(("args", "read"), [
+    (["suite", "run", "quick", "--live"], ["suite", "run", "quick", "--live=127.0.0.1:0"]),
+    (["suite", "run", "--live", "quick"], ["suite", "run", "--live=127.0.0.1:0", "quick"]),
+    (["run", "--live", "--server", "nginx"], ["run", "--live=127.0.0.1:0", "--server", "nginx"]),
+    (["run", "--live", "8080", "http://127.0.0.1:80/"], ["run", "--live", "8080", "http://127.0.0.1:80/"]),
+    (["run", "--live", "0.0.0.0:9", "http://127.0.0.1:80/"], ["run", "--live", "0.0.0.0:9", "http://127.0.0.1:80/"]),
+    (["run", "--live", "http://127.0.0.1:80/"], ["run", "--live=127.0.0.1:0", "http://127.0.0.1:80/"]),
+    (["run", "--live=[::1]:9"], ["run", "--live=[::1]:9"]),
+])
+def test_a_bare_live_takes_the_default_address(args: list[str], read: list[str]) -> None:
+    assert with_default_address(args) == read

@@ -30,9 +30,8 @@ class LiveObserver:
     def case_started(self, case: Case) -> None:
         self.state.begin(case.run_id, case.planned)
         duration_s = case.params.get("duration_s")
-        self.state.case_started(
-            case.params, case.repeat, case.server_kind, case.server_version, None if duration_s is None else float(duration_s)
-        )
+        planned_s = None if duration_s is None else float(duration_s) + float(case.params.get("warmup_s") or 0)
+        self.state.case_started(case.params, case.repeat, case.server_kind, case.server_version, planned_s)
 
     def second(self, case: Case, second: engine.Second) -> None:
         self.state.second(second)
