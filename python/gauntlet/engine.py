@@ -29,6 +29,9 @@ class RunOutcome:
 
 #: What runs a plan: `run` below, or a cluster of agents (gauntlet.agents.cluster) that runs it split.
 Runner = Callable[[Plan, Callable[[Progress], None] | None], RunOutcome]
+#: Told when the measured interval begins: that instant (time.monotonic µs), and a reading of the
+#: responses the engine has counted in the interval so far.
+OnMeasuring = Callable[[int, Callable[[], int]], None]
 
 
 def run(
@@ -36,11 +39,11 @@ def run(
     on_progress: Callable[[Progress], None] | None = None,
     stop: threading.Event | None = None,
     *,
-    on_measuring: Callable[[int], None] | None = None,
+    on_measuring: OnMeasuring | None = None,
 ) -> RunOutcome:
     """Run a plan with the GIL released; Ctrl-C (or `stop` being set) cancels it and returns what
     was measured. `on_measuring` is called, from another thread, the moment the measured interval
-    begins, with that instant on time.monotonic's clock in µs."""
+    begins (OnMeasuring)."""
     try:
         handle = _engine.Run(json.dumps(plan))
     except _engine.EngineError as err:
@@ -100,11 +103,11 @@ def wait_measuring(handle: _engine.Run, timeout_s: float) -> int | None:
     return handle.wait_measuring(timeout_s)
 
 
-def _tell_measuring(handle: _engine.Run, ended: threading.Event, on_measuring: Callable[[int], None]) -> None:
+def _tell_measuring(handle: _engine.Run, ended: threading.Event, on_measuring: OnMeasuring) -> None:
     while not ended.is_set():
         began_us = wait_measuring(handle, PROGRESS_INTERVAL_S)
         if began_us is not None:
-            on_measuring(began_us)
+            on_measuring(began_us, lambda: int(handle.progress()["responses"]))
             return
 
 

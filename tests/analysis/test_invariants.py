@@ -83,7 +83,7 @@ def test_a_second_client_breaks_the_server_log_count(server: Start) -> None:
         other.join()
     check = result["invariants"]["checks"][SERVER_LOG_COUNT]
     assert SERVER_LOG_COUNT in result["invariants"]["breaches"], check
-    assert check_all(result, CORES, LoggedCount(result["responses"], 0.0))["checks"][SERVER_LOG_COUNT]["held"] is True
+    assert check_all(result, CORES, LoggedCount(result["responses"], 0, 0))["checks"][SERVER_LOG_COUNT]["held"] is True
 
 
 def test_gauntlet_run_prints_a_breach_and_writes_it_to_the_json(tmp_path: Path) -> None:

@@ -108,10 +108,21 @@ def test_a_server_killed_mid_run_fails_the_default_threshold(tmp_path: Path) -> 
 
 def test_a_latency_threshold_sets_the_exit_code(builtin_server: ServerInstance) -> None:
     slow = f"{builtin_server.url}webtest.html?delay_ms=20"
-    crossed = run_cli("run", slow, "-n", "40", "-c", "2", "--fail-on", "p99>5ms")
+    crossed = run_cli("run", slow, "-n", "1000", "-c", "20", "--fail-on", "p99>5ms")
     assert crossed.code == 1 and "failed --fail-on p99>5ms: p99 was " in crossed.stderr, crossed.stderr
+    # 40 responses are too few for a p99, but a max under the limit holds every percentile under it.
     held = run_cli("run", slow, "-n", "40", "-c", "2", "--fail-on", "p99>2s", "--fail-on", "errors>0%")
     assert held.code == 0, held.stderr
+
+
+def test_a_percentile_threshold_on_too_few_responses_fails_saying_so(builtin_server: ServerInstance) -> None:
+    """p99 needs 1,000 responses (analysis.stats.percentile_shown): 40 with a max over the limit
+    can neither pass nor fail on their p99."""
+    slow = f"{builtin_server.url}webtest.html?delay_ms=20"
+    done = run_cli("run", slow, "-n", "40", "-c", "2", "--fail-on", "p99>5ms")
+    assert done.code == 1, done.stderr
+    assert "failed --fail-on p99>5ms: n too small to judge it (40 responses, p99 needs 1,000) and the max was " in done.stderr
+    assert "p99 was" not in done.stderr
 
 
 def test_a_threshold_that_cannot_be_read_is_a_one_line_error(builtin_server: ServerInstance) -> None:

@@ -41,7 +41,7 @@ def test_a_ctrl_c_as_the_engine_starts_cancels_the_run_and_keeps_its_result(
     plan = {"url": f"{builtin_server.url}webtest.html", "connections": 2, "threads": 1, "duration_us": 30_000_000}
     began = time.monotonic()
     try:
-        outcome = engine.run(plan, on_measuring=lambda began_us: None)
+        outcome = engine.run(plan, on_measuring=lambda began_us, counted: None)
     except KeyboardInterrupt:
         pytest.fail("the Ctrl-C escaped engine.run: the engine was left running and its result lost")
     assert time.monotonic() - began < 2.0, "cancelled, not run for its 30 s"

@@ -4,7 +4,10 @@ script or a CI job sees it failed. Pure functions of the run result.
     errors>5%         the share of requests that failed (errors, non-2xx/3xx responses and requests
                       stuck unanswered, analysis.bottleneck.failed_share), or the
                       share of the measured interval they failed in (errors by second)
-    p99>50ms          a latency percentile (p50, p90, p99, p99_9, max) above a duration
+    p99>50ms          a latency percentile (p50, p90, p99, p99_9, max) above a duration; with too
+                      few responses for the percentile (analysis.stats.percentile_shown) it is
+                      judged by the max: at or under the limit, so is every percentile; above it,
+                      the run fails with "n too small", neither passed nor failed on a guess
     rate-not-held     under --rate, the offered rate was not held (the rate-not-held label's rule)
 """
 
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gauntlet.analysis.bottleneck import failed_requests, failed_share, rate_held
+from gauntlet.analysis.stats import TOO_FEW, min_responses, percentile_shown
 from gauntlet.errors import GauntletError
 from gauntlet.units import format_duration_us, parse_duration_us
 
@@ -72,9 +76,17 @@ def crossed(threshold: Threshold, result: dict[str, Any]) -> str | None:
         if schedule is not None and not rate_held(schedule):
             return f"{threshold.text}: sent {schedule['achieved_rate_per_s']:,.1f}/s of {schedule['offered_rate_per_s']:,.1f}/s"
         return None
-    value_us = result["latency_us"][threshold.measure]
-    if result["latency_us"]["count"] and value_us > threshold.limit:
-        return f"{threshold.text}: {threshold.measure} was {format_duration_us(value_us)}"
+    latency = result["latency_us"]
+    if not latency["count"] or latency["max"] <= threshold.limit:
+        return None
+    if not percentile_shown(threshold.measure, latency["count"]):
+        return (
+            f"{threshold.text}: {TOO_FEW} to judge it ({latency['count']:,} responses, {threshold.measure} needs "
+            f"{min_responses(threshold.measure):,}) and the max was {format_duration_us(latency['max'])}: "
+            "run more requests or judge the max"
+        )
+    if latency[threshold.measure] > threshold.limit:
+        return f"{threshold.text}: {threshold.measure} was {format_duration_us(latency[threshold.measure])}"
     return None
 
 

@@ -1,11 +1,13 @@
 """How many requests the server logged over the measured interval, for the server-log-count
-invariant: the access log's size when the engine says measuring begins (a stat, so the instant is
-not lost counting lines), then the lines written after that point once the run has ended. A
-server that buffers its log (lighttpd) has the lines of its buffer counted late."""
+invariant: the access log's size once the engine says measuring has begun (a stat, so the instant
+is not lost counting lines), between two readings of the engine's count of measured responses,
+then the lines written after that point once the run has ended. A server that buffers its log
+(lighttpd) has the lines of its buffer counted late."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from gauntlet.analysis.invariants import LoggedCount
@@ -22,16 +24,17 @@ class LoggedRequests:
     def __init__(self, server: ServerInstance | None) -> None:
         self._server = server if server is not None and server.access_log is not None else None
         self._mark_offset_bytes: int | None = None
-        self._late_s = 0.0
+        self._counted = (0, 0)
 
-    def mark(self, began_us: int) -> None:
-        """Now: measuring began at `began_us` (time.monotonic µs)."""
+    def mark(self, counted: Callable[[], int]) -> None:
+        """Now, measuring having begun: `counted()` is the engine's count of measured responses so far."""
         if self._server is not None and self._server.access_log is not None:
+            before = counted()
             try:
                 self._mark_offset_bytes = self._server.access_log.stat().st_size
             except FileNotFoundError:
                 self._mark_offset_bytes = 0
-            self._late_s = max(0.0, time.monotonic() - began_us / 1e6)
+            self._counted = (before, counted())
 
     def since_mark(self, result: dict[str, Any]) -> LoggedCount | None:
         if self._server is None or self._server.access_log is None or self._mark_offset_bytes is None:
@@ -44,6 +47,6 @@ class LoggedRequests:
                 written = log.read()
             marker = self._server.preface_log_marker
             lines = written.count(b"\n") - (written.count(marker) if marker else 0)
-            if lines >= result["responses"] or time.monotonic() >= deadline:
-                return LoggedCount(lines, self._late_s)
+            if lines >= result["responses"] - self._counted[1] or time.monotonic() >= deadline:
+                return LoggedCount(lines, *self._counted)
             time.sleep(0.02)

@@ -121,7 +121,7 @@ def server_processes(connections: int) -> int:
 def run(
     plan: engine.Plan,
     on_progress: Callable[[engine.Progress], None] | None = None,
-    on_measuring: Callable[[int], None] | None = None,
+    on_measuring: engine.OnMeasuring | None = None,
     stop: threading.Event | None = None,
 ) -> engine.RunOutcome:
     """Run `plan` in this process when it fits (`on_measuring` and `stop` as engine.run takes them),

@@ -169,8 +169,8 @@ def measure_run(
     logged = LoggedRequests(server)
     with Watch(server) as watch, CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
 
-        def measuring_began(began_us: int) -> None:
-            logged.mark(began_us)
+        def measuring_began(began_us: int, counted: Callable[[], int]) -> None:
+            logged.mark(counted)
             window.begin()
             if sampler is not None:
                 sampler.mark()
