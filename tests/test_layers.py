@@ -27,8 +27,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("gauntlet.analysis",),
     # the results store
     ("gauntlet.store",),
-    # the machine: pages, monitor, servers, the host's snapshot
-    ("gauntlet.workload", "gauntlet.monitor"),
+    # the machine: pages, monitor, the route to a target, servers, the host's snapshot
+    ("gauntlet.workload", "gauntlet.monitor", "gauntlet.route"),
     ("gauntlet.servers",),
     ("gauntlet.host", "gauntlet.doctor"),
     # orchestration: suites expanded, agents, then the lab that runs them

@@ -71,6 +71,14 @@ impl Run {
         Ok(dict)
     }
 
+    /// The timeline's final seconds from index `start` on, as JSON (a list of timeline entries).
+    fn seconds(&self, start: usize) -> PyResult<String> {
+        let Some(handle) = self.handle.get() else {
+            return Err(engine_error("the run has not started: call start() first"));
+        };
+        serde_json::to_string(&handle.seconds_from(start)).map_err(engine_error)
+    }
+
     fn cancel(&self) {
         if let Some(handle) = self.handle.get() {
             handle.cancel();
@@ -117,6 +125,17 @@ fn histogram_percentiles(encoded: &str, quantiles: Vec<f64>) -> PyResult<Vec<u64
         return Err(engine_error(format!("the quantile {bad} is outside 0..1: give quantiles such as 0.99")));
     }
     Ok(quantiles.iter().map(|&q| if histogram.is_empty() { 0 } else { histogram.value_at_quantile(q) }).collect())
+}
+
+/// An encoded histogram's percentile distribution (stats::latency::Distribution) as JSON: the
+/// steps of HdrHistogram's percentile output, `ticks_per_half_distance` to each halving to 100 %.
+#[pyfunction]
+fn histogram_distribution(encoded: &str, ticks_per_half_distance: u32) -> PyResult<String> {
+    if ticks_per_half_distance == 0 {
+        return Err(engine_error("0 ticks per half distance reach no percentile: give 1 or more (5, as wrk2)"));
+    }
+    let histogram = latency::decode(encoded).map_err(engine_error)?;
+    serde_json::to_string(&latency::Distribution::of(&histogram, ticks_per_half_distance)).map_err(engine_error)
 }
 
 /// The plan split into `parts` plans whose totals are exactly its own (JSON in, JSON out).
@@ -232,6 +251,7 @@ fn engine_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(self_signed_certificate, m)?)?;
     m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_percentiles, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram_distribution, m)?)?;
     m.add_function(wrap_pyfunction!(split_plan, m)?)?;
     m.add_function(wrap_pyfunction!(merge_agents, m)?)?;
     Ok(())

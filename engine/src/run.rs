@@ -33,6 +33,8 @@ pub struct Progress {
 
 pub struct RunHandle {
     shared: Arc<Shared>,
+    /// The timeline's seconds so far, each added the moment it is final (as the result will have it).
+    seconds: Arc<Mutex<Vec<TimelineEntry>>>,
     result: Mutex<Receiver<RunResult>>,
 }
 
@@ -169,6 +171,8 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     drop(tick_tx);
     let (result_tx, result_rx) = channel();
     let coordinator_shared = shared.clone();
+    let seconds = Arc::new(Mutex::new(Vec::new()));
+    let coordinator_seconds = seconds.clone();
     thread::Builder::new()
         .name("gauntlet-coordinator".into())
         .spawn(move || {
@@ -181,7 +185,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
             shared.start_us.store(start_us, Ordering::Release);
             let started_unix_ms = unix_now_us() / 1_000;
             barrier.wait();
-            let timeline = collect_timeline(tick_rx, threads, plan.timeline_histograms);
+            let timeline = collect_timeline(tick_rx, threads, plan.timeline_histograms, &coordinator_seconds);
             let outcomes: Vec<WorkerOutcome> = workers.into_iter().map(join_worker).collect();
             // The idle connections are still open: their memory counts.
             shared.peak_rss.sample();
@@ -194,7 +198,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
             let _ = result_tx.send(result);
         })
         .map_err(|e| PlanError(format!("cannot start the coordinator thread ({e}): use fewer threads")))?;
-    Ok(RunHandle { shared, result: Mutex::new(result_rx) })
+    Ok(RunHandle { shared, seconds, result: Mutex::new(result_rx) })
 }
 
 /// Each thread's connections. A session's user holds its connections on one thread, so with
@@ -216,8 +220,14 @@ fn join_worker(handle: JoinHandle<WorkerOutcome>) -> WorkerOutcome {
     }
 }
 
-/// Merge the threads' seconds as they arrive; a second is final once every thread is past it.
-fn collect_timeline(ticks: Receiver<Tick>, threads: usize, with_histograms: bool) -> Vec<TimelineEntry> {
+/// Merge the threads' seconds as they arrive; a second is final once every thread is past it, and
+/// is then also added to `seconds`, where a run in progress is read from.
+fn collect_timeline(
+    ticks: Receiver<Tick>,
+    threads: usize,
+    with_histograms: bool,
+    seconds: &Mutex<Vec<TimelineEntry>>,
+) -> Vec<TimelineEntry> {
     let mut pending: BTreeMap<u64, SecondStats> = BTreeMap::new();
     let mut reported: Vec<Option<u64>> = vec![None; threads];
     let mut timeline = Vec::new();
@@ -231,12 +241,22 @@ fn collect_timeline(ticks: Receiver<Tick>, threads: usize, with_histograms: bool
             }
         }
         let complete_below = reported.iter().map(|r| r.map_or(0, |s| s + 1)).min().unwrap_or(0);
+        let before = timeline.len();
         while let Some(entry) = pending.first_entry().filter(|e| *e.key() < complete_below) {
             timeline.push(entry.remove().entry(with_histograms));
         }
+        publish(seconds, &timeline[before..]);
     }
+    let before = timeline.len();
     timeline.extend(pending.values().map(|second| second.entry(with_histograms)));
+    publish(seconds, &timeline[before..]);
     timeline
+}
+
+fn publish(seconds: &Mutex<Vec<TimelineEntry>>, entries: &[TimelineEntry]) {
+    if !entries.is_empty() {
+        seconds.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).extend_from_slice(entries);
+    }
 }
 
 impl RunHandle {
@@ -274,6 +294,13 @@ impl RunHandle {
             let until_us = measure_start_us.unwrap_or(now + MAX_START_STEP_US).min(deadline_us);
             thread::sleep(Duration::from_micros(until_us.saturating_sub(now).clamp(1, MAX_START_STEP_US)));
         }
+    }
+
+    /// The timeline's final seconds from index `from` on: those that every thread is past (the
+    /// last ones once the run has ended), each as the result's timeline has it.
+    pub fn seconds_from(&self, from: usize) -> Vec<TimelineEntry> {
+        let seconds = self.seconds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        seconds.get(from..).map_or_else(Vec::new, <[TimelineEntry]>::to_vec)
     }
 
     /// Ask every thread to stop; they notice within 100 ms and the result is marked partial.

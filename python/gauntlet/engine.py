@@ -19,12 +19,17 @@ ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 Plan = dict[str, Any]
 Progress = dict[str, int | bool]
+#: One second of the result's timeline (docs/results.md), handed over the moment it is final.
+Second = dict[str, Any]
 
 
 @dataclass
 class RunOutcome:
     result: dict[str, Any]
     interrupted: bool
+    #: The routes to the target, each as gauntlet.route.Route.to_json, when the runner found them
+    #: elsewhere (agents report theirs); None: the load ran from this machine.
+    routes: list[dict[str, Any]] | None = None
 
 
 #: What runs a plan: `run` below, or a cluster of agents (gauntlet.agents.cluster) that runs it split.
@@ -40,10 +45,13 @@ def run(
     stop: threading.Event | None = None,
     *,
     on_measuring: OnMeasuring | None = None,
+    on_second: Callable[[Second], None] | None = None,
 ) -> RunOutcome:
     """Run a plan with the GIL released; Ctrl-C (or `stop` being set) cancels it and returns what
     was measured. `on_measuring` is called, from another thread, the moment the measured interval
-    begins (OnMeasuring)."""
+    begins (OnMeasuring). `on_second` is called, in this thread, with each second of the timeline
+    once every load thread is past it (within PROGRESS_INTERVAL_S), in order, every one before the
+    result is returned."""
     try:
         handle = _engine.Run(json.dumps(plan))
     except _engine.EngineError as err:
@@ -60,7 +68,7 @@ def run(
             raise GauntletError.from_engine(str(err)) from None
         if on_measuring is not None:
             teller.start()
-        return _wait(handle, on_progress, stop, deferred)
+        return _wait(handle, on_progress, stop, deferred, on_second)
     finally:
         deferred.replay()
         ended.set()
@@ -113,15 +121,20 @@ def _tell_measuring(handle: _engine.Run, ended: threading.Event, on_measuring: O
 
 def _wait(
     handle: _engine.Run, on_progress: Callable[[Progress], None] | None, stop: threading.Event | None,
-    deferred: DeferredSignals,
+    deferred: DeferredSignals, on_second: Callable[[Second], None] | None,
 ) -> RunOutcome:
     """The result, once the run ends; a Ctrl-C `deferred` noted is replayed first, here, where it
     cancels the run."""
     interrupted = False
+    told_seconds = 0
     while True:
         try:
             deferred.replay()
             result_json = handle.wait(PROGRESS_INTERVAL_S)
+            if on_second is not None:
+                for second in json.loads(handle.seconds(told_seconds)):
+                    told_seconds += 1
+                    on_second(second)
             if result_json is not None:
                 return RunOutcome(json.loads(result_json), interrupted)
             if stop is not None and stop.is_set() and not interrupted:
@@ -132,6 +145,9 @@ def _wait(
         except KeyboardInterrupt:
             handle.cancel()
             interrupted = True
+        except BaseException:  # a callback's error ends the command: the load stops with it
+            handle.cancel()
+            raise
 
 
 def workload_files() -> dict[str, bytes]:
@@ -218,3 +234,15 @@ def histogram_percentiles(encoded: str, quantiles: list[float]) -> list[int]:
         return _engine.histogram_percentiles(encoded, quantiles)
     except _engine.EngineError as err:
         raise GauntletError.from_engine(str(err)) from None
+
+
+def histogram_distribution(encoded: str, ticks_per_half_distance: int) -> dict[str, Any]:
+    """An encoded histogram's percentile distribution, as HdrHistogram prints it: `steps` of (value
+    µs, percentile level 0..1, samples up to it), `ticks_per_half_distance` levels to each halving
+    of the distance to 100 %; and mean_us, stdev_us, max_us, count, buckets, sub_buckets,
+    significant_digits."""
+    try:
+        found: dict[str, Any] = json.loads(_engine.histogram_distribution(encoded, ticks_per_half_distance))
+    except _engine.EngineError as err:
+        raise GauntletError.from_engine(str(err)) from None
+    return found

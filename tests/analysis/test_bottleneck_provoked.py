@@ -97,7 +97,11 @@ def test_a_declared_10_mbit_link_makes_the_run_bandwidth_bound(builtin_server: S
 def test_without_a_link_the_ceiling_is_not_applicable(builtin_server: ServerInstance, tmp_path: Path) -> None:
     bottleneck = bottleneck_of(f"{builtin_server.url}webtest.html", "-n", "500", "-c", "2", tmp_path=tmp_path)
     assert bottleneck["bandwidth_ceiling_per_s"] is None and BANDWIDTH_BOUND not in bottleneck["labels"]
-    assert "bandwidth ceiling: not applicable" in bottleneck["stdout"]
+    assert bottleneck["path"] == {
+        "loopback": True,
+        "routes": [{"origin": "this machine", "target": "127.0.0.1", "source": "127.0.0.1", "interface": "lo", "loopback": True}],
+    }
+    assert "bandwidth ceiling: not applicable (loopback; declare a link with --link 1gbit)" in " ".join(bottleneck["stdout"].split())
 
 
 def test_an_unreachable_rate_is_not_held(builtin_server: ServerInstance, tmp_path: Path) -> None:

@@ -100,9 +100,70 @@ impl LatencySummary {
     }
 }
 
+/// A histogram's percentile distribution, as HdrHistogram's `outputPercentileDistribution` (and
+/// wrk2's `--latency`) prints it: a step at each percentile level, the levels `ticks_per_half_distance`
+/// to each halving of the distance to 100 %, then one at 100 %; and the figures of its footer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Distribution {
+    /// (the highest value equivalent to the one the level is reached at (µs), the level (0..1),
+    /// the samples up to and including that value).
+    pub steps: Vec<(u64, f64, u64)>,
+    pub mean_us: f64,
+    pub stdev_us: f64,
+    pub max_us: u64,
+    pub count: u64,
+    pub buckets: u8,
+    pub sub_buckets: u32,
+    pub significant_digits: u8,
+}
+
+impl Distribution {
+    pub fn of(histogram: &Histogram<u64>, ticks_per_half_distance: u32) -> Distribution {
+        let mut below = 0;
+        let steps = if histogram.is_empty() {
+            Vec::new()
+        } else {
+            histogram
+                .iter_quantiles(ticks_per_half_distance)
+                .map(|step| {
+                    below += step.count_since_last_iteration();
+                    (step.value_iterated_to(), step.quantile_iterated_to(), below)
+                })
+                .collect()
+        };
+        // HdrHistogram's sub-bucket count: the power of two that holds 2 x 10^digits values at unit resolution.
+        let sub_buckets = (2 * 10_u32.pow(u32::from(histogram.sigfig()))).next_power_of_two();
+        Distribution {
+            steps,
+            mean_us: histogram.mean(),
+            stdev_us: histogram.stdev(),
+            max_us: histogram.max(),
+            count: histogram.len(),
+            buckets: histogram.buckets(),
+            sub_buckets,
+            significant_digits: histogram.sigfig(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn distribution_steps_reach_the_quantiles_and_end_at_the_max() {
+        let mut h = new_histogram();
+        for v in 1..=1_000 {
+            record(&mut h, v);
+        }
+        let found = Distribution::of(&h, 5);
+        let half = found.steps.iter().find(|s| s.1 >= 0.5 - 1e-12).unwrap();
+        assert_eq!((half.0, half.2), (h.value_at_quantile(0.5), 500));
+        assert_eq!(found.steps.first().unwrap().2, 1);
+        assert_eq!(*found.steps.last().unwrap(), (h.max(), 1.0, 1_000));
+        assert_eq!((found.count, found.sub_buckets, found.significant_digits), (1_000, 2_048, 3));
+        assert!(Distribution::of(&new_histogram(), 5).steps.is_empty());
+    }
 
     #[test]
     fn encoding_round_trips() {

@@ -3,7 +3,7 @@
 A slice task checks that its worker can reach the target, says it is ready, waits for the start
 instant the controller publishes once every agent is ready (the barrier), then runs the native
 engine with the GIL released until the plan ends or the controller cancels it. Progress and
-readiness go to the controller as Dask events on the run's topic.
+readiness (with the route the probe took) go to the controller as Dask events on the run's topic.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from distributed import Variable, get_worker
 import gauntlet
 from gauntlet import engine
 from gauntlet.errors import GauntletError
+from gauntlet.route import Route, route_of_socket
 
 #: How long a reachability probe may take to connect.
 CONNECT_PROBE_TIMEOUT_S = 3.0
@@ -52,14 +53,14 @@ def cancel_run(run_id: str) -> bool:
     return stop is not None
 
 
-def probe_target(url: str) -> None:
+def probe_target(url: str, origin: str) -> Route:
     """Connect once to the plan's target (no request is sent): an agent that cannot reach it
-    says so before the load begins."""
+    says so before the load begins; one that can says which route its connection took."""
     parts = urllib.parse.urlsplit(url)
     port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
     try:
-        with socket.create_connection((parts.hostname or "", port), timeout=CONNECT_PROBE_TIMEOUT_S):
-            pass
+        with socket.create_connection((parts.hostname or "", port), timeout=CONNECT_PROBE_TIMEOUT_S) as probe:
+            return route_of_socket(probe, origin)
     except OSError as err:
         reason = err.strerror or type(err).__name__
         raise GauntletError(f"cannot reach {parts.hostname}:{port} ({reason})", "Check the target and this node's network") from None
@@ -70,8 +71,8 @@ def run_slice(run_id: str, index: int, plan: engine.Plan, start_timeout_s: float
     worker = get_worker()
     stop = _STOPS.setdefault(run_id, threading.Event())
     try:
-        probe_target(plan["url"])
-        worker.log_event(topic(run_id), {"kind": "ready", "index": index})
+        route = probe_target(plan["url"], worker.address)
+        worker.log_event(topic(run_id), {"kind": "ready", "index": index, "route": route.to_json()})
         try:
             decision = Variable(start_variable_name(run_id)).get(timeout=start_timeout_s)
         except TimeoutError:

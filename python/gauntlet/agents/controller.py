@@ -81,6 +81,8 @@ class AgentsRun:
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
         self.start = Variable(actor.start_variable_name(self.run_id), client=client)
         self.futures: dict[int, Future[dict[str, Any]]] = {}
+        #: Each agent's route to the target (gauntlet.route.Route.to_json), as its probe found it.
+        self.routes: dict[int, dict[str, Any]] = {}
         self.start_at_us = 0
         #: Set whenever a slice task ends, so that its result is taken at once.
         self.task_ended = threading.Event()
@@ -106,7 +108,8 @@ class AgentsRun:
             self.client.unsubscribe_topic(topic)
             self.client.cancel([f for f in self.futures.values() if not f.done()])
             self.start.delete()
-        return engine.RunOutcome(merge_results(plan, self.start_at_us, self.agents), interrupted)
+        routes = [self.routes[index] for index in sorted(self.routes)]
+        return engine.RunOutcome(merge_results(plan, self.start_at_us, self.agents), interrupted, routes)
 
     def wait_until_ready(self) -> None:
         """The barrier: return once every agent has said it is ready; refuse the run (nothing was
@@ -118,6 +121,7 @@ class AgentsRun:
                 event = self.events.get(timeout=WATCH_INTERVAL_S)
                 if event["kind"] == "ready":
                     ready.add(event["index"])
+                    self.routes[event["index"]] = event["route"]
                 continue
             except queue.Empty:
                 pass

@@ -64,8 +64,11 @@ class Context:
     client: CpuUse
     #: None when Gauntlet did not start (and so could not watch) the server.
     server: CpuUse | None = None
-    #: The declared link speed (--link); None on loopback.
+    #: The declared link speed (--link); None when none was declared.
     link_bits_per_s: float | None = None
+    #: The routes the load took to the target (gauntlet.route.Route.to_json): this machine's, or
+    #: each agent's; empty when not known.
+    routes: tuple[dict[str, Any], ...] = ()
     error_share_limit: float = DEFAULT_ERROR_SHARE
     #: Every CPU's busy time over the window (None: not read); judged only with a watched server.
     machine: MachineUse | None = None
@@ -164,6 +167,13 @@ def bandwidth_ceiling_per_s(result: dict[str, Any], link_bits_per_s: float | Non
     return link_bits_per_s / (bytes_per_request(result) * 8)
 
 
+def path_figures(routes: tuple[dict[str, Any], ...]) -> dict[str, Any] | None:
+    """The path the load took: loopback only when every route was; None when not known."""
+    if not routes:
+        return None
+    return {"loopback": all(route["loopback"] for route in routes), "routes": list(routes)}
+
+
 def side_figures(use: CpuUse | None, window_s: float, cpu_us_per_request: float) -> dict[str, Any] | None:
     if use is None:
         return None
@@ -225,6 +235,7 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
         "error_share_limit": context.error_share_limit,
         "link_bits_per_s": context.link_bits_per_s,
         "bandwidth_ceiling_per_s": ceiling,
+        "path": path_figures(context.routes),
         "rate_held": held,
         "machine": machine,
     }

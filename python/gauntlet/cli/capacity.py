@@ -10,7 +10,7 @@ import typer
 
 from gauntlet.analysis.thresholds import parse_thresholds
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
-from gauntlet.cli import measuring
+from gauntlet.cli import measuring, watching
 from gauntlet.cli.progress import ProgressLine
 from gauntlet import host
 from gauntlet.cli.load_options import sessions_http2_fields
@@ -49,6 +49,7 @@ def capacity_command(
     scheduler: Scheduler = None,
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
+    out_to: watching.Out = None,
 ) -> int:
     """Grow the number of simultaneous sessions (or the arrival rates) until QoS fails, then bisect."""
     # Imported here: pydantic and PyYAML would slow every other command's start (and its CPU figure).
@@ -76,15 +77,18 @@ def capacity_command(
                **protocol}
     spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, DEFAULT_THREADS, http2=http2)
     spec = sized_for(spec, load, capacity.most_connections(load))
-    stored = StoredRun(store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes)
+    stored = StoredRun(
+        store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes, watching.observers(out_to)
+    )
     with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec, http2=http2) as target:
 
         def probe(level: int) -> bool:
             plan = load.at_level(level).to_plan(target.url, https_url_of(target.server)).model_copy(update=protocol)
+            params = command_params("capacity", url, spec, "/", plan) | {"load": load_path.name, load.level_name: level}
+            stored.feed.next_case(params, 0)
             with ProgressLine(err, None, load.measure) as progress:
                 measured = measure_run(plan, target.server, DEFAULT_SETTINGS, progress.update, run_plan)
             measured.result["qos"] = qos_summary(load, measured.result)
-            params = command_params("capacity", url, spec, "/", plan) | {"load": load_path.name, load.level_name: level}
             stored.add_measurement(params, measured, 0, target.server)
             verdict = qos.verdict(measured.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
             probes.append({load.level_name: level, "valid": verdict.valid, "result": measured.result})

@@ -18,7 +18,7 @@ from rich.text import Text
 from gauntlet import engine, host
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.analysis.thresholds import parse_thresholds
-from gauntlet.cli import measuring
+from gauntlet.cli import measuring, watching
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.load_options import LoadOptions, sessions_http2_fields
 from gauntlet.bounds import (
@@ -30,13 +30,14 @@ from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
 from gauntlet.lab import local_split
 from gauntlet.lab.measure import DEFAULT_SETTINGS, Repeats, Target, measure_repeats, measure_run
+from gauntlet.lab.observers import Observer
 from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.report.agents import print_agents
 from gauntlet.report.output import console
 from gauntlet.report.tables import estimates_table, print_run, repeat_line
 from gauntlet.servers.sizing import for_connections
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS
+from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS, Plan
 
 if TYPE_CHECKING:
     from gauntlet.model.loadfile import LoadFile
@@ -133,7 +134,7 @@ def https_url_of(server: ServerInstance | None) -> str | None:
 
 def run_sessions(
     load_path: Path, url: str | None, spec: ServerSpec | None, json_path: Path | None, db: Path | None,
-    run_plan: engine.Runner, protocol: dict[str, Any],
+    run_plan: engine.Runner, protocol: dict[str, Any], observers: list[Observer],
 ) -> int:
     """Each iteration of the load file's sessions on `url` or the server `spec` names, with its pages
     and QoS verdict, over the protocol's HTTP version; each stored as a repeat."""
@@ -148,11 +149,13 @@ def run_sessions(
     valid, errored = True, False
     environment = host.snapshot_after_load()
     options = {"load": str(load_path), "load_file": load.model_dump(mode="json")}
-    with StoredRun(db, "run", options, environment, load.iterations) as stored, target_url(
-        url, DEFAULT_THREADS, err, spec, http2=bool(protocol)
-    ) as target:
+
+    def sessions_params(plan: Plan) -> dict[str, Any]:
+        return command_params("run", url, spec, "/", plan) | {"load": load_path.name}
+
+    with StoredRun(db, "run", options, environment, load.iterations, observers, sessions_params) as stored, target_url(url, DEFAULT_THREADS, err, spec, http2=bool(protocol)) as target:
         plan = load.to_plan(target.url, https_url_of(target.server)).model_copy(update=protocol)
-        params = command_params("run", url, spec, "/", plan) | {"load": load_path.name}
+        params = sessions_params(plan)
         for iteration in range(load.iterations):
             with ProgressLine(err, None, load.measure) as progress:
                 outcome = measure_run(plan, target.server, DEFAULT_SETTINGS, progress.update, run_plan)
@@ -287,10 +290,12 @@ def run_command(
     scheduler: Scheduler = None,
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
+    out_to: watching.Out = None,
 ) -> int:
     """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load); the
     result is stored in the results database (--db) and written as JSON with --json."""
     thresholds = parse_thresholds(fail_on)
+    observers = watching.observers(out_to)
     if json_path is not None:
         check_json_destination(json_path)
     server_settings: dict[str, Any] = {
@@ -300,7 +305,7 @@ def run_command(
     if load is not None:
         protocol = sessions_http2_fields(http2, streams)
         with load_runner(agents, scheduler) as run_plan:
-            return run_sessions(load, url, spec, json_path, store_path(db, no_store), run_plan, protocol)
+            return run_sessions(load, url, spec, json_path, store_path(db, no_store), run_plan, protocol, observers)
     out = console()
     err = console(stderr=True)
     load_options = LoadOptions(
@@ -329,7 +334,7 @@ def run_command(
     params = command_params("run", url, spec, path, plan)
     options = {"plan": plan.engine_json(), "settings": asdict(settings)}
 
-    with StoredRun(store_path(db, no_store), "run", options, environment, repeat) as stored:
+    with StoredRun(store_path(db, no_store), "run", options, environment, repeat, observers, lambda _plan: params) as stored:
 
         def measured(repeats: Repeats) -> None:
             if json_path is not None:

@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from gauntlet import engine
 from gauntlet.analysis.thresholds import Threshold, parse_thresholds
-from gauntlet.cli import measuring
+from gauntlet.cli import measuring, watching
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.bounds import REPEATS, RUN_ID
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, bounded
@@ -24,6 +24,7 @@ from gauntlet.report.labels import case_label
 from gauntlet.report.output import console
 
 if TYPE_CHECKING:
+    from gauntlet.lab.observers import Feed, Observer
     from gauntlet.lab.suite import Prepared
     from gauntlet.store import Store
 
@@ -36,14 +37,16 @@ DEFAULT_REPORT = Path("report.html")
 class StoreSink:
     """Each record into the store as it ends, and onto the terminal."""
 
-    def __init__(self, store: Store, run_id: int, display: SuiteProgress) -> None:
+    def __init__(self, store: Store, run_id: int, display: SuiteProgress, feed: Feed) -> None:
         self._store = store
         self._run_id = run_id
         self._display = display
+        self._feed = feed
 
     def case_started(self, params: dict[str, Any], repeat: int) -> None:
         from gauntlet.report.labels import case_label
 
+        self._feed.next_case(params, repeat)
         self._display.started(case_label(params, repeat))
 
     def progress(self, progress: engine.Progress) -> None:
@@ -53,6 +56,7 @@ class StoreSink:
         from gauntlet.report.tables import case_line
 
         self._store.add_case(self._run_id, record)
+        self._feed.ended(record, self._run_id)
         self._display.finished(case_line(record))
 
 
@@ -105,6 +109,7 @@ def run_command(
     no_store: Annotated[
         bool, typer.Option("--no-store", help="Keep the run in a temporary database, gone once the report is written")
     ] = False,
+    out_to: watching.Out = None,
 ) -> int:
     """Run a suite: every case on every installed server, stored as it ends; then the summary and the report."""
     out, err = console(), console(stderr=True)
@@ -115,12 +120,13 @@ def run_command(
         if no_store:
             db = Path(scratch.enter_context(tempfile.TemporaryDirectory(prefix="gauntlet-suite-"))) / "results.db"
         return _run_suite(out, err, db, suite, resume, (quick, full), servers, repeat, restart_between, report, agents,
-                          scheduler, thresholds, stored=not no_store)
+                          scheduler, thresholds, watching.observers(out_to), stored=not no_store)
 
 
 def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: int | None, variant: tuple[bool, bool],
                servers: str | None, repeat: int | None, restart_between: bool, report: Path, agents: int | None,
-               scheduler: str | None, thresholds: list[Threshold], *, stored: bool) -> int:
+               scheduler: str | None, thresholds: list[Threshold], observers: list[Observer], *, stored: bool) -> int:
+    from gauntlet.lab.observers import Feed
     from gauntlet.lab.suite import Interrupted, SuiteRunner
     from gauntlet.report.html import write_report
     from gauntlet.report.tables import print_summary
@@ -141,8 +147,9 @@ def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: 
             err.print(f"[yellow]{escape(line)}[/yellow]")
         status = "failed"
         try:
-            with SuiteProgress(err, total) as display, load_runner(agents, scheduler) as run_plan:
-                SuiteRunner(prepared.agenda, StoreSink(store, run_id, display), run_plan).run()
+            feed = Feed("suite", observers, total, run_id=run_id)
+            with SuiteProgress(err, total) as display, load_runner(agents, scheduler) as run_plan, feed:
+                SuiteRunner(prepared.agenda, StoreSink(store, run_id, display, feed), run_plan).run()
             status = "complete"
         except (Interrupted, KeyboardInterrupt):
             status = "interrupted"

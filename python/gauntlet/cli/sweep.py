@@ -13,7 +13,7 @@ import typer
 from gauntlet import host
 from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.analysis.thresholds import Threshold, parse_thresholds
-from gauntlet.cli import measuring
+from gauntlet.cli import measuring, watching
 from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.load_options import LoadOptions
@@ -33,6 +33,7 @@ from gauntlet.cli.run import (
     write_json,
 )
 from gauntlet.lab.measure import Settings
+from gauntlet.lab.observers import Observer
 from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.lab.sweep import Step, Sweep, concurrency_levels, offered_rates, run_sweep
 from gauntlet.model.record import CaseRecord
@@ -55,7 +56,7 @@ JsonPath = Annotated[Path | None, typer.Option("--json", help="Every step's resu
 def run_steps(
     kind: str, url: str | None, spec: ServerSpec | None, plans: Sequence[tuple[float, Plan]], threads: int,
     json_path: Path | None, settings: Settings, agents: int | None, scheduler: str | None, db: Path | None,
-    thresholds: list[Threshold],
+    thresholds: list[Threshold], observers: list[Observer],
 ) -> int:
     """Each plan on `url`, or on the server `spec` names (None with a URL); exit 1 when a step's
     repeat crosses one of the `thresholds` (--fail-on)."""
@@ -64,10 +65,14 @@ def run_steps(
     out, err = console(), console(stderr=True)
     printed = stored_steps = 0
     environment = host.snapshot_after_load()
-    params = {value: command_params("sweep", url, spec, DEFAULT_PATH, plan) for value, plan in plans}
+
+    def step_params(plan: Plan) -> dict[str, Any]:
+        return command_params("sweep", url, spec, DEFAULT_PATH, plan)
+
+    params = {value: step_params(plan) for value, plan in plans}
     options = {"kind": kind, "plans": [plan.engine_json() for _, plan in plans], "settings": asdict(settings)}
 
-    with StoredRun(db, "sweep", options, environment, len(plans) * settings.repeats) as stored:
+    with StoredRun(db, "sweep", options, environment, len(plans) * settings.repeats, observers, step_params) as stored:
 
         def show(sweep: Sweep) -> None:
             nonlocal printed, stored_steps
@@ -127,6 +132,7 @@ def concurrency_command(
     scheduler: Scheduler = None,
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
+    out: watching.Out = None,
 ) -> int:
     """Throughput, latency and failed/timed-out shares at each concurrency level (ab-style)."""
     thresholds = parse_thresholds(fail_on, default=())
@@ -138,7 +144,8 @@ def concurrency_command(
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
     spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, not no_keepalive, threads, http2=http2)
     return run_steps(
-        "concurrency", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store), thresholds
+        "concurrency", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store), thresholds,
+        watching.observers(out),
     )
 
 
@@ -168,6 +175,7 @@ def rate_command(
     scheduler: Scheduler = None,
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
+    out: watching.Out = None,
 ) -> int:
     """Replies/s, latency and errors at each offered rate (httperf/autobench-style)."""
     thresholds = parse_thresholds(fail_on, default=())
@@ -179,5 +187,6 @@ def rate_command(
     settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
     spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, threads, http2=http2)
     return run_steps(
-        "rate", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store), thresholds
+        "rate", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store), thresholds,
+        watching.observers(out),
     )

@@ -123,14 +123,15 @@ def run(
     on_progress: Callable[[engine.Progress], None] | None = None,
     on_measuring: engine.OnMeasuring | None = None,
     stop: threading.Event | None = None,
+    on_second: Callable[[engine.Second], None] | None = None,
 ) -> engine.RunOutcome:
-    """Run `plan` in this process when it fits (`on_measuring` and `stop` as engine.run takes them),
-    else over as many local processes as it needs (their results say when measuring began; `stop`
-    interrupts each)."""
+    """Run `plan` in this process when it fits (`on_measuring`, `stop` and `on_second` as engine.run
+    takes them), else over as many local processes as it needs (their results say when measuring
+    began, their merged timeline its seconds; `stop` interrupts each)."""
     plan = fitted(plan)
     processes = engine_processes(plan)
     if processes == 1:
-        return engine.run(plan, on_progress, stop, on_measuring=on_measuring)
+        return engine.run(plan, on_progress, stop, on_measuring=on_measuring, on_second=on_second)
     return run_split(plan, processes, on_progress, stop)
 
 

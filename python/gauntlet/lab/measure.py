@@ -19,13 +19,14 @@ from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE, Context, assess, s
 from gauntlet.analysis.invariants import check_all
 from gauntlet.analysis.stats import estimates_json, headline_estimates, median_index
 from gauntlet.errors import GauntletError
-from gauntlet.lab import local_split
+from gauntlet.lab import local_split, observers
 from gauntlet.lab.access_log import LoggedRequests
 from gauntlet.lab.cpu_window import CpuWindow, client_use, with_cgroup_cpu
 from gauntlet.lab.watch import Watch
 from gauntlet.monitor.per_request import per_request
 from gauntlet.monitor.sampler import Sampler
 from gauntlet.plan import Plan
+from gauntlet.route import route_to
 from gauntlet.servers.backends.catalog import BACKENDS
 from gauntlet.servers.sizing import limit_lines
 from gauntlet.workload.pages import HELLO_PHP
@@ -163,9 +164,14 @@ def measure_run(
     settings: Settings,
     on_progress: Callable[[engine.Progress], None] | None = None,
     run_plan: engine.Runner = engine.run,
+    *,
+    observed: bool = True,
 ) -> Measurement:
     """One run of `plan`; `server` (when Gauntlet started it) is monitored. Its result gains
-    `server_setup` and `server` (then) and `bottleneck` (always)."""
+    `server_setup` and `server` (then) and `bottleneck` (always). The command's observers
+    (lab.observers) see it begin and each second, unless it is no case (`observed`: a warm-up)."""
+    feed = observers.current() if observed else None
+    on_second = None if feed is None else feed.began(plan, server)
     logged = LoggedRequests(server)
     with Watch(server) as watch, CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
 
@@ -177,12 +183,14 @@ def measure_run(
 
         # The engine in this process says when measuring begins; agents' results say it afterwards.
         if run_plan is engine.run:
-            outcome = engine.run(plan.engine_json(), on_progress, watch.stop, on_measuring=measuring_began)
+            outcome = engine.run(plan.engine_json(), on_progress, watch.stop, on_measuring=measuring_began, on_second=on_second)
         elif run_plan is local_split.run:
-            outcome = local_split.run(plan.engine_json(), on_progress, measuring_began, watch.stop)
+            outcome = local_split.run(plan.engine_json(), on_progress, measuring_began, watch.stop, on_second)
         else:  # agents: a server's exit is reported, but the load runs to its end
             outcome = run_plan(plan.engine_json(), on_progress)
     result = outcome.result
+    if feed is not None:
+        feed.measured(result)
     if watch.exit is not None:
         result["server_exit"] = watch.exit.to_json(result)
     if server is not None:
@@ -197,6 +205,7 @@ def measure_run(
         client=client_use(result),
         server=with_cgroup_cpu(window.server_use(), totals, window.window_s),
         link_bits_per_s=settings.link_bits_per_s,
+        routes=tuple(outcome.routes or [route_to(plan.url).to_json()]),
         error_share_limit=settings.error_share_limit,
         machine=window.machine,
     )

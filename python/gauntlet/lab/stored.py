@@ -8,12 +8,13 @@ case, when the environment taken after the first measurement is known.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from gauntlet.lab.measure import Measurement
+from gauntlet.lab.observers import Feed, Observer, running_version
 from gauntlet.model.case import plan_params, server_params
 from gauntlet.model.record import CaseRecord
 from gauntlet.plan import Plan
@@ -29,9 +30,12 @@ class StoredRun:
 
     def __init__(
         self, db: Path | None, command: str, options: dict[str, Any], environment: Callable[[], dict[str, Any]],
-        planned_cases: int,
+        planned_cases: int, observers: Sequence[Observer] = (), params_of: Callable[[Plan], dict[str, Any]] | None = None,
     ) -> None:
+        """`observers` are told of each case while the run is open (lab.observers); `params_of`
+        names the case a plan measures, for them."""
         self._store = None if db is None else _open(db)
+        self.feed = Feed(command, observers, planned_cases, params_of)
         self._command = command
         self._options = options
         self._environment = environment
@@ -52,14 +56,22 @@ class StoredRun:
     def add(self, record: CaseRecord) -> None:
         if self._store is not None and (run_id := self.begin()) is not None:
             self._store.add_case(run_id, record)
+        self.feed.ended(record, self.run_id)
 
     def add_measurement(self, params: dict[str, Any], measurement: Measurement, repeat: int, server: ServerInstance | None) -> None:
         self.add(measured_record(params, measurement, repeat, server))
 
     def __enter__(self) -> Self:
+        self.feed.__enter__()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        try:
+            self.feed.__exit__(kind, error, tb)
+        finally:
+            self._end_run(kind)
+
+    def _end_run(self, kind: type[BaseException] | None) -> None:
         if self._store is None:
             return
         try:
@@ -67,14 +79,6 @@ class StoredRun:
                 self._store.end_run(self.run_id, "interrupted" if kind is KeyboardInterrupt else self.status)
         finally:
             self._store.close()
-
-
-def running_version(server: ServerInstance) -> str | None:
-    """The server's version, and its backend's when it has one: `1.22.1; php-fpm 8.2.36`."""
-    if server.version is None:
-        return None
-    backend = server.spec.backend
-    return server.version + (f"; {backend} {server.backend_version}" if backend and server.backend_version else "")
 
 
 def _open(db: Path) -> Store:

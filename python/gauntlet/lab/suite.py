@@ -16,7 +16,7 @@ from gauntlet import engine
 from gauntlet.analysis import capacity, qos
 from gauntlet.errors import GauntletError
 from gauntlet.lab.case import measure, now_ms
-from gauntlet.lab.stored import running_version
+from gauntlet.lab.observers import running_version
 from gauntlet.lab.warm_up import WarmUp, WarmUpInterrupted
 from gauntlet.model.case import Case
 from gauntlet.model.loadfile import LoadFile

@@ -50,7 +50,7 @@ class WarmUp:
         plan = dataclasses.replace(sessions, load=load).plan(
             self._params, self._server.url, self._server.https_url
         )
-        measured = measure_run(plan, self._server, DEFAULT_SETTINGS)
+        measured = measure_run(plan, self._server, DEFAULT_SETTINGS, observed=False)
         if measured.interrupted:
             raise WarmUpInterrupted
         return summary(measured.result, sessions.capacity_start)

@@ -236,7 +236,7 @@ def bottleneck_lines(bottleneck: dict[str, Any]) -> list[str]:
         lines.append("[green]no bottleneck[/green]: nothing was saturated, no error share or schedule was missed")
     ceiling = bottleneck["bandwidth_ceiling_per_s"]
     if ceiling is None:
-        lines.append("[dim]bandwidth ceiling: not applicable (loopback; declare a link with --link 1gbit)[/dim]")
+        lines.append(f"[dim]bandwidth ceiling: {unmeasured_path_words(bottleneck.get('path'))}[/dim]")
     elif "bandwidth-bound" not in bottleneck["labels"]:
         link = format_link(bottleneck["link_bits_per_s"])
         lines.append(f"[dim]bandwidth ceiling: {format_count(ceiling)} requests/s on the {link} link[/dim]")
@@ -244,6 +244,23 @@ def bottleneck_lines(bottleneck: dict[str, Any]) -> list[str]:
     if machine is not None and not machine["busy"]:
         lines.append(f"[dim]other work: {machine['other_cpu_share']:.1%} of the machine's {machine['cores']} cores[/dim]")
     return lines
+
+
+def unmeasured_path_words(path: dict[str, Any] | None) -> str:
+    """Why there is no ceiling without --link: the path is loopback, or a network path whose speed
+    is not measured (named by its interfaces and who took them); `path` is None in results stored
+    before the path was recorded."""
+    declare = "declare a link with --link 1gbit"
+    if path is None:
+        return f"none ({declare})"
+    if path["loopback"]:
+        return f"not applicable (loopback; {declare})"
+    by_interface: dict[str, list[str]] = {}
+    for route in path["routes"]:
+        interface = route["interface"] or "an interface not found"
+        by_interface.setdefault(f"{route['target']} via {interface}", []).append(route["origin"])
+    ways = "; ".join(f"{way} from {', '.join(origins)}" for way, origins in by_interface.items())
+    return f"not measured (path to {ways}; {declare})"
 
 
 def _latency_cell(summary: dict[str, Any], key: str) -> str:
