@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from gauntlet.cli.live import with_default_address
+from gauntlet.cli.watching import with_default_address
 from gauntlet.errors import GauntletError
 from gauntlet.lab.case import measure
 from gauntlet.live.observer import LiveObserver

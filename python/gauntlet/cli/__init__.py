@@ -16,8 +16,8 @@ from typer.core import TyperGroup
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from gauntlet.cli import (
-    calibrate, capacity, compare, doctor, export, findings, live, noise, report, run, serve, servers, signals, suite,
-    sweep, workload,
+    calibrate, capacity, compare, doctor, export, findings, noise, report, run, serve, servers, signals, suite, sweep,
+    watching, workload,
 )
 from gauntlet.errors import GauntletError
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     command = typer.main.get_command(app)
     signals.end_like_ctrl_c()
     try:
-        args = live.with_default_address(sys.argv[1:] if argv is None else argv)
+        args = watching.with_default_address(sys.argv[1:] if argv is None else argv)
         code = command.main(args=args, prog_name="gauntlet", standalone_mode=False)
     except GauntletError as err:
         fail(str(err))

@@ -291,11 +291,12 @@ def run_command(
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
     out_to: watching.Out = None,
+    live: watching.Live = None,
 ) -> int:
     """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load); the
     result is stored in the results database (--db) and written as JSON with --json."""
     thresholds = parse_thresholds(fail_on)
-    observers = watching.observers(out_to)
+    observers = watching.observers(out_to, live, "run")
     if json_path is not None:
         check_json_destination(json_path)
     server_settings: dict[str, Any] = {

@@ -133,6 +133,7 @@ def concurrency_command(
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
     out: watching.Out = None,
+    live: watching.Live = None,
 ) -> int:
     """Throughput, latency and failed/timed-out shares at each concurrency level (ab-style)."""
     thresholds = parse_thresholds(fail_on, default=())
@@ -145,7 +146,7 @@ def concurrency_command(
     spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, not no_keepalive, threads, http2=http2)
     return run_steps(
         "concurrency", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store), thresholds,
-        watching.observers(out),
+        watching.observers(out, live, "sweep"),
     )
 
 
@@ -176,6 +177,7 @@ def rate_command(
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
     out: watching.Out = None,
+    live: watching.Live = None,
 ) -> int:
     """Replies/s, latency and errors at each offered rate (httperf/autobench-style)."""
     thresholds = parse_thresholds(fail_on, default=())
@@ -188,5 +190,5 @@ def rate_command(
     spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, threads, http2=http2)
     return run_steps(
         "rate", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store), thresholds,
-        watching.observers(out),
+        watching.observers(out, live, "sweep"),
     )
