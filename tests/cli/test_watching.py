@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from gauntlet.servers.base import ServerInstance
 from gauntlet.store import Store
+from tests.e2e.test_suite_options import suite_file
 from tests.helpers.cli_process import Running, run_cli
 
 TIMELINE_FIELDS = ("second", "span_us", "requests", "responses", "errors", "bytes_in", "p50_us", "p99_us", "max_us")
@@ -81,6 +83,45 @@ def test_out_jsonl_of_a_sweep_has_every_step_and_appends(tmp_path: Path) -> None
         check_case_lines(lines, case)
         start = next(line for line in lines if line["event"] == "case_start" and line["case"] == case.key)
         assert (start["index"], start["planned"]) == (index, 2)
+
+
+FAILING_SESSIONS = """\
+sessions:
+  - name: failing
+    pages: [{name: broken, path: '/hello?status=500'}]
+users: 2
+warm_up: 100ms
+measure: 2s
+"""
+
+
+def test_out_jsonl_of_a_suite_knows_its_run_from_the_first_case(tmp_path: Path) -> None:
+    db, out = tmp_path / "runs.db", tmp_path / "watch.jsonl"
+    done = run_cli("suite", "run", suite_file(tmp_path), "--db", db, "-o", tmp_path / "report.html", "--out", f"jsonl:{out}", timeout_s=300)
+    assert done.code == 0, done.stderr
+    lines = lines_of(out)
+    cases = stored_cases(db)
+    assert len(cases) == 2
+    for case in cases:
+        check_case_lines(lines, case)
+    assert {line["run_id"] for line in lines} == {cases[0].run_id}
+    starts = [line for line in lines if line["event"] == "case_start"]
+    assert [(s["command"], s["index"], s["planned"], s["params"]["workload"]) for s in starts] == [
+        ("suite", 0, 2, "ST-1"), ("suite", 1, 2, "ST-2"),
+    ]
+
+
+def test_out_jsonl_of_capacity_names_each_probe(builtin_server: ServerInstance, tmp_path: Path) -> None:
+    db, out, load = tmp_path / "runs.db", tmp_path / "watch.jsonl", tmp_path / "load.yaml"
+    load.write_text(FAILING_SESSIONS)
+    done = run_cli("capacity", load, builtin_server.url, "--start", "2", "--max-probes", "1", "--db", db,
+                   "--out", f"jsonl:{out}", timeout_s=60)
+    assert done.code == 0, done.stderr
+    (case,) = stored_cases(db)
+    lines = lines_of(out)
+    check_case_lines(lines, case)
+    assert lines[0]["params"] == case.params and case.params["users"] == 2 and case.params["load"] == "load.yaml"
+    assert lines[-1]["labels"] == case.labels and "error-bound" in case.labels
 
 
 @pytest.mark.parametrize("command", [["run", "-n", "10"], ["sweep", "concurrency", "--levels", "1"], ["suite", "run", "quick"]])

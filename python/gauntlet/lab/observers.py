@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextvars
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
@@ -75,8 +75,10 @@ _current: contextvars.ContextVar[Feed | None] = contextvars.ContextVar("gauntlet
 
 
 def current() -> Feed | None:
-    """The feed of the command measuring now, if it has one open."""
-    return _current.get()
+    """The feed of the command measuring now, if it has one open with observers (without, the
+    engine is not asked for its seconds)."""
+    feed = _current.get()
+    return feed if feed is not None and feed.observers else None
 
 
 def running_version(server: ServerInstance) -> str | None:
@@ -87,24 +89,29 @@ def running_version(server: ServerInstance) -> str | None:
     return server.version + (f"; {backend} {server.backend_version}" if backend and server.backend_version else "")
 
 
-@dataclass
 class Feed:
     """A command's cases handed to its observers. `params_of` names the case a plan measures
     (run, sweep); a command that knows it better says `next_case` before measuring (suite, capacity)."""
 
-    command: str
-    observers: Sequence[Observer]
-    planned: int | None = None
-    params_of: Callable[[Plan], dict[str, Any]] | None = None
-    run_id: int | None = None
-    _next: tuple[dict[str, Any], int] | None = None
-    _case: Case | None = None
-    _told_seconds: int = 0
-    _sampler: Sampler | None = None
-    _told_samples: int = 0
-    _ended: int = 0
-    _repeats: dict[str, int] = field(default_factory=dict)
-    _token: contextvars.Token[Feed | None] | None = None
+    def __init__(
+        self, command: str, observers: Sequence[Observer], planned: int | None = None,
+        params_of: Callable[[Plan], dict[str, Any]] | None = None, run_id: int | None = None,
+    ) -> None:
+        self.command = command
+        self.observers = observers
+        self.planned = planned
+        self.params_of = params_of
+        self.run_id = run_id
+        self._next: tuple[dict[str, Any], int] | None = None
+        self._case: Case | None = None
+        self._told_seconds = 0
+        #: The current case's server monitor, whose samples are told with the seconds.
+        self._sampler: Sampler | None = None
+        self._told_samples = 0
+        self._ended = 0
+        #: The next repeat of each case key, for cases named by `params_of`.
+        self._repeats: dict[str, int] = {}
+        self._token: contextvars.Token[Feed | None] | None = None
 
     def next_case(self, params: dict[str, Any], repeat: int) -> None:
         self._next = (params, repeat)
