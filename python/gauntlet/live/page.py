@@ -1,12 +1,11 @@
-"""The live page: one HTML file with plotly.js inlined as the report has it (report.html.plotly_js),
+"""The live page: one HTML file with plotly.js inlined as the report has it (report.inline_js),
 so it draws with no network; its script asks `/state` every second for what is new and redraws."""
 
 from __future__ import annotations
 
 import jinja2
-from markupsafe import Markup
 
-from gauntlet.report.html import plotly_js
+from gauntlet.report.inline_js import plotly_script
 from gauntlet.report.palette import colors
 
 #: Distinct colours for the roles and error kinds a chart may show.
@@ -19,5 +18,5 @@ TEMPLATES = jinja2.Environment(
 
 def render_page() -> bytes:
     return TEMPLATES.get_template("live.html.j2").render(
-        plotly_js=Markup(plotly_js().replace("</script", "<\\/script")), colors=colors(SERIES_COLORS),
+        plotly_js=plotly_script(), colors=colors(SERIES_COLORS),
     ).encode()

@@ -32,6 +32,8 @@ class LiveCase:
     started_unix_ms: int
     #: How long its load is planned to run (None: a count of requests, or sessions).
     planned_s: float | None
+    #: When it began, in seconds since the run began (the clock of the page's charts).
+    began_at_s: float = 0.0
     #: Its timeline seconds so far, in order (SECOND_FIELDS and errors_by_kind).
     seconds: list[dict[str, Any]] = field(default_factory=list)
     #: The server's processes sampled while its load runs (monitor.sampler.TimelinePoint as a dict,
@@ -118,7 +120,9 @@ class LiveState:
         self, params: dict[str, Any], repeat: int, server_kind: str | None, server_version: str | None, planned_s: float | None
     ) -> None:
         with self._lock:
-            self._cases.append(LiveCase(len(self._cases), dict(params), repeat, server_kind, server_version, now_ms(), planned_s))
+            self._cases.append(
+                LiveCase(len(self._cases), dict(params), repeat, server_kind, server_version, now_ms(), planned_s, self._at_s())
+            )
 
     def _current(self) -> LiveCase | None:
         return self._cases[-1] if self._cases and self._cases[-1].record is None else None
@@ -140,7 +144,8 @@ class LiveState:
             if case is None:
                 return
             case.server_points.append(point)
-            self._points.append(Point(len(self._points), case.index, self._at_s(), server=point))
+            # At the sample's own time: samples are told in batches, with the seconds.
+            self._points.append(Point(len(self._points), case.index, case.began_at_s + point["t_s"], server=point))
 
     def case_done(self, record: CaseRecord) -> None:
         """The case ended (its record as the store receives it); the finished tables are made again
@@ -148,7 +153,10 @@ class LiveState:
         with self._lock:
             case = self._current()
             if case is None:  # a case with no start (a server that never started)
-                case = LiveCase(len(self._cases), dict(record.params), record.repeat, None, record.server_version, record.started_unix_ms, None)
+                case = LiveCase(
+                    len(self._cases), dict(record.params), record.repeat, None, record.server_version, record.started_unix_ms, None,
+                    self._at_s(),
+                )
                 self._cases.append(case)
             case.record = record
             records = [c.record for c in self._cases if c.record is not None]
@@ -166,7 +174,7 @@ class LiveState:
         with self._lock:
             return [
                 LiveCase(c.index, c.params, c.repeat, c.server_kind, c.server_version, c.started_unix_ms, c.planned_s,
-                         list(c.seconds), list(c.server_points), c.record)
+                         c.began_at_s, list(c.seconds), list(c.server_points), c.record)
                 for c in self._cases
             ]
 
