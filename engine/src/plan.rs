@@ -84,6 +84,7 @@ pub struct Plan {
     #[schemars(range(min = 1))]
     pub calls_per_connection: Option<u64>,
     /// Connections to keep open (with sessions: the most open at once).
+    #[serde(default = "default_connections")]
     #[schemars(range(min = 1))]
     pub connections: usize,
     /// Send this many requests per second on a fixed schedule (open loop); None: closed loop.
@@ -100,9 +101,10 @@ pub struct Plan {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub requests: Option<u64>,
-    /// Measure for this long.
+    /// Measure for this long. A plan bounded by nothing else (no request count, no sessions)
+    /// measures for `x-default-when-unbounded`.
     #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1), extend("x-default-when-unbounded" = DEFAULT_DURATION_US))]
     pub duration_us: Option<u64>,
     /// Run this long first without measuring.
     #[serde(default)]
@@ -161,9 +163,14 @@ fn default_http_version() -> HttpVersion {
 fn default_true() -> bool {
     true
 }
-fn default_threads() -> usize {
-    1
+fn default_connections() -> usize {
+    50
 }
+fn default_threads() -> usize {
+    2
+}
+/// What a plan bounded by no request count, no duration and no sessions measures for.
+pub const DEFAULT_DURATION_US: u64 = 10_000_000;
 fn default_timeout_us() -> u64 {
     15_000_000
 }
@@ -272,8 +279,13 @@ fn is_token(text: &str) -> bool {
 }
 
 impl Plan {
+    /// The plan `text` holds, with the engine's defaults for what it leaves out.
     pub fn from_json(text: &str) -> Result<Plan, PlanError> {
-        serde_json::from_str(text).map_err(|e| PlanError(json_error::describe(text, &e)))
+        let mut plan: Plan = serde_json::from_str(text).map_err(|e| PlanError(json_error::describe(text, &e)))?;
+        if plan.requests.is_none() && plan.duration_us.is_none() && plan.sessions.is_none() {
+            plan.duration_us = Some(DEFAULT_DURATION_US);
+        }
+        Ok(plan)
     }
 
     pub fn body(&self) -> Result<Vec<u8>, PlanError> {
@@ -523,6 +535,14 @@ mod tests {
         assert!(plan("http://[::1]:81/").resolve().is_ok());
         assert!(plan("http://[::ffff:127.0.0.1]:81/").resolve().is_ok());
         assert!(plan("http://[::ffff:192.0.2.1]:81/").resolve().unwrap_err().0.contains("--allow-remote"));
+    }
+
+    #[test]
+    fn a_plan_read_from_json_takes_the_engines_defaults() {
+        let p = Plan::from_json(r#"{"url": "http://127.0.0.1/"}"#).unwrap();
+        assert_eq!((p.connections, p.threads, p.duration_us), (50, 2, Some(DEFAULT_DURATION_US)));
+        let p = Plan::from_json(r#"{"url": "http://127.0.0.1/", "requests": 5}"#).unwrap();
+        assert_eq!(p.duration_us, None, "a request count bounds the plan");
     }
 
     #[test]

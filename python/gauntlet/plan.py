@@ -3,8 +3,9 @@ the suite expansion, load files and calibrate build their plans with it, by fiel
 
 The engine owns the defaults and the clamps: a field left None is left out of the plan's JSON,
 so the engine's own default applies (the 15 s timeout, threads lowered to the connections, ...),
-and the engine checks every value. Python repeats none of it; tests/test_plan_schema.py compares
-this model with the schema the engine prints (`gauntlet-engine schema plan`).
+and the engine checks every value. Python repeats none of it: the defaults the commands show and
+the suites fill in are read from the schema the engine prints (`gauntlet-engine schema plan`),
+and tests/test_plan_schema.py compares this model with that schema.
 """
 
 from __future__ import annotations
@@ -13,11 +14,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-#: What a command measures when it is given neither a request count nor a duration.
-DEFAULT_DURATION_US = 10_000_000
-#: The connections and load threads of `gauntlet run`, `sweep` and suites when none are given.
-DEFAULT_CONNECTIONS = 50
-DEFAULT_THREADS = 2
+from gauntlet import schema
+
+_ENGINE_FIELDS = schema.plan()["properties"]
+#: The connections and load threads of a plan that gives none (`gauntlet run`, `sweep`, suites).
+DEFAULT_CONNECTIONS: int = _ENGINE_FIELDS["connections"]["default"]
+DEFAULT_THREADS: int = _ENGINE_FIELDS["threads"]["default"]
+#: What a plan measures when it gives neither a request count, a duration nor sessions.
+DEFAULT_DURATION_US: int = _ENGINE_FIELDS["duration_us"]["x-default-when-unbounded"]
+#: How long a connect or a response may take when the plan says nothing.
+DEFAULT_TIMEOUT_US: int = _ENGINE_FIELDS["timeout_us"]["default"]
 
 
 class _Strict(BaseModel):
@@ -108,7 +114,7 @@ class Plan(_Strict):
     """One engine run: where, what, how many connections, for how long (engine: Plan)."""
 
     url: str
-    connections: int
+    connections: int = DEFAULT_CONNECTIONS
     allow_remote: bool | None = None
     method: str | None = None
     headers: list[tuple[str, str]] | None = None
@@ -145,14 +151,15 @@ class Plan(_Strict):
     @model_validator(mode="before")
     @classmethod
     def bounded(cls, fields: Any) -> Any:
-        """A load bounded by nothing (no request count, no duration, no sessions) lasts DEFAULT_DURATION_US."""
+        """A load bounded by nothing (no request count, no duration, no sessions) lasts DEFAULT_DURATION_US,
+        as the engine would make it, so that the commands know how long it lasts."""
         if isinstance(fields, dict) and all(fields.get(name) is None for name in ("requests", "duration_us", "sessions")):
             return {**fields, "duration_us": DEFAULT_DURATION_US}
         return fields
 
     def all_connections(self) -> int:
         """The measured connections and the idle ones."""
-        return self.connections + (self.idle.connections if self.idle else 0)
+        return all_connections(self.engine_json())
 
     def at(self, url: str) -> Plan:
         """The same load on another URL (a plan built before its server started)."""
@@ -172,3 +179,8 @@ class Plan(_Strict):
                 found[name] = part.model_dump(mode="json", exclude_unset=True)
         return found
 
+
+
+def all_connections(plan: dict[str, Any]) -> int:
+    """The measured connections and the idle ones of a plan as the engine reads it."""
+    return int(plan.get("connections", DEFAULT_CONNECTIONS)) + int((plan.get("idle") or {}).get("connections", 0))

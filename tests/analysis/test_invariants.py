@@ -7,14 +7,18 @@ import io
 import json
 import os
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from gauntlet import engine
 from gauntlet.analysis.invariants import (
     CPU_BUDGET, MONITOR_SAMPLES, SERVER_LOG_COUNT, LoggedCount, check_all, cpu_budget,
 )
+from gauntlet.lab.access_log import LoggedRequests
 from gauntlet.lab.case import measure
 from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
 from gauntlet.monitor.per_request import per_request
@@ -84,6 +88,25 @@ def test_a_second_client_breaks_the_server_log_count(server: Start) -> None:
     check = result["invariants"]["checks"][SERVER_LOG_COUNT]
     assert SERVER_LOG_COUNT in result["invariants"]["breaches"], check
     assert check_all(result, CORES, LoggedCount(result["responses"], 0, 0))["checks"][SERVER_LOG_COUNT]["held"] is True
+
+
+def test_a_log_read_late_is_checked_against_what_the_engine_counted_by_then(server: Start, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thread that reads the log's size, held up 300 ms (as a loaded machine may): the
+    responses of those 300 ms are the engine's count at the read, not the run's rate times it."""
+    instance = server("nginx", workers=2, access_log=True)
+    mark, by_then = LoggedRequests.mark, []
+
+    def late_mark(self: LoggedRequests, counted: Callable[[], int]) -> None:
+        time.sleep(0.3)
+        mark(self, counted)
+        by_then.append(counted())
+
+    monkeypatch.setattr(LoggedRequests, "mark", late_mark)
+    plan = Plan(url=f"{instance.url}webtest.html", connections=4, threads=1, warmup_us=200_000, duration_us=1_500_000)
+    result = measure_run(plan, instance, DEFAULT_SETTINGS).result
+    check = result["invariants"]["checks"][SERVER_LOG_COUNT]
+    assert check["held"] is True, check
+    assert by_then[0] > 100, "the engine had answered some 300 ms of requests before the read"
 
 
 def test_gauntlet_run_prints_a_breach_and_writes_it_to_the_json(tmp_path: Path) -> None:

@@ -84,11 +84,13 @@ def test_every_object_is_closed_and_a_result_requires_all_its_fields() -> None:
         assert node.get("additionalProperties") is False, where
 
 
-def test_a_plan_requires_only_the_url_and_the_connections_and_gives_the_engines_defaults() -> None:
+def test_a_plan_requires_only_the_url_and_gives_the_engines_defaults() -> None:
     fields = PLAN_SCHEMA["properties"]
-    assert PLAN_SCHEMA["required"] == ["url", "connections"]
+    assert PLAN_SCHEMA["required"] == ["url"]
     assert all("default" in field for name, field in fields.items() if name not in PLAN_SCHEMA["required"])
-    assert (fields["threads"]["default"], fields["timeout_us"]["default"], fields["method"]["default"]) == (1, 15_000_000, "GET")
+    assert (fields["connections"]["default"], fields["threads"]["default"]) == (50, 2)
+    assert (fields["timeout_us"]["default"], fields["method"]["default"]) == (15_000_000, "GET")
+    assert fields["duration_us"]["x-default-when-unbounded"] == 10_000_000
     assert fields["connections"]["minimum"] == 1
 
 

@@ -83,3 +83,26 @@ def test_capacity_probes_carry_their_bottleneck(builtin_server: ServerInstance, 
     assert probe["valid"] is False
     assert "error-bound" in probe["result"]["bottleneck"]["labels"]
     assert "invalid" in done.stdout and "error-bound" in done.stdout
+
+
+def test_capacity_warms_the_server_up_before_its_first_probe(builtin_server: ServerInstance, tmp_path: Path) -> None:
+    """`--warm-up` runs the start level once, unmeasured, and the first probe carries its summary."""
+    load = tmp_path / "load.yaml"
+    load.write_text(
+        "sessions:\n"
+        "  - name: wait\n"
+        "    pages: [{name: slow, path: '/hello?delay_per_connection_ms=10'}]\n"
+        "users: 1\n"
+        "warm_up: 100ms\n"
+        "measure: 600ms\n"
+        "qos: {good: 200ms, tolerable: 10s}\n"
+    )
+    out = tmp_path / "capacity.json"
+    args = ("capacity", load, builtin_server.url, "--start", "19", "--max-probes", "1", "--warm-up", "800ms", "--json", out)
+    done = run_cli(*args, timeout_s=120)
+    assert done.code == 0, done.stderr
+    assert "warm-up: 19 users for 0.8 s, not measured" in done.stderr
+    first, *others = json.loads(out.read_text())["probes"]
+    warm_up = first["result"]["warm_up"]
+    assert warm_up["users"] == 19 and warm_up["duration_s"] >= 0.8 and warm_up["pages"] > 19
+    assert others and all("warm_up" not in probe["result"] for probe in others)

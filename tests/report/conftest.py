@@ -56,8 +56,9 @@ def study_cases(tmp: Path) -> Iterator[CaseRecord]:
             params = {"group": "static", "workers": 2, "path": "/image_large.jpg", "keepalive": True, "connections": connections}
             yield load_case(two, params)
         one = started.add(start_builtin(threads=1))
-        for server, workers in ((one, 1), (two, 2)):
-            yield load_case(server, {"group": "worker-scaling", "workers": workers, "path": "/webtest.html", "connections": 8})
+        for server, workers in ((one, 1), (two, 2)):  # the latency distribution up to its p99: 1,000 responses at least
+            params = {"group": "worker-scaling", "workers": workers, "path": "/webtest.html", "connections": 8}
+            yield load_case(server, params, requests=2_000)
         tls = started.add(start_builtin(threads=2, tls=True))
         for server in (two, tls):  # long enough for a timeline of three seconds
             params = {"group": "https", "workers": 2, "path": "/webtest.html", "connections": 4}

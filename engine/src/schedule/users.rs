@@ -32,7 +32,7 @@ struct User {
     page_invalid: bool,
     main_done: bool,
     next_embedded: usize,
-    /// The page began inside the measured interval.
+    /// The page under way began inside the measured interval and is not counted yet.
     measured: bool,
     /// The first of the page's pair of connections.
     main_conn: usize,
@@ -191,8 +191,42 @@ impl Users {
         self.outcome.phases.get_mut(index)
     }
 
-    pub fn outcome(self) -> SessionsOutcome {
+    /// The figures; pages still under way at the run's end that can only be FAIL count as FAIL, with
+    /// their time so far (a lower bound).
+    pub fn outcome(mut self) -> SessionsOutcome {
+        let end_us = self.window.run_end_us;
+        for slot in 0..self.slots.len() {
+            if self.slots[slot].as_ref().is_some_and(|user| user.measured && self.overdue(user)) {
+                self.count_page(slot, end_us);
+            }
+        }
         self.outcome
+    }
+
+    /// A measured page still under way when the measured interval ended, already as slow as
+    /// TOLERABLE allows: whenever it ends it is a FAIL (SPECweb counts it so; leaving it out would
+    /// call an overloaded server valid). A download's class depends on its byte rate, unknown until
+    /// it ends, so an unfinished download stays uncounted.
+    fn overdue(&self, user: &User) -> bool {
+        let session = &self.shared.plan.types[user.session_type];
+        !session.pages[user.page].download
+            && self.window.measure_end_us.saturating_sub(user.page_started_us) >= self.shared.plan.qos.tolerable_us
+    }
+
+    /// Counts the slot's measured page as ended at `now_us`, in its page type and arrival phase.
+    fn count_page(&mut self, slot: usize, now_us: u64) {
+        let user = self.slots[slot].as_mut().expect("an active user");
+        user.measured = false;
+        let page_time_us = now_us - user.page_started_us;
+        let (bytes, failed, page_started_us) = (user.page_bytes, user.page_failed, user.page_started_us);
+        let checks = (failed, user.page_invalid);
+        let download = self.shared.plan.types[user.session_type].pages[user.page].download;
+        let qos = self.shared.plan.qos.classify(page_time_us, bytes, download, failed);
+        let index = self.shared.page_offsets[user.session_type] + user.page;
+        self.outcome.pages[index].record(page_time_us, bytes, checks, qos);
+        if let Some(phase) = self.phase_at(page_started_us) {
+            phase.pages[index].record(page_time_us, bytes, checks, qos);
+        }
     }
 
     /// Connections each user holds: a pair per target.
@@ -290,19 +324,14 @@ impl Users {
     fn finish_page(&mut self, slot: usize, now_us: u64, actions: &mut Actions) {
         let user = self.slots[slot].as_ref().expect("an active user");
         let session = &self.shared.plan.types[user.session_type];
-        let (think, session_type, page) = (session.think, user.session_type, user.page);
+        let (think, session_type, page, failed) = (session.think, user.session_type, user.page, user.page_failed);
         if user.measured && now_us < self.window.measure_end_us {
-            let page_time_us = now_us - user.page_started_us;
-            let (bytes, failed, page_started_us) = (user.page_bytes, user.page_failed, user.page_started_us);
-            let checks = (failed, user.page_invalid);
-            let qos = self.shared.plan.qos.classify(page_time_us, bytes, session.pages[user.page].download, failed);
-            let index = self.shared.page_offsets[user.session_type] + user.page;
-            self.outcome.pages[index].record(page_time_us, bytes, checks, qos);
-            if let Some(phase) = self.phase_at(page_started_us) {
-                phase.pages[index].record(page_time_us, bytes, checks, qos);
-            }
+            self.count_page(slot, now_us);
             actions.push_back(Action::Count(SessionEvent::Page { failed }));
+        } else if user.measured && self.overdue(user) {
+            self.count_page(slot, now_us);
         }
+        self.user(slot).measured = false;
         if let Some(next) = self.shared.walks[session_type].next(page, &mut self.rng) {
             self.user(slot).page = next;
             let think_us = think.draw_us(&mut self.rng);
@@ -467,9 +496,54 @@ mod tests {
             drain(&mut actions),
             [counts.map(Action::Count).as_slice(), &[send(0, 0, 550, true, false)]].concat()
         );
+        // The second session's page, begun at 550 µs, never ends: a FAIL once measuring ends at 10 s.
         let outcome = users.outcome();
-        assert_eq!((outcome.pages[0].count, outcome.pages[0].bytes_in, outcome.users_started), (1, 400, 2));
+        let page = &outcome.pages[0];
+        assert_eq!((page.count, page.fail, page.bytes_in, outcome.users_started), (2, 1, 400, 2));
         assert!(outcome.phases.is_empty());
+    }
+
+    #[test]
+    fn a_page_unfinished_when_measuring_ends_is_a_fail_once_it_is_past_tolerable() {
+        // The measured interval ends at 10 s; TOLERABLE is 4 s. Each case: (the page starts at,
+        // a download, pages counted, of which FAIL).
+        let cases = [(0, false, 1, 1), (6_000_001, false, 0, 0), (6_000_000, false, 1, 1), (0, true, 0, 0)];
+        for (start_us, download, count, fail) in cases {
+            let mut users = users(
+                &format!(
+                    r#"{{"users": 1, "types": [{{"name": "t", "weight": 1, "think": {{"kind": "fixed", "mean_us": 0}},
+                       "pages": [{{"name": "a", "path": "/a", "download": {download}}}]}}]}}"#
+                ),
+                2,
+                1,
+            );
+            let mut actions = Actions::new();
+            users.start(start_us, &mut actions);
+            let page = &users.outcome().pages[0];
+            let counted = (page.count, page.fail, page.good + page.tolerable);
+            assert_eq!(counted, (count, fail, 0), "a page from {start_us} µs, download {download}");
+            if count > 0 {
+                assert!(page.page_time.equivalent(page.page_time.min(), 10_000_000 - start_us));
+            }
+        }
+    }
+
+    #[test]
+    fn a_slow_page_ending_after_the_interval_counts_once_as_a_fail() {
+        let mut users = users(
+            r#"{"users": 1, "types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 0},
+               "pages": [{"name": "a", "path": "/a"}]}]}"#,
+            2,
+            1,
+        );
+        let mut actions = Actions::new();
+        users.start(5_000_000, &mut actions);
+        // Ends in the ramp-down, 6 s after it began: no timeline event, one FAIL; the next page
+        // (begun after the interval) is not counted.
+        users.on_free(0, 11_000_000, OK, &mut actions);
+        assert!(!drain(&mut actions).contains(&Action::Count(SessionEvent::Page { failed: false })));
+        let page = &users.outcome().pages[0];
+        assert_eq!((page.count, page.fail), (1, 1));
     }
 
     #[test]

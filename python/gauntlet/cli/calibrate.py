@@ -21,6 +21,8 @@ from gauntlet.cli.run import DEFAULT_PATH, ServerOption, WorkersOption, check_js
 from gauntlet.errors import GauntletError
 from gauntlet.lab import calibrate
 from gauntlet.lab.peer_cipher import wrk_cipher
+from gauntlet.lab.stored import StoredRun
+from gauntlet.plan import DEFAULT_THREADS
 from gauntlet.report.output import console
 from gauntlet.servers.spec import ServerSpec
 
@@ -34,7 +36,7 @@ def calibrate_command(
         int, bounded(DURATION, "-d", "--duration", help="Length of each run (whole seconds)", show_default="5s")
     ] = 5_000_000,
     connections: Annotated[int, bounded(CONNECTIONS, "-c", "--connections", help="Connections of every tool")] = 100,
-    threads: Annotated[int, bounded(THREADS, "-t", "--threads", help="Threads of every tool")] = 2,
+    threads: Annotated[int, bounded(THREADS, "-t", "--threads", help="Threads of every tool")] = DEFAULT_THREADS,
     server: ServerOption = None,
     workers: WorkersOption = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write every run and the ratios here")] = None,
@@ -88,16 +90,11 @@ def calibrate_command(
     figures = {"schema": CALIBRATION_SCHEMA, "load": load.__dict__, "rounds": rounds, **found}
     if json_path is not None:
         write_json(json_path, {**figures, "environment": environment()})
-    if not no_store:
-        from gauntlet.store import Store
-
-        with Store.open(db) as store:
-            run_id = store.begin_run(
-                command="calibrate", suite="calibrate", suite_text=None, options=figures, environment=environment(),
-                planned_cases=0,
-            )
-            store.end_run(run_id, "complete")
-        err.print(f"stored as run {run_id} in {db}")
+    with StoredRun(None if no_store else db, "calibrate", figures, environment, planned_cases=0) as stored:
+        stored.begin()
+        stored.status = "complete"
+    if stored.run_id is not None:
+        err.print(f"stored as run {stored.run_id} in {db}")
     return 0
 
 

@@ -14,7 +14,7 @@ from gauntlet.cli import measuring, watching
 from gauntlet.cli.progress import ProgressLine
 from gauntlet import host
 from gauntlet.cli.load_options import sessions_http2_fields
-from gauntlet.bounds import PROBES, USERS
+from gauntlet.bounds import PROBES, USERS, WARMUP
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, bounded, store_path
 from gauntlet.cli.run import (
     DEFAULT_PATH, EXIT_INTERRUPTED, ServerOption, WorkersOption, announce_stored, server_spec, https_url_of, sized_for, target_url, write_json,
@@ -39,6 +39,9 @@ def capacity_command(
     max_probes: Annotated[
         int, bounded(PROBES, "--max-probes", help="At most this many measurements once a level has failed (the growth to it is never cut short)")
     ] = 10,
+    warm_up_us: Annotated[int, bounded(
+        WARMUP, "--warm-up", help="Before the first probe, run the start level this long unmeasured (JIT, compiled pages, caches)",
+    )] = 0,
     json_path: Annotated[Path | None, typer.Option("--json", help="Every probe's result and the answer")] = None,
     http2: Http2Option = False,
     streams: StreamsOption = None,
@@ -58,6 +61,7 @@ def capacity_command(
     from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
     from gauntlet.lab.stored import StoredRun, command_params
     from gauntlet.lab.suite import qos_summary
+    from gauntlet.lab.warm_up import WarmUpInterrupted, run_warm_up, warm_up_load
     from gauntlet.model import loadfile
     from gauntlet.report.sessions import capacity_line, probe_line
 
@@ -75,7 +79,7 @@ def capacity_command(
             write_json(json_path, {"schema": "gauntlet.capacity-result/1", "probes": probes, "capacity": answer})
 
     options = {"load": str(load_path), "load_file": load.model_dump(mode="json"), "start": start, "max_probes": max_probes,
-               **protocol}
+               "warm_up_us": warm_up_us, **protocol}
     spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, DEFAULT_THREADS, http2=http2)
     spec = sized_for(spec, load, capacity.most_connections(load))
     stored = StoredRun(
@@ -83,6 +87,13 @@ def capacity_command(
         watching.observers(out_to, live, "capacity"),
     )
     with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec, http2=http2) as target:
+        #: The warm-up's summary, stored with the first probe (the report sets its CPU per page beside the probes').
+        warmed: list[dict[str, Any]] = []
+
+        def warm_up() -> None:
+            plan = warm_up_load(load, warm_up_us).at_level(start).to_plan(target.url, https_url_of(target.server))
+            err.print(f"warm-up: {start} {load.level_name} for {warm_up_us / 1e6:g} s, not measured")
+            warmed.append(run_warm_up(plan.model_copy(update=protocol), target.server, start))
 
         def probe(level: int) -> bool:
             plan = load.at_level(level).to_plan(target.url, https_url_of(target.server)).model_copy(update=protocol)
@@ -91,6 +102,8 @@ def capacity_command(
             with ProgressLine(err, None, load.measure) as progress:
                 measured = measure_run(plan, target.server, DEFAULT_SETTINGS, progress.update, run_plan)
             measured.result["qos"] = qos_summary(load, measured.result)
+            if warmed:
+                measured.result["warm_up"] = warmed.pop()
             stored.add_measurement(params, measured, 0, target.server)
             verdict = qos.verdict(measured.result["sessions"], load.qos.good_share, load.qos.good_or_tolerable_share)
             probes.append({load.level_name: level, "valid": verdict.valid, "result": measured.result})
@@ -101,8 +114,10 @@ def capacity_command(
             return verdict.valid
 
         try:
+            if warm_up_us:
+                warm_up()
             found = capacity.search(probe, start, max_probes, capacity.ceiling(load))
-        except Interrupted:
+        except (Interrupted, WarmUpInterrupted):
             stored.status = "interrupted"
         else:
             stored.status = "complete"

@@ -1,16 +1,21 @@
 """The options of `run` and `sweep` that say how each case is measured (lab.measure.Settings):
-repeats, restarts between them, a warm-up by request count, the declared link, the error share."""
+repeats, restarts between them, a warm-up by request count, the declared link, the error share;
+and where: on agents, into which store (`Measuring`, declared once for both commands)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.text import Text
 
+from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.analysis.thresholds import Threshold, crossings
 from gauntlet.bounds import LINK, REPEATS, REQUESTS, SHARE
-from gauntlet.cli.options import bounded
+from gauntlet.cli.agent_options import Agents, Scheduler
+from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, NoStoreOption, bounded, store_path
 from gauntlet.lab.measure import Settings
 from gauntlet.report.output import console
 
@@ -67,3 +72,25 @@ def settings(
         error_share_limit=error_share,
     )
 
+
+
+@dataclass(frozen=True)
+class Measuring:
+    """How and where `run` and `sweep` measure each case (`options.with_options` makes each field an option)."""
+
+    repeat: Repeat = 1
+    restart_between: RestartBetween = False
+    warmup_requests: WarmupRequests = None
+    link: Link = None
+    error_share: ErrorShare = DEFAULT_ERROR_SHARE
+    agents: Agents = None
+    scheduler: Scheduler = None
+    db: DbOption = DEFAULT_DB_PATH
+    no_store: NoStoreOption = False
+
+    def settings(self) -> Settings:
+        return settings(self.repeat, self.restart_between, self.warmup_requests, self.link, self.error_share)
+
+    def store(self) -> Path | None:
+        """Where the run is stored: --db, or nowhere with --no-store."""
+        return store_path(self.db, self.no_store)

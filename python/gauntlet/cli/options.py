@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
+import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -53,3 +58,29 @@ StreamsOption = Annotated[int | None, bounded(STREAMS, "--streams", help="--http
 def store_path(db: Path, no_store: bool) -> Path | None:
     """Where a measuring command stores its run: --db, or nowhere with --no-store."""
     return None if no_store else db
+
+
+def with_options(group: type[Any], name: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """A command whose parameter `name` is a `group`, a dataclass of options declared once (each
+    field an annotated option with its default): the command line takes each field as an option
+    of its own, after the command's own options, and the command receives them as one `group`."""
+
+    def command(func: Callable[..., int]) -> Callable[..., int]:
+        hints = typing.get_type_hints(group, include_extras=True)
+        shared = [
+            inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, default=field.default, annotation=hints[field.name])
+            for field in dataclasses.fields(group)
+        ]
+        own = inspect.signature(func, eval_str=True)
+
+        @functools.wraps(func)
+        def with_group(**values: Any) -> int:
+            options = group(**{p.name: values.pop(p.name) for p in shared})
+            return func(**values, **{name: options})
+
+        # Keyword-only after the command's own: click reads every option by name.
+        own_parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own.parameters.values() if p.name != name]
+        with_group.__signature__ = own.replace(parameters=[*own_parameters, *shared])  # type: ignore[attr-defined]
+        return with_group
+
+    return command

@@ -16,16 +16,16 @@ from rich.console import Console
 from rich.text import Text
 
 from gauntlet import engine, host
-from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
 from gauntlet.analysis.thresholds import parse_thresholds
 from gauntlet.cli import measuring, watching
-from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
+from gauntlet.cli.agent_options import load_runner
 from gauntlet.cli.load_options import LoadOptions, sessions_http2_fields
 from gauntlet.bounds import (
     CALLS_PER_CONNECTION, CONNECTIONS, DURATION, IDLE, IDLE_SEND_INTERVAL, IO_BATCH, RATE, REQUESTS, THREADS, TIMEOUT, WARMUP,
     WORKERS,
 )
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, bounded, store_path
+from gauntlet.cli.measuring import Measuring
+from gauntlet.cli.options import Http2Option, StreamsOption, bounded, with_options
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.errors import GauntletError
 from gauntlet.lab import local_split
@@ -37,7 +37,7 @@ from gauntlet.report.output import console
 from gauntlet.report.tables import estimates_table, print_run, repeat_line
 from gauntlet.servers.sizing import for_connections
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_THREADS, Plan
+from gauntlet.plan import DEFAULT_CONNECTIONS, DEFAULT_DURATION_US, DEFAULT_THREADS, DEFAULT_TIMEOUT_US, Plan
 
 if TYPE_CHECKING:
     from gauntlet.model.loadfile import LoadFile
@@ -57,7 +57,7 @@ WorkersOption = Annotated[
     int | None, bounded(WORKERS, "--workers", help="--server: its workers (processes, threads or schedulers)")
 ]
 ThreadsOption = Annotated[int, bounded(THREADS, "-t", "--threads", help="Load threads (at most -c)")]
-TimeoutOption = Annotated[int | None, bounded(TIMEOUT, "--timeout", help="Per-request timeout (default 15s)")]
+TimeoutOption = Annotated[int | None, bounded(TIMEOUT, "--timeout", help=f"Per-request timeout (default {TIMEOUT.show(DEFAULT_TIMEOUT_US)})")]
 CallsOption = Annotated[
     int | None, bounded(CALLS_PER_CONNECTION, "--calls-per-connection", help="K requests per connection, then reconnect")
 ]
@@ -224,12 +224,14 @@ def succeeded(result: dict[str, Any]) -> bool:
     return any(200 <= int(code) < 400 and n > 0 for code, n in result["status_codes"].items())
 
 
+@with_options(Measuring, "how")
 def run_command(
+    how: Measuring,
     url: Annotated[str | None, typer.Argument(help="http://HOST[:PORT]/PATH; without it, the built-in server")] = None,
     connections: Annotated[int, bounded(CONNECTIONS, "-c", "--connections", help="Connections kept open")] = DEFAULT_CONNECTIONS,
     threads: ThreadsOption = DEFAULT_THREADS,
     requests: Annotated[int | None, bounded(REQUESTS, "-n", "--requests", help="Measure exactly N requests (10k, 1m)")] = None,
-    duration_us: Annotated[int | None, bounded(DURATION, "-d", "--duration", help="Measure for D (10s, 2m); default 10s")] = None,
+    duration_us: Annotated[int | None, bounded(DURATION, "-d", "--duration", help=f"Measure for D (10s, 2m); default {DURATION.show(DEFAULT_DURATION_US)}")] = None,
     rate_per_s: Annotated[float | None, bounded(RATE, "-R", "--rate", help="Open loop: R requests/s on a fixed schedule")] = None,
     no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
     calls_per_connection: CallsOption = None,
@@ -280,16 +282,7 @@ def run_command(
         bool, typer.Option("--access-log", help="--server: log every request; its count is checked against the engine's")
     ] = False,
     apcu: Annotated[bool, typer.Option("--apcu", help="--server --app wordpress: WordPress's object cache in APCu")] = False,
-    repeat: measuring.Repeat = 1,
-    restart_between: measuring.RestartBetween = False,
-    warmup_requests: measuring.WarmupRequests = None,
-    link: measuring.Link = None,
-    error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
     fail_on: measuring.FailOn = None,
-    agents: Agents = None,
-    scheduler: Scheduler = None,
-    db: DbOption = DEFAULT_DB_PATH,
-    no_store: NoStoreOption = False,
     out_to: watching.Out = None,
     live: watching.Live = None,
 ) -> int:
@@ -305,8 +298,8 @@ def run_command(
     spec = server_spec(url, server, server_settings, https, path, not no_keepalive, threads, not no_opcache, apcu, http2)
     if load is not None:
         protocol = sessions_http2_fields(http2, streams)
-        with load_runner(agents, scheduler) as run_plan:
-            return run_sessions(load, url, spec, json_path, store_path(db, no_store), run_plan, protocol, observers)
+        with load_runner(how.agents, how.scheduler) as run_plan:
+            return run_sessions(load, url, spec, json_path, how.store(), run_plan, protocol, observers)
     out = console()
     err = console(stderr=True)
     load_options = LoadOptions(
@@ -318,7 +311,7 @@ def run_command(
         idle_send_interval_us=idle_send_interval_us, io=io, io_batch_us=io_batch_us,
     )
     plan = load_options.plan(url or "")
-    settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
+    settings, repeat = how.settings(), how.repeat
     environment = host.snapshot_after_load()
     local_split.engine_processes(plan.engine_json())  # past this machine's limits: one line, before any server starts
     if spec is not None:
@@ -335,7 +328,7 @@ def run_command(
     params = command_params("run", url, spec, path, plan)
     options = {"plan": plan.engine_json(), "settings": asdict(settings)}
 
-    with StoredRun(store_path(db, no_store), "run", options, environment, repeat, observers, lambda _plan: params) as stored:
+    with StoredRun(how.store(), "run", options, environment, repeat, observers, lambda _plan: params) as stored:
 
         def measured(repeats: Repeats) -> None:
             if json_path is not None:
@@ -344,13 +337,13 @@ def run_command(
             if repeat > 1:
                 out.print(repeat_line(len(repeats.measurements) - 1, repeat, repeats.results[-1]), highlight=False)
 
-        with load_runner(agents, scheduler) as run_plan, target_url(url, threads, err, spec, path, plan.http_version == "2") as target, ProgressLine(
+        with load_runner(how.agents, how.scheduler) as run_plan, target_url(url, threads, err, spec, path, plan.http_version == "2") as target, ProgressLine(
             err, plan.requests, plan.duration_us
         ) as progress:
             repeats = measure_repeats(plan, target, settings, progress.update, measured, run_plan)
         errors = [m.error for m in repeats.measurements if m.error is not None]
         stored.status = "interrupted" if repeats.interrupted else "failed" if errors else "complete"
-    announce_stored(err, stored, store_path(db, no_store))
+    announce_stored(err, stored, how.store())
     if repeats.measurements:
         print_run(out, repeats.median().result)
         print_agents(out, repeats.median().result)

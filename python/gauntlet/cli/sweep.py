@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from gauntlet import host
-from gauntlet.analysis.bottleneck import DEFAULT_ERROR_SHARE
-from gauntlet.analysis.thresholds import Threshold, parse_thresholds
+from gauntlet.analysis.thresholds import parse_thresholds
 from gauntlet.cli import measuring, watching
-from gauntlet.cli.agent_options import Agents, Scheduler, load_runner
+from gauntlet.cli.agent_options import load_runner
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.load_options import LoadOptions
 from gauntlet.bounds import CONNECTIONS, DURATION, RATE, REQUESTS
-from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, Http2Option, NoStoreOption, StreamsOption, bounded, store_path
+from gauntlet.cli.measuring import Measuring
+from gauntlet.cli.options import Http2Option, StreamsOption, bounded, with_options
 from gauntlet.cli.run import (
     DEFAULT_PATH,
     EXIT_INTERRUPTED,
@@ -32,8 +32,6 @@ from gauntlet.cli.run import (
     target_url,
     write_json,
 )
-from gauntlet.lab.measure import Settings
-from gauntlet.lab.observers import Observer
 from gauntlet.lab.stored import StoredRun, command_params
 from gauntlet.lab.sweep import Step, Sweep, concurrency_levels, offered_rates, run_sweep
 from gauntlet.model.record import CaseRecord
@@ -41,7 +39,6 @@ from gauntlet.plan import DEFAULT_DURATION_US, DEFAULT_THREADS, Plan
 from gauntlet.report.output import console
 from gauntlet.report.tables import sweep_header, sweep_row
 from gauntlet.servers.sizing import for_connections
-from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import format_count
 
 if TYPE_CHECKING:
@@ -53,13 +50,29 @@ Url = Annotated[str | None, typer.Argument(help="http://HOST[:PORT]/PATH; withou
 JsonPath = Annotated[Path | None, typer.Option("--json", help="Every step's result, rewritten after each step")]
 
 
-def run_steps(
-    kind: str, url: str | None, spec: ServerSpec | None, plans: Sequence[tuple[float, Plan]], threads: int,
-    json_path: Path | None, settings: Settings, agents: int | None, scheduler: str | None, db: Path | None,
-    thresholds: list[Threshold], observers: list[Observer],
-) -> int:
-    """Each plan on `url`, or on the server `spec` names (None with a URL); exit 1 when a step's
-    repeat crosses one of the `thresholds` (--fail-on)."""
+@dataclass(frozen=True)
+class Stepping:
+    """The options both sweeps take besides their steps (`options.with_options` makes each field an option)."""
+
+    timeout_us: TimeoutOption = None
+    http2: Http2Option = False
+    streams: StreamsOption = None
+    threads: ThreadsOption = DEFAULT_THREADS
+    server: ServerOption = None
+    workers: WorkersOption = None
+    json_path: JsonPath = None
+    fail_on: measuring.FailOnGiven = None
+    out: watching.Out = None
+    live: watching.Live = None
+
+
+def run_steps(kind: str, url: str | None, steps: Sequence[tuple[float, LoadOptions]], keepalive: bool, stepping: Stepping, how: Measuring) -> int:
+    """Each step's load on `url`, or on the server --server names; exit 1 when a step's repeat
+    crosses one of the --fail-on thresholds."""
+    thresholds = parse_thresholds(stepping.fail_on, default=())
+    plans = [(value, load.plan("")) for value, load in steps]
+    spec = server_spec(url, stepping.server, {"workers": stepping.workers}, False, DEFAULT_PATH, keepalive, stepping.threads, http2=stepping.http2)
+    settings, json_path, db = how.settings(), stepping.json_path, how.store()
     if spec is not None:
         spec = for_connections(spec, max(plan.all_connections() for _, plan in plans))
     out, err = console(), console(stderr=True)
@@ -71,6 +84,7 @@ def run_steps(
 
     params = {value: step_params(plan) for value, plan in plans}
     options = {"kind": kind, "plans": [plan.engine_json() for _, plan in plans], "settings": asdict(settings)}
+    observers = watching.observers(stepping.out, stepping.live, "sweep")
 
     with StoredRun(db, "sweep", options, environment, len(plans) * settings.repeats, observers, step_params) as stored:
 
@@ -85,7 +99,7 @@ def run_steps(
                 out.print(sweep_row(kind, step), highlight=False, soft_wrap=True)
             printed = len(sweep.steps)
 
-        with load_runner(agents, scheduler) as runner, target_url(url, threads, err, spec, http2=plans[0][1].http_version == "2") as target:
+        with load_runner(how.agents, how.scheduler) as runner, target_url(url, stepping.threads, err, spec, http2=plans[0][1].http_version == "2") as target:
             out.print(sweep_header(kind), highlight=False)
             with ProgressLine(err, None, None) as progress:
                 sweep = run_sweep(kind, plans, target, settings, show, progress.update, runner)
@@ -109,86 +123,48 @@ def store_step(stored: StoredRun, params: dict[str, Any], step: Step, server: Se
 
 
 @app.command("concurrency")
+@with_options(Measuring, "how")
+@with_options(Stepping, "stepping")
 def concurrency_command(
+    stepping: Stepping,
+    how: Measuring,
     url: Url = None,
     levels: Annotated[str, typer.Option("--levels", help="1,10,100,... or 200..4000:200")] = "1,10,100,250,500,1000",
     requests: Annotated[int | None, bounded(REQUESTS, "-n", "--requests", help="Requests per level")] = None,
-    duration_us: Annotated[int | None, bounded(DURATION, "-d", "--duration", help="Time per level (default 10s)")] = None,
-    timeout_us: TimeoutOption = None,
+    duration_us: Annotated[
+        int | None, bounded(DURATION, "-d", "--duration", help=f"Time per level (default {DURATION.show(DEFAULT_DURATION_US)})")
+    ] = None,
     no_keepalive: Annotated[bool, typer.Option("--no-keepalive", help="A new connection per request")] = False,
-    http2: Http2Option = False,
-    streams: StreamsOption = None,
-    threads: ThreadsOption = DEFAULT_THREADS,
-    server: ServerOption = None,
-    workers: WorkersOption = None,
-    json_path: JsonPath = None,
-    repeat: measuring.Repeat = 1,
-    restart_between: measuring.RestartBetween = False,
-    warmup_requests: measuring.WarmupRequests = None,
-    link: measuring.Link = None,
-    error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
-    fail_on: measuring.FailOnGiven = None,
-    agents: Agents = None,
-    scheduler: Scheduler = None,
-    db: DbOption = DEFAULT_DB_PATH,
-    no_store: NoStoreOption = False,
-    out: watching.Out = None,
-    live: watching.Live = None,
 ) -> int:
     """Throughput, latency and failed/timed-out shares at each concurrency level (ab-style)."""
-    thresholds = parse_thresholds(fail_on, default=())
-    plans = [
-        (level, LoadOptions(level, threads, requests, duration_us, timeout_us=timeout_us, no_keepalive=no_keepalive,
-                            http2=http2, streams=streams).plan(""))
+    steps = [
+        (level, LoadOptions(level, stepping.threads, requests, duration_us, timeout_us=stepping.timeout_us, no_keepalive=no_keepalive,
+                            http2=stepping.http2, streams=stepping.streams))
         for level in concurrency_levels(levels)
     ]
-    settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
-    spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, not no_keepalive, threads, http2=http2)
-    return run_steps(
-        "concurrency", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store), thresholds,
-        watching.observers(out, live, "sweep"),
-    )
+    return run_steps("concurrency", url, steps, not no_keepalive, stepping, how)
 
 
 @app.command("rate")
+@with_options(Measuring, "how")
+@with_options(Stepping, "stepping")
 def rate_command(
+    stepping: Stepping,
+    how: Measuring,
     url: Url = None,
     low: Annotated[float, bounded(RATE, "--from", help="First offered rate, requests/s")] = 1000,
     high: Annotated[float, bounded(RATE, "--to", help="Last offered rate, requests/s")] = 5000,
     step: Annotated[float, bounded(RATE, "--step", help="Rate increment, requests/s")] = 1000,
     calls_per_connection: CallsOption = None,
-    duration_us: Annotated[int, bounded(DURATION, "-d", "--duration", help="Time per rate", show_default="10s")] = DEFAULT_DURATION_US,
+    duration_us: Annotated[
+        int, bounded(DURATION, "-d", "--duration", help="Time per rate", show_default=DURATION.show(DEFAULT_DURATION_US))
+    ] = DEFAULT_DURATION_US,
     connections: Annotated[int, bounded(CONNECTIONS, "-c", "--connections", help="Connections available")] = 100,
-    timeout_us: TimeoutOption = None,
-    http2: Http2Option = False,
-    streams: StreamsOption = None,
-    threads: ThreadsOption = DEFAULT_THREADS,
-    server: ServerOption = None,
-    workers: WorkersOption = None,
-    json_path: JsonPath = None,
-    repeat: measuring.Repeat = 1,
-    restart_between: measuring.RestartBetween = False,
-    warmup_requests: measuring.WarmupRequests = None,
-    link: measuring.Link = None,
-    error_share: measuring.ErrorShare = DEFAULT_ERROR_SHARE,
-    fail_on: measuring.FailOnGiven = None,
-    agents: Agents = None,
-    scheduler: Scheduler = None,
-    db: DbOption = DEFAULT_DB_PATH,
-    no_store: NoStoreOption = False,
-    out: watching.Out = None,
-    live: watching.Live = None,
 ) -> int:
     """Replies/s, latency and errors at each offered rate (httperf/autobench-style)."""
-    thresholds = parse_thresholds(fail_on, default=())
-    plans = [
-        (rate, LoadOptions(connections, threads, duration_us=duration_us, rate_per_s=rate,
-                           calls_per_connection=calls_per_connection, timeout_us=timeout_us, http2=http2, streams=streams).plan(""))
+    steps = [
+        (rate, LoadOptions(connections, stepping.threads, duration_us=duration_us, rate_per_s=rate, calls_per_connection=calls_per_connection,
+                           timeout_us=stepping.timeout_us, http2=stepping.http2, streams=stepping.streams))
         for rate in offered_rates(low, high, step)
     ]
-    settings = measuring.settings(repeat, restart_between, warmup_requests, link, error_share)
-    spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, threads, http2=http2)
-    return run_steps(
-        "rate", url, spec, plans, threads, json_path, settings, agents, scheduler, store_path(db, no_store), thresholds,
-        watching.observers(out, live, "sweep"),
-    )
+    return run_steps("rate", url, steps, True, stepping, how)

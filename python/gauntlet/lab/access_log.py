@@ -1,13 +1,15 @@
 """How many requests the server logged over the measured interval, for the server-log-count
 invariant: the access log's size once the engine says measuring has begun (a stat, so the instant
 is not lost counting lines), between two readings of the engine's count of measured responses,
-then the lines written after that point once the run has ended. A server that buffers its log
-(lighttpd) has the lines of its buffer counted late."""
+then the lines written after that point once the run has ended, followed by offset while they
+catch up (each byte read once). A server that buffers its log (lighttpd) has the lines of its
+buffer counted late."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from gauntlet.analysis.invariants import LoggedCount
@@ -39,14 +41,30 @@ class LoggedRequests:
     def since_mark(self, result: dict[str, Any]) -> LoggedCount | None:
         if self._server is None or self._server.access_log is None or self._mark_offset_bytes is None:
             return None
+        follower = LogFollower(self._mark_offset_bytes, self._server.preface_log_marker)
         deadline = time.monotonic() + CATCH_UP_S
         while True:
-            self._server.access_log_lines()  # flushes a buffering server's log
-            with self._server.access_log.open("rb") as log:
-                log.seek(self._mark_offset_bytes)
-                written = log.read()
-            marker = self._server.preface_log_marker
-            lines = written.count(b"\n") - (written.count(marker) if marker else 0)
+            lines = follower.lines_after(self._server.flush_access_log())
             if lines >= result["responses"] - self._counted[1] or time.monotonic() >= deadline:
                 return LoggedCount(lines, *self._counted)
             time.sleep(0.02)
+
+
+class LogFollower:
+    """Request lines written to a log past an offset, read once each: every call reads only what
+    was appended since the last one, up to its last complete line."""
+
+    def __init__(self, offset_bytes: int, marker: bytes | None) -> None:
+        self._offset_bytes = offset_bytes
+        self._marker = marker
+        self._lines = 0
+
+    def lines_after(self, log: Path) -> int:
+        """Complete lines from the offset to the log's end, less those holding the marker."""
+        with log.open("rb") as file:
+            file.seek(self._offset_bytes)
+            appended = file.read()
+        complete = appended[: appended.rfind(b"\n") + 1]
+        self._offset_bytes += len(complete)
+        self._lines += complete.count(b"\n") - (complete.count(self._marker) if self._marker else 0)
+        return self._lines

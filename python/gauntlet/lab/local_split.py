@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from gauntlet import engine
 from gauntlet.errors import GauntletError
 from gauntlet.limits import files_per_process, ports_per_source, processes_for, server_processes_for, sources_for
+from gauntlet.plan import DEFAULT_TIMEOUT_US, all_connections
 
 #: The most loopback source addresses a plan is given (127.B.0.1 to 127.B.0.254).
 MAX_SOURCES = 254
@@ -42,11 +43,6 @@ START_LEAD_PER_CONNECTION_US = 50
 #: After the plan's end, how long the shares may take to hand back their results.
 RESULT_GRACE_S = 60.0
 SOCKSTAT = Path("/proc/net/sockstat")
-
-
-def all_connections(plan: engine.Plan) -> int:
-    """The measured connections and the idle ones."""
-    return int(plan["connections"]) + int((plan.get("idle") or {}).get("connections", 0))
 
 
 def fitted(plan: engine.Plan, time_wait: int | None = None) -> engine.Plan:
@@ -144,7 +140,7 @@ def deadline_s(plan: engine.Plan, start_at_us: int) -> float | None:
     duration_us = plan.get("duration_us")
     if duration_us is None:
         return None
-    end_us = start_at_us + int(plan.get("warmup_us") or 0) + int(duration_us) + int(plan.get("timeout_us") or 15_000_000)
+    end_us = start_at_us + int(plan.get("warmup_us") or 0) + int(duration_us) + int(plan.get("timeout_us") or DEFAULT_TIMEOUT_US)
     return end_us / 1e6 + RESULT_GRACE_S
 
 

@@ -12,6 +12,8 @@ from typing import Any
 from gauntlet.analysis.qos import pages_of
 from gauntlet.lab.measure import DEFAULT_SETTINGS, measure_run
 from gauntlet.model.case import Case
+from gauntlet.model.loadfile import LoadFile
+from gauntlet.plan import Plan
 from gauntlet.servers.base import ServerInstance
 
 
@@ -32,6 +34,20 @@ def summary(result: dict[str, Any], users: int) -> dict[str, Any]:
     }
 
 
+def warm_up_load(load: LoadFile, duration_us: int) -> LoadFile:
+    """`load` as a warm-up: the whole run measured (its pages are the warm-up's), no warm-up or
+    ramp-down of its own."""
+    return load.model_copy(update={"warm_up": 0, "measure": duration_us, "ramp_down": 0})
+
+
+def run_warm_up(plan: Plan, server: ServerInstance | None, users: int) -> dict[str, Any]:
+    """Runs the warm-up `plan`; its summary (Ctrl-C: WarmUpInterrupted)."""
+    measured = measure_run(plan, server, DEFAULT_SETTINGS, observed=False)
+    if measured.interrupted:
+        raise WarmUpInterrupted
+    return summary(measured.result, users)
+
+
 class WarmUp:
     """The warm-up of one capacity search on one running server: `once()` runs it the first time
     it is called (before the first probe measured there) and hands its summary back; None after."""
@@ -45,12 +61,6 @@ class WarmUp:
         if self._done or sessions is None or not sessions.capacity_warm_up_us or sessions.capacity_start is None:
             return None
         self._done = True
-        # The whole run is measured (no warm-up of its own, no ramp-down): its pages are the warm-up's.
-        load = sessions.load.model_copy(update={"warm_up": 0, "measure": sessions.capacity_warm_up_us, "ramp_down": 0})
-        plan = dataclasses.replace(sessions, load=load).plan(
-            self._params, self._server.url, self._server.https_url
-        )
-        measured = measure_run(plan, self._server, DEFAULT_SETTINGS, observed=False)
-        if measured.interrupted:
-            raise WarmUpInterrupted
-        return summary(measured.result, sessions.capacity_start)
+        load = warm_up_load(sessions.load, sessions.capacity_warm_up_us)
+        plan = dataclasses.replace(sessions, load=load).plan(self._params, self._server.url, self._server.https_url)
+        return run_warm_up(plan, self._server, sessions.capacity_start)

@@ -31,6 +31,23 @@ class ProcSample:
     voluntary_switches: int = 0
     involuntary_switches: int = 0
 
+    @property
+    def user_with_reaped_s(self) -> float:
+        """User CPU of the process and of the children it reaped: continuous as children come and go."""
+        return self.user_s + self.children_user_s
+
+    @property
+    def system_with_reaped_s(self) -> float:
+        return self.system_s + self.children_system_s
+
+    @property
+    def minor_faults_with_reaped(self) -> int:
+        return self.minor_faults + self.children_minor_faults
+
+    @property
+    def major_faults_with_reaped(self) -> int:
+        return self.major_faults + self.children_major_faults
+
 
 def parse_pid_stat(text: str) -> ProcSample:
     """/proc/PID/stat: the command sits in parentheses and may itself hold spaces and parentheses."""

@@ -185,14 +185,14 @@ class Sampler:
             user_s, system_s = self._cgroup.cpu_s()
         else:
             # Alive now plus everything they have reaped: continuous as processes come and go.
-            user_s = sum(s.user_s + s.children_user_s for s in samples)
-            system_s = sum(s.system_s + s.children_system_s for s in samples)
+            user_s = sum(s.user_with_reaped_s for s in samples)
+            system_s = sum(s.system_with_reaped_s for s in samples)
         return _Reading(
             at_s=time.monotonic(),
             cpu_user_s=user_s,
             cpu_system_s=system_s,
-            minor_faults=sum(s.minor_faults + s.children_minor_faults for s in samples),
-            major_faults=sum(s.major_faults + s.children_major_faults for s in samples),
+            minor_faults=sum(s.minor_faults_with_reaped for s in samples),
+            major_faults=sum(s.major_faults_with_reaped for s in samples),
             processes=processes,
         )
 
@@ -330,7 +330,7 @@ def interpolate(counters: list[Counters], at_s: float) -> Counters:
 
 
 def _process_cpu_s(sample: ProcSample) -> float:
-    return sample.user_s + sample.system_s + sample.children_user_s + sample.children_system_s
+    return sample.user_with_reaped_s + sample.system_with_reaped_s
 
 
 def roles_between(previous: _Reading, reading: _Reading, span_s: float) -> dict[str, RolePoint]:

@@ -180,13 +180,18 @@ class ServerInstance:
         """The server's processes, then each backend pool's (empty once stopped)."""
         return [pid for root in [self._proc, *(b.proc for b in self.backends)] for pid in self._tree(root)]
 
-    def access_log_lines(self) -> list[str]:
-        """The access log so far (flushed first where the server buffers it)."""
+    def flush_access_log(self) -> Path:
+        """The access log, flushed first where the server buffers it."""
         if self.access_log is None:
             raise GauntletError(f"{self.kind} was started without an access log", "start it with access_log on")
         if self._flush_access_log is not None and not self._stopped:
             self._flush_access_log(self)
-        return self.access_log.read_text().splitlines() if self.access_log.exists() else []
+        return self.access_log
+
+    def access_log_lines(self) -> list[str]:
+        """The access log so far (flushed first where the server buffers it)."""
+        log = self.flush_access_log()
+        return log.read_text().splitlines() if log.exists() else []
 
     def stop(self) -> None:
         if self._stopped:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -78,22 +78,20 @@ FROM runs
 """.format(probe="coalesce(json_extract(params_json, '$.capacity'), 0) = 1")
 
 
+def _columns(row: sqlite3.Row, row_type: type[RunRow | CaseRow], *given: str) -> dict[str, Any]:
+    """The fields of `row_type` (but those `given` apart) from the row's columns of the same name,
+    a column `NAME_json` parsed into the field NAME."""
+    columns = set(row.keys())
+    found: dict[str, Any] = {}
+    for field in fields(row_type):
+        if field.name in given:
+            continue
+        found[field.name] = json.loads(row[f"{field.name}_json"]) if f"{field.name}_json" in columns else row[field.name]
+    return found
+
+
 def _run_row(row: sqlite3.Row) -> RunRow:
-    return RunRow(
-        run_id=row["run_id"],
-        command=row["command"],
-        suite=row["suite"],
-        suite_text=row["suite_text"],
-        options=json.loads(row["options_json"]),
-        environment=json.loads(row["environment_json"]),
-        planned_cases=row["planned_cases"],
-        gauntlet_version=row["gauntlet_version"],
-        started_unix_ms=row["started_unix_ms"],
-        ended_unix_ms=row["ended_unix_ms"],
-        status=row["status"],
-        stored_cases=row["stored_cases"],
-        stored_probes=row["stored_probes"],
-    )
+    return RunRow(**_columns(row, RunRow))
 
 
 def runs(conn: sqlite3.Connection) -> list[RunRow]:
@@ -175,29 +173,8 @@ def _case_row(row: sqlite3.Row, timeline: list[dict[str, Any]], histograms: dict
         for field, name in HISTOGRAM_FIELDS.items():
             if name in histograms:
                 result[field] = histograms[name]
-    return CaseRow(
-        case_id=row["case_id"],
-        run_id=row["run_id"],
-        key=row["key"],
-        repeat=row["repeat"],
-        params=json.loads(row["params_json"]),
-        status=row["status"],
-        server_version=row["server_version"],
-        config_text=row["config_text"],
-        server_kind=row["server_kind"],
-        server_workers=row["server_workers"],
-        backend=row["backend"],
-        config_sha256=row["config_sha256"],
-        tls_version=row["tls_version"],
-        tls_cipher=row["tls_cipher"],
-        labels=json.loads(row["labels_json"]),
-        breaches=json.loads(row["breaches_json"]),
-        error=row["error"],
-        started_unix_ms=row["started_unix_ms"],
-        ended_unix_ms=row["ended_unix_ms"],
-        figures={} if result is None else {name: row[name] for name in FIGURES},
-        result=result,
-    )
+    figures = {} if result is None else {name: row[name] for name in FIGURES}
+    return CaseRow(**_columns(row, CaseRow, "figures", "result"), figures=figures, result=result)
 
 
 def _timelines(conn: sqlite3.Connection, marks: str, run_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
