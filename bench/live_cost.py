@@ -1,10 +1,15 @@
-"""What `--live` costs the client: the whole gauntlet process's CPU per request, with and without it.
+"""What `--live` costs the client: the gauntlet process's CPU per request, with and without it.
 
 The built-in server runs apart (`gauntlet serve`), so the measured process (`gauntlet run URL`) has
 no child and its CPU is the client's alone: the engine's load threads, the Python around them and,
 with --live, the live server's thread. While a --live run goes, a watcher does what a browser and
 Prometheus would: fetches the page once, then /state (what is new) and /metrics every second. The
 two kinds of run alternate, round after round, the order reversed every other round.
+
+Two figures per run: over the whole process (its start, imports and end included: getrusage of
+the child), and over the steady state, the measured interval less its first and last STEADY_EDGE_S
+(the process's CPU read from /proc/PID/stat around it, the requests from the result's timeline):
+what --live adds per request once it runs, without what it adds once per command.
 
     flock /tmp/gauntlet-cpu.lock .venv/bin/python bench/live_cost.py --rounds 3 --duration 10
 """
@@ -27,6 +32,8 @@ import urllib.request
 from pathlib import Path
 
 GAUNTLET = [sys.executable, "-m", "gauntlet"]
+STEADY_EDGE_S = 5
+TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -54,8 +61,36 @@ def watch(url: str, stop: threading.Event) -> int:
     return made
 
 
-def one_run(target: str, duration_s: int, connections: int, live: bool, scratch: Path) -> tuple[float, int, int]:
-    """(CPU seconds of the gauntlet process, requests it measured, requests the watcher made)."""
+def cpu_readings(pid: int, stop: threading.Event, found: list[tuple[float, float]]) -> None:
+    """(time.monotonic, CPU seconds of the process so far) every 0.1 s until `stop` or its end."""
+    while not stop.wait(0.1):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return
+        found.append((time.monotonic(), (int(fields[11]) + int(fields[12])) / TICKS_PER_S))
+
+
+def cpu_at(readings: list[tuple[float, float]], at_s: float) -> float:
+    """The process's CPU seconds at `at_s`, between the readings around it."""
+    before = max((r for r in readings if r[0] <= at_s), key=lambda r: r[0])
+    after = min((r for r in readings if r[0] >= at_s), key=lambda r: r[0])
+    if after[0] == before[0]:
+        return before[1]
+    return before[1] + (after[1] - before[1]) * (at_s - before[0]) / (after[0] - before[0])
+
+
+def steady_us_per_request(result: dict, readings: list[tuple[float, float]]) -> float:
+    """CPU µs per request over the measured interval less its first and last STEADY_EDGE_S."""
+    seconds = result["timeline"][STEADY_EDGE_S:-STEADY_EDGE_S]
+    from_s = result["measured_from_monotonic_us"] / 1e6 + STEADY_EDGE_S
+    to_s = from_s + sum(second["span_us"] for second in seconds) / 1e6
+    return (cpu_at(readings, to_s) - cpu_at(readings, from_s)) * 1e6 / sum(second["requests"] for second in seconds)
+
+
+def one_run(target: str, duration_s: int, connections: int, live: bool, scratch: Path) -> tuple[float, int, int, float]:
+    """(CPU seconds of the gauntlet process, requests it measured, requests the watcher made, its
+    steady state's CPU µs per request)."""
     result_path = scratch / "result.json"
     args = [*GAUNTLET, "run", target, "-d", f"{duration_s}s", "-c", str(connections), "-t", "2", "--no-store",
             "--json", str(result_path)]
@@ -68,9 +103,13 @@ def one_run(target: str, duration_s: int, connections: int, live: bool, scratch:
     watcher = threading.Thread(target=lambda: made.__setitem__(0, watch(f"http://127.0.0.1:{port}/", stop)))
     if live:
         watcher.start()
+    readings: list[tuple[float, float]] = []
+    reader = threading.Thread(target=cpu_readings, args=(proc.pid, stop, readings))
+    reader.start()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     stop.set()
+    reader.join()
     if live:
         watcher.join()
     stderr = proc.stderr.read() if proc.stderr else ""
@@ -78,7 +117,8 @@ def one_run(target: str, duration_s: int, connections: int, live: bool, scratch:
         raise SystemExit(f"gauntlet run failed ({proc.returncode}): {stderr[-2000:]}")
     if live and not re.search(rf"live: http://127\.0\.0\.1:{port}/", stderr):
         raise SystemExit(f"no live address printed: {stderr[-2000:]}")
-    return usage.ru_utime + usage.ru_stime, json.loads(result_path.read_text())["requests"], made[0]
+    result = json.loads(result_path.read_text())
+    return usage.ru_utime + usage.ru_stime, result["requests"], made[0], steady_us_per_request(result, readings)
 
 
 def main() -> None:
@@ -93,17 +133,21 @@ def main() -> None:
         time.sleep(1.0)
         target = f"http://127.0.0.1:{port}/webtest.html"
         per_request: dict[bool, list[float]] = {False: [], True: []}
+        steady: dict[bool, list[float]] = {False: [], True: []}
         with tempfile.TemporaryDirectory() as scratch:
             for index in range(options.rounds):
                 for live in (False, True) if index % 2 == 0 else (True, False):
-                    cpu_s, requests, made = one_run(target, options.duration, options.connections, live, Path(scratch))
+                    cpu_s, requests, made, steady_us = one_run(target, options.duration, options.connections, live, Path(scratch))
                     per_request[live].append(cpu_s * 1e6 / requests)
+                    steady[live].append(steady_us)
                     print(f"round {index + 1} {'--live' if live else 'plain '}: {cpu_s:.2f} s CPU, {requests:,} requests, "
-                          f"{per_request[live][-1]:.2f} µs/request" + (f", {made} requests to the live server" if live else ""))
-        ratios = [with_live / plain for plain, with_live in zip(per_request[False], per_request[True], strict=True)]
-        print(f"median client µs/request: {statistics.median(per_request[False]):.2f} plain, "
-              f"{statistics.median(per_request[True]):.2f} with --live; ratio per round {', '.join(f'{r:.3f}' for r in ratios)}, "
-              f"median {statistics.median(ratios):.3f}")
+                          f"{per_request[live][-1]:.2f} µs/request, steady state {steady_us:.2f} µs/request"
+                          + (f", {made} requests to the live server" if live else ""))
+        for name, figures in (("whole process", per_request), ("steady state", steady)):
+            ratios = [with_live / plain for plain, with_live in zip(figures[False], figures[True], strict=True)]
+            print(f"{name}: median client µs/request {statistics.median(figures[False]):.2f} plain, "
+                  f"{statistics.median(figures[True]):.2f} with --live; ratio per round {', '.join(f'{r:.3f}' for r in ratios)}, "
+                  f"median {statistics.median(ratios):.3f}")
     finally:
         server.terminate()
         server.wait(timeout=20)
