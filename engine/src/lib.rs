@@ -12,6 +12,7 @@ pub mod http2;
 pub mod limits;
 pub mod merge;
 pub mod plan;
+pub mod random;
 pub mod request;
 pub mod result;
 pub mod run;

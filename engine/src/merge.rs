@@ -7,13 +7,15 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use crate::clock::monotonic_us_of_unix_us;
+use crate::plan::sessions::SessionsPlan;
 use crate::plan::{Plan, PlanError};
 use crate::result::{
-    first_stop_reason, page_result, per_second, phase_result, sessions_result, ClientResult, PhaseResult, RunResult,
-    ScheduleResult, SessionsResult, TlsResult, RESULT_SCHEMA,
+    first_stop_reason, page_result, per_second, phase_result, sessions_result, ClientResult, Merged, PhaseResult,
+    RunResult, ScheduleResult, SessionsResult, TlsResult,
 };
 use crate::schedule::idle::IdleResult;
-use crate::schedule::session::{PageResult, SessionsPlan};
+use crate::schedule::session::PageResult;
+use crate::stats::counts::Counts;
 use crate::stats::latency::{self, LatencySummary};
 use crate::stats::memory::MemoryResult;
 use crate::stats::timeline::TimelineEntry;
@@ -175,17 +177,13 @@ pub fn merge_results(plan: &Plan, results: &[&RunResult]) -> Result<RunResult, P
     let earliest_us = starts_us.iter().copied().min().unwrap_or(0);
     let end_us = results.iter().zip(&starts_us).map(|(r, s)| s + r.elapsed_us).max().unwrap_or(0);
     let elapsed_us = end_us - earliest_us;
-    let measured_from_monotonic_us = monotonic_us_of_unix_us(earliest_us);
-    let sum = |field: fn(&RunResult) -> u64| results.iter().map(|r| field(r)).sum::<u64>();
-    let (histogram, histogram_encoded) = merged(results.iter().map(|r| &r.histogram))?;
-    let (service, service_encoded) = merged(results.iter().map(|r| &r.service_histogram))?;
+    let (latency, _) = merged(results.iter().map(|r| &r.histogram))?;
+    let (service, _) = merged(results.iter().map(|r| &r.service_histogram))?;
     let tls: Vec<&TlsResult> = results.iter().filter_map(|r| r.tls.as_ref()).collect();
-    let (requests, responses, bytes_in) = (sum(|r| r.requests), sum(|r| r.responses), sum(|r| r.bytes_in));
     let sessions: Vec<&SessionsResult> = results.iter().filter_map(|r| r.sessions.as_ref()).collect();
     let mut whole = plan.clone();
     whole.timeline_histograms = true;
-    Ok(RunResult {
-        schema: RESULT_SCHEMA.to_string(),
+    Ok(RunResult::of(Merged {
         address: first.address.clone(),
         // One agent's handshakes may all have failed: another's tell what was negotiated.
         negotiated: results
@@ -198,43 +196,25 @@ pub fn merge_results(plan: &Plan, results: &[&RunResult]) -> Result<RunResult, P
         stop_reason: first_stop_reason(results.iter().map(|r| r.stop_reason)),
         started_unix_ms: results.iter().map(|r| r.started_unix_ms).min().unwrap_or(0),
         elapsed_us,
-        measured_from_monotonic_us,
-        measured_to_monotonic_us: measured_from_monotonic_us + elapsed_us,
+        measured_from_monotonic_us: monotonic_us_of_unix_us(earliest_us),
         threads: results.iter().map(|r| r.threads).sum(),
-        connections: plan.connections,
-        requests,
-        responses,
-        errors_total: sum(|r| r.errors_total),
+        responses: results.iter().map(|r| r.responses).sum(),
         errors: sum_keyed(results.iter().map(|r| &r.errors)),
         status_codes: sum_keyed(results.iter().map(|r| &r.status_codes)),
-        bytes_in,
-        bytes_out: sum(|r| r.bytes_out),
-        connections_opened: sum(|r| r.connections_opened),
-        connects_refused: sum(|r| r.connects_refused),
-        connects_failed: sum(|r| r.connects_failed),
-        connect_retries: sum(|r| r.connect_retries),
-        goaway_resent: sum(|r| r.goaway_resent),
-        stale_resent: sum(|r| r.stale_resent),
-        unsolicited: sum(|r| r.unsolicited),
-        unsolicited_bytes: sum(|r| r.unsolicited_bytes),
+        counts: Counts::sum(results.iter().map(|r| &r.counts)),
         unanswered: UnansweredResult::merge(results.iter().map(|r| &r.unanswered)),
-        requests_per_s: per_second(responses, elapsed_us),
-        bytes_in_per_s: per_second(bytes_in, elapsed_us),
-        latency_us: LatencySummary::of(&histogram),
-        service_time_us: LatencySummary::of(&service),
-        histogram: histogram_encoded,
-        service_histogram: service_encoded,
+        latency,
+        service,
         schedule: plan.rate_per_s.map(|rate| merge_schedule(results, rate, elapsed_us)).transpose()?,
         sessions: plan.sessions.as_ref().map(|plan| merge_sessions(plan, &sessions)).transpose()?,
-        client: merge_client(results, requests),
+        client: merge_client(results, results.iter().map(|r| r.requests).sum()),
         tls: (!tls.is_empty()).then(|| TlsResult {
             handshakes: tls.iter().map(|t| t.handshakes).sum(),
             resumed: tls.iter().map(|t| t.resumed).sum(),
         }),
         timeline: merge_timelines(results, &starts_us)?,
-        agents: None,
         idle: plan.idle.is_some().then(|| IdleResult::sum(results.iter().filter_map(|r| r.idle.as_ref()))),
         memory: Some(MemoryResult::sum(results.iter().filter_map(|r| r.memory.as_ref()))),
         plan: whole,
-    })
+    }))
 }

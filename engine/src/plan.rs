@@ -1,7 +1,10 @@
 //! A plan: what to send, to whom, with how many connections, for how long. Plain data (serde),
 //! so the same plan runs in-process, from the `gauntlet-engine` binary or on another machine.
 
+pub mod idle;
 mod json_error;
+pub mod sessions;
+pub mod tls;
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
@@ -9,11 +12,22 @@ use base64::Engine as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::conn::tls::TlsPlan;
-pub use crate::conn::uring::Io;
-use crate::schedule::idle::IdlePlan;
-use crate::schedule::session::{SessionsPlan, CONNECTIONS_PER_TARGET as SESSION_STREAMS};
 use crate::uri::control_character;
+use idle::IdlePlan;
+use sessions::{SessionsPlan, CONNECTIONS_PER_TARGET as SESSION_STREAMS};
+use tls::TlsPlan;
+
+/// How the load threads talk to their sockets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Io {
+    /// Readiness through epoll, then one send and one recv per request.
+    #[default]
+    Epoll,
+    /// Completions through io_uring: batched submission, multishot receive into provided
+    /// buffers, registered files. Plain http:// only; https runs on epoll.
+    Uring,
+}
 
 /// The longest io_uring batch window a plan may ask for (µs).
 pub const MAX_IO_BATCH_US: u64 = 10_000;

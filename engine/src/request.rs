@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::http1::check::Marker;
 use crate::http2::H2Request;
 use crate::plan::{HttpVersion, Plan, PlanError, Target};
-use crate::schedule::random::WeightedChoice;
+use crate::random::WeightedChoice;
 use crate::uri::encode_target;
 
 /// The bytes of the plan's request, in the two forms a connection may need.

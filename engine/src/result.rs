@@ -1,5 +1,7 @@
 //! The result of a run: every thread's figures merged, as one plain serde record.
 
+pub mod agent;
+
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
@@ -7,12 +9,15 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::agents::AgentFigures;
+use agent::AgentFigures;
+
 use crate::clock::monotonic_us;
 use crate::conn::tls::TlsNegotiated;
+use crate::plan::sessions::{ArrivalPhase, SessionsPlan};
 use crate::plan::{HttpVersion, Io, Plan};
 use crate::schedule::idle::IdleResult;
-use crate::schedule::session::{ArrivalPhase, PageResult, SessionsPlan};
+use crate::schedule::session::PageResult;
+use crate::stats::counts::Counts;
 use crate::stats::error::ErrorKind;
 use crate::stats::latency::{self, LatencySummary};
 use crate::stats::memory::MemoryResult;
@@ -61,43 +66,10 @@ pub struct RunResult {
     pub errors: BTreeMap<String, u64>,
     /// Responses per HTTP status code; only codes that occurred.
     pub status_codes: BTreeMap<String, u64>,
-    /// Bytes read from the server for measured requests, heads and bodies as on the wire.
-    pub bytes_in: u64,
-    /// Bytes written for measured requests.
-    pub bytes_out: u64,
-    /// Connections established (TCP connect completed) for measured requests.
-    pub connections_opened: u64,
-    /// Connect attempts the peer refused (nothing listening).
-    pub connects_refused: u64,
-    /// Connect attempts that failed otherwise (timeout, unreachable, no local port free).
-    pub connects_failed: u64,
-    /// Connects made again after a refused or failed one, each after a backoff (1 ms doubling to 100 ms).
-    pub connect_retries: u64,
-    /// HTTP/2: requests whose stream a graceful GOAWAY (NO_ERROR) left unprocessed, sent again on
-    /// a new connection instead of failing (RFC 9113 §6.8); each counted once in `requests` when it
-    /// ends. A resend is not an error, but one turned away a second time then fails as `goaway`
-    /// too. 0 for HTTP/1 and in results from before it was counted.
-    #[serde(default)]
-    pub goaway_resent: u64,
-    /// HTTP/1: requests with an idempotent method (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) that a
-    /// kept-alive connection lost (closed or reset before any byte of the answer, as Apache's event
-    /// MPM closes idle connections while its workers are busy) and that were sent again on a new
-    /// connection, once, as browsers do (RFC 9112 §9.3.1); each counted once in `requests` when it
-    /// ends, its latency from the first send. A resend is not an error (wrk counts these as
-    /// read errors), but one that fails again, a connection's first request, a partial answer
-    /// or a POST still fails as before. 0 in results from before it was counted.
-    #[serde(default)]
-    pub stale_resent: u64,
-    /// HTTP/1: times bytes arrived that no request asked for: after a complete response (a server
-    /// answering twice, or ahead of the next request), or on a connection with no request
-    /// outstanding. The request answered first keeps its outcome; the connection is closed and
-    /// the next request opens a new one, so nothing is taken for another request's answer. Not
-    /// an error; 0 in results from before it was counted.
-    #[serde(default)]
-    pub unsolicited: u64,
-    /// The bytes of those arrivals that were read before the connection closed (in `bytes_in` too).
-    #[serde(default)]
-    pub unsolicited_bytes: u64,
+    /// Bytes, connections, resends and unsolicited arrivals (docs/results.md), flattened: each
+    /// count is a field of the result's JSON.
+    #[serde(flatten)]
+    pub counts: Counts,
     /// Requests not answered by the measured interval's end (those begun in it, and those begun in
     /// the warm-up and still in flight), by stage, with ages.
     pub unanswered: UnansweredResult,
@@ -136,6 +108,80 @@ pub struct RunResult {
     /// What the connections cost the engine in memory; None in results from before it was measured.
     #[serde(default)]
     pub memory: Option<MemoryResult>,
+}
+
+/// What a result is made of: the threads' figures merged (`merge`) or the agents' results
+/// (`crate::merge::merge_results`). `RunResult::of` derives the rest, so that a result is built
+/// in this one place.
+pub struct Merged {
+    pub plan: Plan,
+    pub address: String,
+    pub partial: bool,
+    pub stop_reason: StopReason,
+    pub started_unix_ms: u64,
+    pub elapsed_us: u64,
+    pub measured_from_monotonic_us: u64,
+    pub threads: usize,
+    pub responses: u64,
+    /// Every error kind by its name.
+    pub errors: BTreeMap<String, u64>,
+    pub status_codes: BTreeMap<String, u64>,
+    pub counts: Counts,
+    pub unanswered: UnansweredResult,
+    pub latency: Histogram<u64>,
+    pub service: Histogram<u64>,
+    pub schedule: Option<ScheduleResult>,
+    pub sessions: Option<SessionsResult>,
+    pub client: ClientResult,
+    pub tls: Option<TlsResult>,
+    pub negotiated: Negotiated,
+    pub timeline: Vec<TimelineEntry>,
+    pub idle: Option<IdleResult>,
+    pub memory: Option<MemoryResult>,
+}
+
+impl RunResult {
+    /// The result of `merged`: requests, rates and latency summaries derived from its counts
+    /// and histograms.
+    pub fn of(merged: Merged) -> RunResult {
+        let Merged { plan, elapsed_us, responses, counts, latency, service, .. } = merged;
+        let errors_total = merged.errors.values().sum();
+        RunResult {
+            schema: RESULT_SCHEMA.to_string(),
+            address: merged.address,
+            partial: merged.partial,
+            stop_reason: merged.stop_reason,
+            started_unix_ms: merged.started_unix_ms,
+            elapsed_us,
+            measured_from_monotonic_us: merged.measured_from_monotonic_us,
+            measured_to_monotonic_us: merged.measured_from_monotonic_us + elapsed_us,
+            threads: merged.threads,
+            connections: plan.connections,
+            requests: responses + errors_total,
+            responses,
+            errors_total,
+            errors: merged.errors,
+            status_codes: merged.status_codes,
+            unanswered: merged.unanswered,
+            requests_per_s: per_second(responses, elapsed_us),
+            bytes_in_per_s: per_second(counts.bytes_in, elapsed_us),
+            counts,
+            latency_us: LatencySummary::of(&latency),
+            service_time_us: LatencySummary::of(&service),
+            histogram: latency::encode(&latency),
+            service_histogram: latency::encode(&service),
+            schedule: merged.schedule,
+            sessions: merged.sessions,
+            client: merged.client,
+            tls: merged.tls,
+            negotiated: merged.negotiated,
+            timeline: merged.timeline,
+            agents: None,
+            idle: merged.idle,
+            memory: merged.memory,
+            plan,
+        }
+    }
 }
 
 /// Every error kind by its name, each a count.
@@ -430,7 +476,6 @@ pub fn merge(
     let sum = |field: fn(&Recorder) -> u64| recorders.iter().map(|r| field(r)).sum::<u64>();
     let responses = sum(|r| r.responses);
     let errors_total = sum(Recorder::errors_total);
-    let bytes_in = sum(|r| r.bytes_in);
     let errors = ErrorKind::ALL
         .iter()
         .map(|kind| (kind.as_str().to_string(), recorders.iter().map(|r| r.errors[kind.index()]).sum()))
@@ -441,12 +486,11 @@ pub fn merge(
             *status_codes.entry(code.to_string()).or_insert(0) += count;
         }
     }
-    let per_s = |count: u64| per_second(count, elapsed_us);
     let schedule = plan.rate_per_s.map(|offered_rate_per_s| {
         let send_lag = latency::merge(recorders.iter().map(|r| &r.send_lag));
         ScheduleResult {
             offered_rate_per_s,
-            achieved_rate_per_s: per_s(sum(|r| r.sent)),
+            achieved_rate_per_s: per_second(sum(|r| r.sent), elapsed_us),
             send_lag_us: LatencySummary::of(&send_lag),
             send_lag_histogram: latency::encode(&send_lag),
             late_sends: sum(|r| r.late_sends),
@@ -454,39 +498,22 @@ pub fn merge(
             unsent: sum(|r| r.unsent),
         }
     });
-    RunResult {
-        schema: RESULT_SCHEMA.to_string(),
+    let counts = Counts::sum(recorders.iter().map(|r| &r.counts));
+    RunResult::of(Merged {
         address,
         partial: stop_reason == StopReason::Cancelled,
         stop_reason,
         started_unix_ms,
         elapsed_us,
         measured_from_monotonic_us: monotonic_us(measure_start_us),
-        measured_to_monotonic_us: monotonic_us(measure_start_us + elapsed_us),
         threads: outcomes.len(),
-        connections: plan.connections,
-        requests: responses + errors_total,
         responses,
-        errors_total,
         errors,
         status_codes,
-        bytes_in,
-        bytes_out: sum(|r| r.bytes_out),
-        connections_opened: sum(|r| r.connections_opened),
-        connects_refused: sum(|r| r.connects_refused),
-        connects_failed: sum(|r| r.connects_failed),
-        connect_retries: sum(|r| r.connect_retries),
-        goaway_resent: sum(|r| r.goaway_resent),
-        stale_resent: sum(|r| r.stale_resent),
-        unsolicited: sum(|r| r.unsolicited),
-        unsolicited_bytes: sum(|r| r.unsolicited_bytes),
+        counts,
         unanswered: UnansweredResult::of(recorders.iter().map(|r| &r.unanswered)),
-        requests_per_s: per_s(responses),
-        bytes_in_per_s: per_s(bytes_in),
-        latency_us: LatencySummary::of(&histogram),
-        service_time_us: LatencySummary::of(&service_histogram),
-        histogram: latency::encode(&histogram),
-        service_histogram: latency::encode(&service_histogram),
+        latency: histogram,
+        service: service_histogram,
         schedule,
         client: client_cost(&outcomes, elapsed_us, responses + errors_total),
         tls: (plan.url.to_ascii_lowercase().starts_with("https://")
@@ -495,9 +522,8 @@ pub fn merge(
         sessions: merge_sessions(&plan, &outcomes.iter().filter_map(|o| o.sessions.as_ref()).collect::<Vec<_>>()),
         negotiated: Negotiated::of(&plan, outcomes.iter().find_map(|o| o.negotiated_tls.as_ref())),
         timeline,
-        agents: None,
         idle: None,
         memory: None,
         plan,
-    }
+    })
 }

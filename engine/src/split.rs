@@ -2,8 +2,8 @@
 //! Counts come from cumulative rounding, so they add up exactly; a rate's last share is what the
 //! others leave, so the shares add up to the rate asked for.
 
+use crate::plan::idle::IdlePlan;
 use crate::plan::{Plan, PlanError};
-use crate::schedule::idle::IdlePlan;
 
 /// Mixes a share's index into a sessions seed, so that agents draw different users.
 pub const SEED_STEP: u64 = 0x9E37_79B9_7F4A_7C15;

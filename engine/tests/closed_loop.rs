@@ -15,13 +15,13 @@ fn keep_alive_sends_exactly_n_requests_over_c_connections() {
     assert_eq!((result.requests, result.responses, result.errors_total), (1001, 1001, 0));
     assert_eq!(peer.requests(), 1001);
     assert_eq!(peer.connections(), 6);
-    assert_eq!(result.connections_opened, 6);
+    assert_eq!(result.counts.connections_opened, 6);
     assert_eq!(result.status_codes["200"], 1001);
     assert_eq!(result.latency_us.count, 1001);
     assert_eq!(result.stop_reason, StopReason::Requests);
     assert!(!result.partial);
     let response = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: keep-alive\r\n\r\nhello";
-    assert_eq!(result.bytes_in, 1001 * response.len() as u64);
+    assert_eq!(result.counts.bytes_in, 1001 * response.len() as u64);
 }
 
 #[test]
@@ -30,7 +30,7 @@ fn no_keep_alive_opens_a_connection_per_request() {
     let result =
         run(plan(&peer.url("/"), r#""connections": 4, "threads": 2, "requests": 200, "keepalive": false"#)).unwrap();
     assert_eq!((result.responses, peer.requests(), peer.connections()), (200, 200, 200));
-    assert_eq!(result.connections_opened, 200);
+    assert_eq!(result.counts.connections_opened, 200);
 }
 
 #[test]
@@ -41,7 +41,7 @@ fn calls_per_connection_then_reconnect() {
             .unwrap();
     assert_eq!((result.responses, peer.requests()), (100, 100));
     assert!((10..=14).contains(&peer.connections()), "{} connections", peer.connections());
-    assert_eq!(result.connections_opened, peer.connections());
+    assert_eq!(result.counts.connections_opened, peer.connections());
 }
 
 #[test]

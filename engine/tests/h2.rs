@@ -38,7 +38,7 @@ fn h2c_streams_carry_every_request_and_check_content() {
     assert_eq!((result.responses, result.errors_total), (400, 0), "{:?}", result.errors);
     assert_eq!(result.status_codes["200"], 400);
     assert_eq!(peer.requests(), 400);
-    assert_eq!((result.connections_opened, peer.connections()), (2, 2));
+    assert_eq!((result.counts.connections_opened, peer.connections()), (2, 2));
     let negotiated = &result.negotiated;
     assert_eq!((negotiated.protocol.as_str(), negotiated.streams_per_connection), ("h2", 4));
     assert_eq!(negotiated.tls_version, None);
@@ -92,22 +92,22 @@ fn streams_a_graceful_goaway_left_unprocessed_are_sent_again_and_only_an_error_g
     assert_eq!((result.responses, result.errors_total), (300, 0), "{:?}", result.errors);
     assert_eq!(peer.requests(), 300, "each request processed once");
     assert!(unprocessed >= 11, "at least one stream on each of 11 GOAWAYs: {unprocessed}");
-    assert_eq!(result.goaway_resent, unprocessed, "every stream the server did not process was sent again");
-    assert_eq!(result.connections_opened, peer.connections());
+    assert_eq!(result.counts.goaway_resent, unprocessed, "every stream the server did not process was sent again");
+    assert_eq!(result.counts.connections_opened, peer.connections());
 
     // Under a constant rate too; a request sent again keeps its due time (its latency counts from it).
     let peer = Peer::start(graceful_goaway);
     let result = h2_run(&peer, r#""connections": 2, "streams_per_connection": 4, "rate_per_s": 1000, "requests": 300"#);
     let unprocessed = peer.counters.unprocessed.load(Ordering::SeqCst);
     assert_eq!((result.responses, result.errors_total, peer.requests()), (300, 0, 300), "{:?}", result.errors);
-    assert_eq!((result.goaway_resent, result.schedule.unwrap().unsent), (unprocessed, 0));
+    assert_eq!((result.counts.goaway_resent, result.schedule.unwrap().unsent), (unprocessed, 0));
 
     let peer = Peer::start(goaway_on_error);
     let result = h2_run(&peer, fields);
     let unprocessed = peer.counters.unprocessed.load(Ordering::SeqCst);
     assert!(unprocessed > 0);
     assert_eq!((result.responses, errors(&result, "goaway")), (peer.requests(), unprocessed), "{:?}", result.errors);
-    assert_eq!((result.requests, result.errors_total, result.goaway_resent), (300, unprocessed, 0));
+    assert_eq!((result.requests, result.errors_total, result.counts.goaway_resent), (300, unprocessed, 0));
 }
 
 fn resets(stream: TcpStream, counters: &Counters) {

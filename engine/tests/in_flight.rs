@@ -41,7 +41,7 @@ fn a_silent_server_leaves_every_request_unanswered_with_its_age() {
     // Each was sent at the start and waited the whole interval.
     assert!((1_400_000..=1_500_000).contains(&unanswered.max_age_us), "{unanswered:?}");
     assert!(unanswered.mean_age_us >= 1_400_000.0, "{unanswered:?}");
-    assert_eq!((result.connections_opened, peer.connections(), peer.requests()), (10, 10, 10));
+    assert_eq!((result.counts.connections_opened, peer.connections(), peer.requests()), (10, 10, 10));
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn a_handshake_that_never_completes_is_counted_as_such() {
     assert_eq!((unanswered.count, unanswered.tls_handshake.count), (3, 3), "{unanswered:?}");
     assert!(unanswered.tls_handshake.max_age_us >= 900_000, "{unanswered:?}");
     assert_eq!(result.tls.as_ref().unwrap().handshakes, 0);
-    assert_eq!((result.connections_opened, peer.requests()), (3, 3), "the ClientHello reached the server");
+    assert_eq!((result.counts.connections_opened, peer.requests()), (3, 3), "the ClientHello reached the server");
 }
 
 #[test]
@@ -78,13 +78,13 @@ fn a_closed_port_is_retried_with_backoff_and_nothing_counts_as_opened() {
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let result =
         run(plan(&format!("http://127.0.0.1:{port}/"), r#""connections": 2, "duration_us": 1000000"#)).unwrap();
-    assert_eq!(result.connections_opened, 0);
+    assert_eq!(result.counts.connections_opened, 0);
     // Per connection in 1 s: waits of 1, 2, 4, ... 64 ms (127 ms in all), then 100 ms each: at
     // most 8 + 9 + 1 connects; at least half that under a loaded machine's slower wakeups.
-    let refused = result.connects_refused;
+    let refused = result.counts.connects_refused;
     assert!((2 * 8..=2 * 18).contains(&refused), "{refused} connects refused in 1 s on 2 connections");
-    assert_eq!(result.connect_retries, refused - 2, "every connect after each first one is a retry");
-    assert_eq!((result.errors["connect_refused"], result.connects_failed), (refused, 0));
+    assert_eq!(result.counts.connect_retries, refused - 2, "every connect after each first one is a retry");
+    assert_eq!((result.errors["connect_refused"], result.counts.connects_failed), (refused, 0));
     assert!(result.unanswered.count <= 2 && result.unanswered.count == result.unanswered.connecting.count);
 }
 

@@ -176,13 +176,13 @@ fn engine_and_server_count_the_same() {
         let result = run(plan(&server, "/webtest.html", fields)).unwrap();
         let stats = server.stats();
         assert_eq!((result.responses, stats.requests), (requests, requests), "{fields}");
-        assert_eq!(result.connections_opened, stats.connections_accepted, "{fields}");
+        assert_eq!(result.counts.connections_opened, stats.connections_accepted, "{fields}");
         assert!(
             stats.connections_accepted >= connections && stats.connections_accepted <= connections + 4,
             "{fields}: {} connections",
             stats.connections_accepted
         );
-        assert!(bytes_in.contains(&result.bytes_in), "{fields}: {} bytes in", result.bytes_in);
+        assert!(bytes_in.contains(&result.counts.bytes_in), "{fields}: {} bytes in", result.counts.bytes_in);
         server.stop();
     }
 }
@@ -223,7 +223,7 @@ fn a_paths_mix_requests_each_path_in_proportion_to_its_weight() {
     let paths = r#""paths": [{"path": "/webtest.html", "weight": 1}, {"path": "/image_large.jpg", "weight": 3}]"#;
     let result = run(plan(&server, "/", &format!(r#""connections": 4, "requests": 4000, {paths}"#))).unwrap();
     assert_eq!((result.responses, server.stats().requests), (4000, 4000));
-    let large_share = (result.bytes_in as f64 / 4000.0 - small) / (large - small);
+    let large_share = (result.counts.bytes_in as f64 / 4000.0 - small) / (large - small);
     assert!((0.72..0.78).contains(&large_share), "{large_share} of the requests went to the weight-3 path");
     server.stop();
 }

@@ -5,9 +5,10 @@
 use std::thread;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use gauntlet_engine::agents::{merge_agents, AgentReport, AgentState};
+use gauntlet_engine::agents::{merge_agents, AgentReport};
 use gauntlet_engine::merge::merge_results;
 use gauntlet_engine::plan::Plan;
+use gauntlet_engine::result::agent::AgentState;
 use gauntlet_engine::result::{RunResult, SessionsResult};
 use gauntlet_engine::run;
 use gauntlet_engine::server::{serve, ServeConfig};
@@ -152,10 +153,13 @@ fn connect_and_in_flight_figures_add_up_over_shares() {
     let refs: Vec<&RunResult> = results.iter().collect();
     let merged = merge_results(&whole, &refs).unwrap();
     let total = |field: fn(&RunResult) -> u64| results.iter().map(field).sum::<u64>();
-    assert!(merged.connects_refused > 0 && merged.connections_opened == 0, "{merged:?}");
+    assert!(merged.counts.connects_refused > 0 && merged.counts.connections_opened == 0, "{merged:?}");
     assert!(merged.schedule.as_ref().unwrap().unsent > 0);
-    assert_eq!(merged.connects_refused, total(|r| r.connects_refused));
-    assert_eq!((merged.connects_failed, merged.connect_retries), (0, total(|r| r.connect_retries)));
+    assert_eq!(merged.counts.connects_refused, total(|r| r.counts.connects_refused));
+    assert_eq!(
+        (merged.counts.connects_failed, merged.counts.connect_retries),
+        (0, total(|r| r.counts.connect_retries))
+    );
     assert_eq!(merged.schedule.as_ref().unwrap().unsent, total(|r| r.schedule.as_ref().unwrap().unsent));
     let unanswered = &merged.unanswered;
     assert!(unanswered.count > 0, "{unanswered:?}");

@@ -65,9 +65,9 @@ fn a_request_lost_on_a_kept_alive_connection_is_sent_again() {
             Peer::start(|s, c| answer_once_then_close(s, c, true, b"")),
         ] {
             let result = run_one_connection(&peer, fields);
-            assert_eq!((result.responses, result.errors_total, result.stale_resent), (5, 0, 4), "{fields}");
+            assert_eq!((result.responses, result.errors_total, result.counts.stale_resent), (5, 0, 4), "{fields}");
             // The 4 lost requests reached the server twice; each connection answered one.
-            assert_eq!((peer.connections(), peer.requests(), result.connections_opened), (5, 9, 5));
+            assert_eq!((peer.connections(), peer.requests(), result.counts.connections_opened), (5, 9, 5));
             // Their time from the first send counts, the time lost included.
             assert!(result.service_time_us.p50 >= HELD_MS * 1000, "{:?}", result.service_time_us);
         }
@@ -78,12 +78,12 @@ fn a_request_lost_on_a_kept_alive_connection_is_sent_again() {
 fn a_lost_post_a_partial_answer_and_a_second_loss_are_errors() {
     let closing = Peer::start(|s, c| answer_once_then_close(s, c, true, b""));
     let post = run_one_connection(&closing, r#""requests": 3, "method": "POST""#);
-    assert_eq!((post.responses, errors_of(&post), post.stale_resent), (2, vec![("reset", 1)], 0));
+    assert_eq!((post.responses, errors_of(&post), post.counts.stale_resent), (2, vec![("reset", 1)], 0));
 
     let partial =
         Peer::start(|s, c| answer_once_then_close(s, c, false, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhe"));
     let result = run_one_connection(&partial, r#""requests": 3"#);
-    assert_eq!((result.responses, errors_of(&result), result.stale_resent), (2, vec![("truncated", 1)], 0));
+    assert_eq!((result.responses, errors_of(&result), result.counts.stale_resent), (2, vec![("truncated", 1)], 0));
 
     // Only the first connection answers: the request sent again fails on its fresh connection.
     let once = Peer::start(|mut stream, counters| {
@@ -95,7 +95,7 @@ fn a_lost_post_a_partial_answer_and_a_second_loss_are_errors() {
         }
     });
     let result = run_one_connection(&once, r#""requests": 2"#);
-    assert_eq!((result.responses, errors_of(&result), result.stale_resent), (1, vec![("reset", 1)], 1));
+    assert_eq!((result.responses, errors_of(&result), result.counts.stale_resent), (1, vec![("reset", 1)], 1));
 }
 
 #[test]

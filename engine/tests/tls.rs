@@ -27,7 +27,7 @@ fn keep_alive_over_tls_does_one_handshake_per_connection() {
     assert_eq!(tls.handshakes, 4);
     let routes = Routes::new();
     let Route::Static(page) = routes.find("/webtest.html") else { panic!("a static page") };
-    assert_eq!(result.bytes_in, 2000 * page.bytes(true, false).len() as u64, "decrypted bytes are counted");
+    assert_eq!(result.counts.bytes_in, 2000 * page.bytes(true, false).len() as u64, "decrypted bytes are counted");
     server.stop();
 }
 

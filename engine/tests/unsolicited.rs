@@ -78,8 +78,12 @@ fn assert_each_answered_then_unsolicited(result: &RunResult, again_ms: u64, resp
     let requests = result.requests;
     let unsolicited = if again_ms == 0 { requests } else { requests - result.threads as u64 };
     assert_eq!((result.responses, errors_of(result)), (requests, vec![]), "{case}");
-    assert_eq!((result.unsolicited, result.unsolicited_bytes), (unsolicited, unsolicited * response_bytes), "{case}");
-    assert_eq!(result.connections_opened, requests, "{case}: no connection is reused after it");
+    assert_eq!(
+        (result.counts.unsolicited, result.counts.unsolicited_bytes),
+        (unsolicited, unsolicited * response_bytes),
+        "{case}"
+    );
+    assert_eq!(result.counts.connections_opened, requests, "{case}: no connection is reused after it");
 }
 
 #[test]
@@ -95,8 +99,8 @@ fn a_peer_answering_twice_is_counted_at_once_or_idle() {
         assert_each_answered_then_unsolicited(&result, again_ms, OK.len() as u64, &case);
         let requests = result.requests;
         assert_eq!((peer.requests(), peer.connections()), (requests, requests), "{case}");
-        let bytes_in = (requests + result.unsolicited) * OK.len() as u64;
-        assert_eq!(result.bytes_in, bytes_in, "{case}: the surplus is read, and in bytes_in");
+        let bytes_in = (requests + result.counts.unsolicited) * OK.len() as u64;
+        assert_eq!(result.counts.bytes_in, bytes_in, "{case}: the surplus is read, and in bytes_in");
     }
 }
 
@@ -115,8 +119,12 @@ fn a_server_that_answers_once_sends_nothing_unsolicited() {
     for fields in [r#""requests": 200"#, r#""requests": 10, "rate_per_s": 100"#] {
         let all = format!(r#""connections": 2, "threads": 1, {fields}"#);
         let result = run(plan(&format!("http://{}/hello", server.local_addr()), &all)).unwrap();
-        assert_eq!((result.errors_total, result.unsolicited, result.unsolicited_bytes), (0, 0, 0), "{fields}");
-        assert!(result.connections_opened <= 2, "{fields}: kept alive throughout");
+        assert_eq!(
+            (result.errors_total, result.counts.unsolicited, result.counts.unsolicited_bytes),
+            (0, 0, 0),
+            "{fields}"
+        );
+        assert!(result.counts.connections_opened <= 2, "{fields}: kept alive throughout");
     }
     server.stop();
 }
@@ -165,7 +173,7 @@ fn unsolicited_figures_add_up_over_shares() {
     let shares = [share(), share()];
     let whole = plan(&target, r#""connections": 4, "threads": 2, "requests": 60"#);
     let merged = merge_results(&whole, &shares.iter().collect::<Vec<_>>()).unwrap();
-    assert_eq!((merged.responses, merged.unsolicited), (60, 60));
-    assert_eq!(merged.unsolicited_bytes, 60 * page_bytes());
+    assert_eq!((merged.responses, merged.counts.unsolicited), (60, 60));
+    assert_eq!(merged.counts.unsolicited_bytes, 60 * page_bytes());
     server.stop();
 }

@@ -14,8 +14,8 @@ fn counts(result: &RunResult, with_bytes: bool) -> (u64, u64, u64, u64, u64, u64
         result.requests,
         result.responses,
         result.errors_total,
-        bytes(result.bytes_in),
-        bytes(result.bytes_out),
+        bytes(result.counts.bytes_in),
+        bytes(result.counts.bytes_out),
         result.status_codes.get("200").copied().unwrap_or(0),
         result.latency_us.count,
     )
@@ -48,7 +48,11 @@ fn uring_counts_exactly_like_epoll_against_the_built_in_server() {
         let with_bytes = !fields.contains("calls_per_connection");
         assert_eq!(counts(&uring, with_bytes), counts(&epoll, with_bytes), "{path} {fields}");
         for result in [&epoll, &uring] {
-            assert!(connections.contains(&result.connections_opened), "{path} {fields}: {}", result.connections_opened);
+            assert!(
+                connections.contains(&result.counts.connections_opened),
+                "{path} {fields}: {}",
+                result.counts.connections_opened
+            );
         }
         assert_eq!(uring.errors_total, 0, "{:?}", uring.errors);
         served += epoll.requests + uring.requests;
@@ -76,7 +80,11 @@ fn a_connection_per_request_runs_on_epoll_and_says_why() {
     let url = format!("http://{}/webtest.html", server.local_addr());
     for fields in [r#""keepalive": false"#, r#""calls_per_connection": 1"#] {
         let result = run_on(Io::Uring, &url, &format!(r#""connections": 2, "requests": 20, {fields}"#));
-        assert_eq!((result.responses, result.connections_opened, result.client.io), (20, 20, Io::Epoll), "{fields}");
+        assert_eq!(
+            (result.responses, result.counts.connections_opened, result.client.io),
+            (20, 20, Io::Epoll),
+            "{fields}"
+        );
         let reason = result.client.io_fallback.expect("a fallback names its reason");
         assert!(reason.contains("a connection per request"), "{reason}");
     }

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from gauntlet.analysis.bottleneck import BANDWIDTH_BOUND, CLIENT_BOUND, ERROR_BOUND, RATE_NOT_HELD, SERVER_CPU_BOUND
+from gauntlet.analysis.machine import BUSY_SHARE, MACHINE_BUSY
 from gauntlet.cli.load_options import LoadOptions
 from gauntlet.lab.case import measure as measure_case_record
 from gauntlet.lab.measure import Settings, measure_run
@@ -111,13 +112,17 @@ def test_an_unreachable_rate_is_not_held(builtin_server: ServerInstance, tmp_pat
 
 
 def test_a_low_rate_against_the_builtin_server_gets_no_label(tmp_path: Path) -> None:
-    """100 requests/s, 2 connections, one load thread: nothing comes near a limit. Gauntlet
-    starts the server, so both sides are watched. (A machine whose CPUs other work keeps busy
-    can delay sends by more than the 10 ms between them: rerun on a quiet one before blaming the code.)"""
+    """100 requests/s, 2 connections, one load thread: nothing of ours comes near a limit. Gauntlet
+    starts the server, so both sides are watched. A machine whose CPUs other work keeps busy is
+    labelled so, by the share it measured, and may delay sends past the 10 ms between them (a
+    send lag p99 of 299 ms at 91 % other work): then, and only then, rate-not-held is its due."""
     bottleneck = bottleneck_of("-R", "100", "-c", "2", "-t", "1", "-d", "2s", tmp_path=tmp_path)
-    assert bottleneck["labels"] == [], bottleneck["reasons"]
-    assert bottleneck["server"] is not None and bottleneck["rate_held"] is True
-    assert "no bottleneck" in bottleneck["stdout"]
+    busy = bottleneck["machine"]["other_cpu_share"] > BUSY_SHARE
+    assert (MACHINE_BUSY in bottleneck["labels"]) is busy, bottleneck["machine"]
+    assert set(bottleneck["labels"]) <= ({MACHINE_BUSY, RATE_NOT_HELD} if busy else set()), bottleneck["reasons"]
+    assert bottleneck["server"] is not None
+    if not busy:
+        assert bottleneck["rate_held"] is True and "no bottleneck" in bottleneck["stdout"]
 
 
 def test_the_label_and_its_figures_reach_the_terminal(builtin_server: ServerInstance, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ use backoff::Backoff;
 use mio::net::TcpStream;
 use transport::{ReadEnd, Transport};
 
-use crate::http1::{Head, Progress, ResponseParser};
+use crate::http1::{Head, Outcome, Progress, ResponseParser};
 use crate::request::EncodedRequest;
 use crate::stats::error::ErrorKind;
 use crate::stats::unanswered::Stage;
@@ -32,9 +32,6 @@ pub enum Phase {
     },
     Reading,
 }
-
-/// How a request ended.
-pub type Outcome = Result<Head, ErrorKind>;
 
 /// What `Conn::receive` read: its bytes, those of them after a complete response (not asked
 /// for), and what the read came to.

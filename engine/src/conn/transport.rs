@@ -6,7 +6,7 @@ use std::io::{self, BufRead, Read, Write};
 
 use mio::net::TcpStream;
 
-use super::uring::RingStream;
+use super::uring::{self, RingStream};
 
 pub enum Transport {
     Plain(TcpStream),
@@ -69,6 +69,24 @@ fn tls_error(err: rustls::Error) -> io::Error {
 }
 
 impl Transport {
+    /// Move a freshly connected plain socket onto the thread's ring as connection `slot`. Leaves
+    /// the transport as it is (epoll) when there is no ring, it is TLS, or the slot is out of range.
+    pub fn adopt_ring(stream: &mut Option<Transport>, slot: usize, registry: &mio::Registry) -> io::Result<()> {
+        let Some(Transport::Plain(socket)) = stream else { return Ok(()) };
+        let Some(at) = uring::adopt(socket, slot, registry)? else { return Ok(()) };
+        let Some(Transport::Plain(socket)) = stream.take() else { unreachable!("matched above") };
+        *stream = Some(Transport::Ring(Box::new(RingStream::new(socket, at))));
+        Ok(())
+    }
+
+    /// The stream on the ring; None on epoll.
+    pub fn ring_mut(&mut self) -> Option<&mut RingStream> {
+        match self {
+            Transport::Ring(ring) => Some(ring),
+            _ => None,
+        }
+    }
+
     pub fn socket(&self) -> &TcpStream {
         match self {
             Transport::Plain(socket) => socket,

@@ -13,25 +13,11 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Duration;
 
+use crate::plan::Io;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use mio::net::TcpStream;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
-use super::transport::Transport;
 use super::{batch, Conn};
-
-/// How the load threads talk to their sockets.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Io {
-    /// Readiness through epoll, then one send and one recv per request.
-    #[default]
-    Epoll,
-    /// Completions through io_uring: batched submission, multishot receive into provided
-    /// buffers, registered files. Plain http:// only; https runs on epoll.
-    Uring,
-}
 
 const SUBMISSION_ENTRIES: u32 = 1024;
 const COMPLETION_ENTRIES: u32 = 16 * 1024;
@@ -234,12 +220,18 @@ pub struct RingStream {
     sent: usize,
 }
 
-/// Move a freshly connected plain socket onto the thread's ring as connection `slot`. Leaves
-/// the transport as it is (epoll) when there is no ring, it is TLS, or the slot is out of range.
-pub fn adopt(stream: &mut Option<Transport>, slot: usize, registry: &mio::Registry) -> io::Result<()> {
-    let Some(Transport::Plain(socket)) = stream else { return Ok(()) };
+/// Where a socket sits on the ring: its registered file's slot, and the generation that tells
+/// its completions from those of an earlier socket in that slot.
+pub struct RingSlot {
+    slot: u32,
+    generation: u32,
+}
+
+/// Put a freshly connected plain socket on the thread's ring as connection `slot`; None (the
+/// socket stays on epoll) when there is no ring or the slot is out of range.
+pub fn adopt(socket: &mut TcpStream, slot: usize, registry: &mio::Registry) -> io::Result<Option<RingSlot>> {
     let fd = socket.as_raw_fd();
-    let adopted = RING.with_borrow_mut(|ring| -> io::Result<Option<(u32, u32)>> {
+    RING.with_borrow_mut(|ring| {
         let Some(ring) = ring.as_mut() else { return Ok(None) };
         let Ok(slot) = u32::try_from(slot) else { return Ok(None) };
         if slot >= ring.slots {
@@ -250,24 +242,16 @@ pub fn adopt(stream: &mut Option<Transport>, slot: usize, registry: &mio::Regist
         let generation = ring.next_generation;
         ring.next_generation = ring.next_generation.wrapping_add(1);
         ring.arm_recv(slot, generation)?;
-        Ok(Some((slot, generation)))
-    })?;
-    let Some((slot, generation)) = adopted else { return Ok(()) };
-    let Some(Transport::Plain(socket)) = stream.take() else { unreachable!("matched above") };
-    *stream = Some(Transport::Ring(Box::new(RingStream {
-        socket,
-        slot,
-        generation,
-        inbox: VecDeque::new(),
-        eof: false,
-        error: None,
-        sending: 0,
-        sent: 0,
-    })));
-    Ok(())
+        Ok(Some(RingSlot { slot, generation }))
+    })
 }
 
 impl RingStream {
+    pub fn new(socket: TcpStream, at: RingSlot) -> RingStream {
+        let RingSlot { slot, generation } = at;
+        RingStream { socket, slot, generation, inbox: VecDeque::new(), eof: false, error: None, sending: 0, sent: 0 }
+    }
+
     /// What a read comes to when nothing is waiting: the error, the end, or WouldBlock.
     fn nothing_waiting(&self) -> io::Result<usize> {
         match (self.error, self.eof) {
@@ -389,10 +373,11 @@ pub fn wait(
                 ring.epoll_armed = false;
                 continue;
             }
-            let stream = match conns.get_mut(slot as usize).and_then(|c| c.stream.as_mut()) {
-                Some(Transport::Ring(stream)) if stream.generation == generation => Some(stream),
-                _ => None,
-            };
+            let stream = conns
+                .get_mut(slot as usize)
+                .and_then(|c| c.stream.as_mut())
+                .and_then(|t| t.ring_mut())
+                .filter(|stream| stream.generation == generation);
             match (kind, stream) {
                 (RECV, stream) => on_recv(ring, &cqe, stream, ready),
                 (SEND, Some(stream)) => on_send(ring, cqe.result(), stream, ready)?,
@@ -404,7 +389,7 @@ pub fn wait(
     })
 }
 
-fn on_recv(ring: &mut Ring, cqe: &cqueue::Entry, stream: Option<&mut Box<RingStream>>, ready: &mut Vec<usize>) {
+fn on_recv(ring: &mut Ring, cqe: &cqueue::Entry, stream: Option<&mut RingStream>, ready: &mut Vec<usize>) {
     let bid = cqueue::buffer_select(cqe.flags());
     let Some(stream) = stream else {
         // A completion for a connection that is gone: only its buffer matters.

@@ -8,8 +8,9 @@ use std::sync::{Arc, OnceLock};
 use rustls::{ClientConnection, Connection, ServerConfig, ServerConnection};
 
 use super::{control, split};
-use crate::conn::tls::{client_config, server_config, server_name, TlsPlan};
+use crate::conn::tls::{client_config, server_config, server_name};
 use crate::conn::transport::{ReadEnd, TlsStream};
+use crate::plan::tls::TlsPlan;
 
 const REPLY_BODY_BYTES: usize = 6000;
 const REPLY_RECORD_BYTES: usize = 1000;

@@ -22,6 +22,9 @@ pub struct Head {
     pub keep_alive: bool,
 }
 
+/// How a request ended.
+pub type Outcome = Result<Head, ErrorKind>;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
     /// The response goes on. Input after `consumed` (a partial head) must be offered again,

@@ -7,9 +7,8 @@ use std::sync::Arc;
 
 use super::frame::*;
 use super::hpack::{encode_never_indexed, Decoder, Encoder, Field};
-use crate::conn::Outcome;
 use crate::http1::check::{ContentCheck, Marker};
-use crate::http1::Head;
+use crate::http1::{Head, Outcome};
 use crate::stats::error::ErrorKind;
 
 /// The window this client grants the server, per stream and for the connection: large, as

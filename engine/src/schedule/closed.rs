@@ -3,8 +3,8 @@
 
 use hdrhistogram::Histogram;
 
-use super::random::PathMix;
 use super::{Action, Actions, Budget, Ended, Scheduler, Send, Window};
+use crate::random::PathMix;
 
 pub struct ClosedLoop {
     connections: usize,
@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn a_paths_mix_picks_each_request() {
-        let choice = crate::schedule::random::WeightedChoice::new([1.0, 1.0].into_iter());
+        let choice = crate::random::WeightedChoice::new([1.0, 1.0].into_iter());
         let mut closed = ClosedLoop::new(1, window(), Budget(None), PathMix::new(Some(choice), 7));
         let mut actions = Actions::new();
         for _ in 0..200 {

@@ -4,9 +4,9 @@
 
 use hdrhistogram::Histogram;
 
-use super::random::PathMix;
 use super::rate::RateSchedule;
 use super::{Action, Actions, Budget, Ended, Scheduler, Send, Window};
+use crate::random::PathMix;
 
 pub struct ConstantRate {
     pace: RateSchedule,

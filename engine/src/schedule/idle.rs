@@ -19,43 +19,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::now_us;
 use crate::conn::tcp;
+use crate::plan::idle::IdlePlan;
 use crate::stats::error::ErrorKind;
 
 /// The longest sleep in poll, so that the end of the run is seen quickly.
 const MAX_WAIT_US: u64 = 50_000;
-/// The smallest interval between two bytes on one connection.
-pub const MIN_SEND_INTERVAL_US: u64 = 1_000;
 /// After the request head's first lines, this header line repeats, a byte at a time.
 const ENDLESS_HEADER: &[u8] = b"X-Idle: x\r\n";
-
-/// Connections held open beside the measured ones (docs/load-models.md).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct IdlePlan {
-    /// Connections to open at the start and hold open to the end, besides `connections`.
-    #[schemars(range(min = 1))]
-    pub connections: usize,
-    /// Send one byte of a request head that never ends on each of them this often (slowloris);
-    /// None: they send nothing.
-    #[serde(default)]
-    #[schemars(range(min = 1000))]
-    pub send_interval_us: Option<u64>,
-}
-
-impl IdlePlan {
-    pub fn validate(&self) -> Result<(), String> {
-        if self.connections == 0 {
-            return Err("idle connections is 0: give at least 1, or leave idle out".into());
-        }
-        if self.send_interval_us.is_some_and(|us| us < MIN_SEND_INTERVAL_US) {
-            return Err(format!(
-                "the idle send interval is below {} ms: give 1 ms or more",
-                MIN_SEND_INTERVAL_US / 1_000
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// What came of the idle connections.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

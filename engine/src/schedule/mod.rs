@@ -9,7 +9,6 @@ pub mod closed;
 pub mod constant_rate;
 pub mod idle;
 pub mod pages;
-pub mod random;
 pub mod rate;
 pub mod session;
 pub mod timer;
@@ -20,7 +19,8 @@ use std::collections::VecDeque;
 
 use hdrhistogram::Histogram;
 
-use crate::conn::Outcome;
+use crate::http1::Outcome;
+use crate::stats::SessionEvent;
 use closed::ClosedLoop;
 use constant_rate::ConstantRate;
 use users::{SessionsOutcome, Users};
@@ -48,19 +48,6 @@ pub enum Action {
     Close(usize),
     /// Count a session event in the timeline's current second.
     Count(SessionEvent),
-}
-
-/// What sessions count per second besides requests (`crate::stats::Recorder`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SessionEvent {
-    /// A user's session began; `counted` when inside the measured interval.
-    Arrived { counted: bool },
-    /// A user's session ended.
-    Finished { counted: bool },
-    /// A user arrived when every connection allowed was in use.
-    Dropped { counted: bool },
-    /// A measured page ended.
-    Page { failed: bool },
 }
 
 /// The worker's queue of actions, reused so that no call allocates.

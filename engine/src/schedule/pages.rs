@@ -2,10 +2,10 @@
 //! request (its method, form body and content marker) and each embedded resource plain and
 //! revalidating (If-Modified-Since), for the page's target (the plan's URL or the https one).
 
-use super::random::WeightedChoice;
-use super::session::{Scheme, SessionsPlan};
 use super::walk::Walk;
+use crate::plan::sessions::{Scheme, SessionsPlan};
 use crate::plan::{Plan, PlanError, Target};
+use crate::random::WeightedChoice;
 use crate::request::{EncodedRequest, RequestLine, IF_MODIFIED_SINCE};
 
 const FORM: (&str, &str) = ("Content-Type", "application/x-www-form-urlencoded");

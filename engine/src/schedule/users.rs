@@ -15,12 +15,14 @@ use std::sync::Arc;
 use hdrhistogram::Histogram;
 
 use super::pages::SessionsShared;
-use super::random::Rng;
-use super::session::{Arrivals, Qos};
-use super::{Action, Actions, Ended, Scheduler, Send, SessionEvent, Window};
+use super::session::Arrivals;
+use super::{Action, Actions, Ended, Scheduler, Send, Window};
 use crate::cookies::CookieJar;
+use crate::plan::sessions::Qos;
+use crate::random::Rng;
 use crate::stats::error::ErrorKind;
 use crate::stats::latency;
+use crate::stats::SessionEvent;
 
 struct User {
     session_type: usize,
@@ -433,9 +435,9 @@ impl Scheduler for Users {
 
 #[cfg(test)]
 mod tests {
-    use super::super::session::SessionsPlan;
     use super::super::table::{drain, send, OK};
     use super::*;
+    use crate::plan::sessions::SessionsPlan;
     use crate::plan::Plan;
 
     /// A thread's users of the plan's `json` sessions over `connections`, `fixed` of them at once.

@@ -1,8 +1,8 @@
 //! A session's way from page to page: in the order of its pages, or a Markov chain over them
 //! (SPECweb2005's transition tables), each row a weighted choice among the next pages and the end.
 
-use super::random::{Rng, WeightedChoice};
-use super::session::{SessionType, END};
+use crate::plan::sessions::{SessionType, END};
+use crate::random::{Rng, WeightedChoice};
 
 /// One page's row: where a user goes next (None: the session ends).
 #[derive(Debug, Clone)]
@@ -58,8 +58,8 @@ impl Walk {
 
 #[cfg(test)]
 mod tests {
-    use super::super::session::{Page, Think};
     use super::*;
+    use crate::plan::sessions::{Page, Think};
 
     fn session(transitions: &str, start: Option<&str>) -> SessionType {
         let page =

@@ -1,6 +1,7 @@
 //! What a worker thread measures: counts, bytes, status codes, errors by kind, latency, and the
 //! per-second timeline it hands to the coordinator as each second ends.
 
+pub mod counts;
 pub mod cpu;
 pub mod error;
 pub mod latency;
@@ -13,7 +14,7 @@ use std::sync::mpsc::Sender;
 
 use hdrhistogram::Histogram;
 
-use crate::schedule::SessionEvent;
+use counts::Counts;
 use error::{ErrorCounts, ErrorKind, ERROR_KIND_COUNT};
 use timeline::SecondStats;
 use unanswered::{Stage, UnansweredAges};
@@ -57,6 +58,19 @@ impl Totals {
     }
 }
 
+/// What sessions count per second besides requests (`Recorder::session`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionEvent {
+    /// A user's session began; `counted` when inside the measured interval.
+    Arrived { counted: bool },
+    /// A user's session ended.
+    Finished { counted: bool },
+    /// A user arrived when every connection allowed was in use.
+    Dropped { counted: bool },
+    /// A measured page ended.
+    Page { failed: bool },
+}
+
 /// A send more than this far behind its schedule counts as late.
 pub const LATE_SEND_US: u64 = 1_000;
 
@@ -74,24 +88,8 @@ pub struct Recorder {
     pub responses: u64,
     pub errors: ErrorCounts,
     pub status_codes: Box<[u64; STATUS_SLOTS]>,
-    pub bytes_in: u64,
-    pub bytes_out: u64,
-    /// Connections established (their TCP connect completed).
-    pub connections_opened: u64,
-    /// Connect attempts the peer refused; that failed otherwise (timeout, unreachable, no port).
-    pub connects_refused: u64,
-    pub connects_failed: u64,
-    /// Connects started after a failed one, once the backoff had passed.
-    pub connect_retries: u64,
-    /// HTTP/2: requests a graceful GOAWAY left unprocessed, sent again on a new connection.
-    pub goaway_resent: u64,
-    /// HTTP/1: requests sent again on a new connection after a kept-alive one closed before any
-    /// byte of their answer.
-    pub stale_resent: u64,
-    /// Times bytes arrived that no request asked for (after a complete response, or on an idle
-    /// connection), each closing its connection; and those bytes, as far as they were read.
-    pub unsolicited: u64,
-    pub unsolicited_bytes: u64,
+    /// Bytes, connections, resends: what a result carries as it is.
+    pub counts: Counts,
     /// Requests begun in the measured interval and unanswered at its end.
     pub unanswered: UnansweredAges,
     /// Under a rate: requests due in the measured interval that were never started.
@@ -120,16 +118,7 @@ impl Recorder {
             responses: 0,
             errors: [0; ERROR_KIND_COUNT],
             status_codes: Box::new([0; STATUS_SLOTS]),
-            bytes_in: 0,
-            bytes_out: 0,
-            connections_opened: 0,
-            connects_refused: 0,
-            connects_failed: 0,
-            connect_retries: 0,
-            goaway_resent: 0,
-            stale_resent: 0,
-            unsolicited: 0,
-            unsolicited_bytes: 0,
+            counts: Counts::default(),
             unanswered: UnansweredAges::default(),
             unsent: 0,
             tls_handshakes: 0,
@@ -203,8 +192,8 @@ impl Recorder {
     /// A connect attempt failed with `kind` (refused, or anything else).
     pub fn connect_failed(&mut self, kind: ErrorKind) {
         match kind {
-            ErrorKind::ConnectRefused => self.connects_refused += 1,
-            _ => self.connects_failed += 1,
+            ErrorKind::ConnectRefused => self.counts.connects_refused += 1,
+            _ => self.counts.connects_failed += 1,
         }
     }
 
@@ -215,12 +204,12 @@ impl Recorder {
 
     /// `bytes` arrived that no request asked for.
     pub fn unsolicited(&mut self, bytes: u64) {
-        self.unsolicited += 1;
-        self.unsolicited_bytes += bytes;
+        self.counts.unsolicited += 1;
+        self.counts.unsolicited_bytes += bytes;
     }
 
     pub fn bytes_in(&mut self, bytes: u64) {
-        self.bytes_in += bytes;
+        self.counts.bytes_in += bytes;
         self.second.bytes_in += bytes;
     }
 
@@ -263,7 +252,7 @@ impl Recorder {
         live.requests.store(self.responses + self.errors_total(), Ordering::Relaxed);
         live.responses.store(self.responses, Ordering::Relaxed);
         live.errors.store(self.errors_total(), Ordering::Relaxed);
-        live.bytes_in.store(self.bytes_in, Ordering::Relaxed);
+        live.bytes_in.store(self.counts.bytes_in, Ordering::Relaxed);
     }
 }
 

@@ -178,7 +178,7 @@ impl Worker {
         }
         link.client.out.drain(..written);
         if measuring {
-            self.recorder.bytes_out += written as u64;
+            self.recorder.counts.bytes_out += written as u64;
         }
         Ok(())
     }
@@ -225,7 +225,7 @@ impl Worker {
             self.conns[slot].phase = Phase::Reading;
         }
         if self.window.measures(now) {
-            self.recorder.connections_opened += 1;
+            self.recorder.counts.connections_opened += 1;
         }
     }
 
@@ -265,7 +265,7 @@ impl Worker {
             }
             h2.links[l].waiting.push_front(slot);
             if self.conns[slot].measured && now < self.window.measure_end_us {
-                self.recorder.goaway_resent += 1;
+                self.recorder.counts.goaway_resent += 1;
             }
         }
     }

@@ -23,12 +23,14 @@ use crate::clock::now_us;
 use crate::conn::batch;
 use crate::conn::tls::TlsNegotiated;
 use crate::conn::transport::{TlsStream, Transport};
-use crate::conn::uring::{self, Io, Ring};
-use crate::conn::{tcp, Conn, Outcome, Phase, Step};
+use crate::conn::uring::{self, Ring};
+use crate::conn::{tcp, Conn, Phase, Step};
+use crate::http1::Outcome;
+use crate::plan::Io;
+use crate::random::{PathMix, WeightedChoice};
 use crate::request::EncodedRequest;
 use crate::schedule::closed::ClosedLoop;
 use crate::schedule::constant_rate::ConstantRate;
-use crate::schedule::random::{PathMix, WeightedChoice};
 use crate::schedule::rate::RateSchedule;
 use crate::schedule::timer::SendTimer;
 use crate::schedule::users::{Users, UsersSetup};
@@ -399,12 +401,12 @@ impl Worker {
             Phase::Connecting => match self.conns[i].connected() {
                 None => {}
                 Some(Ok(())) => {
-                    if let Err(e) = uring::adopt(&mut self.conns[i].stream, i, self.poll.registry()) {
+                    if let Err(e) = Transport::adopt_ring(&mut self.conns[i].stream, i, self.poll.registry()) {
                         return self.end_request(schedule, i, now, Err(ErrorKind::of_transfer(&e)), false);
                     }
                     self.conns[i].backoff.succeeded();
                     if self.conns[i].measured {
-                        self.recorder.connections_opened += 1;
+                        self.recorder.counts.connections_opened += 1;
                     }
                     self.send(schedule, i, now)
                 }
@@ -531,7 +533,7 @@ impl Worker {
     /// Start connecting `i`; a connect that fails at once is counted here and backs off.
     fn open(&mut self, i: usize, now: u64) -> io::Result<()> {
         if self.conns[i].backoff.is_retry() && self.conns[i].measured {
-            self.recorder.connect_retries += 1;
+            self.recorder.counts.connect_retries += 1;
         }
         let opened = self.connect(i);
         if let Err(e) = &opened {
@@ -596,7 +598,7 @@ impl Worker {
         let (written, step) = conn.transmit(bytes);
         conn.composed = composed;
         if conn.measured {
-            self.recorder.bytes_out += written;
+            self.recorder.counts.bytes_out += written;
         }
         self.after(schedule, i, now, step);
     }
@@ -655,7 +657,7 @@ impl Worker {
         let conn = &mut self.conns[i];
         conn.disconnect();
         if conn.measured && now < self.window.measure_end_us {
-            self.recorder.stale_resent += 1;
+            self.recorder.counts.stale_resent += 1;
         }
         self.dispatch(schedule, i, now);
     }
