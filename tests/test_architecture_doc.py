@@ -57,6 +57,16 @@ def test_the_architecture_page_names_every_module() -> None:
     assert not missing, f"docs/architecture.md does not name: {', '.join(missing)}"
 
 
+def test_the_module_tables_name_no_module_that_is_gone() -> None:
+    """Every path in the page's module tables (from "## Every module" on) is a module of its tree."""
+    tables = DOC.read_text().partition("## Every module")[2]
+    python_part, _, engine_part = tables.partition("### engine/src")
+    for part, root, modules in ((python_part, PACKAGE, python_modules()), (engine_part, ENGINE_SRC, engine_modules())):
+        named_paths = set(re.findall(r"`([\w/.-]+(?:\.py|\.rs|/))`", part))
+        gone = {name for name in named_paths - set(modules) if not (name.endswith("/") and (root / name).is_dir())}
+        assert not gone, f"docs/architecture.md names modules that are gone: {sorted(gone)}"
+
+
 def test_a_name_is_not_taken_from_a_longer_path() -> None:
     assert named("`doctor.py` checks", "doctor.py")
     assert not named("`cli/doctor.py` parses", "doctor.py")

@@ -207,6 +207,14 @@ impl Server {
     }
 }
 
+/// `gauntlet serve OPTIONS` until SIGINT or SIGTERM (the GIL released): the engine's one
+/// implementation of the command, its siblings started as `program` (`python -m gauntlet serve`).
+#[pyfunction]
+fn serve_command(py: Python<'_>, options: Vec<String>, program: Vec<String>) -> PyResult<()> {
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    py.detach(|| server::command::run(&options, &program)).map_err(engine_error)
+}
+
 /// A fresh self-signed certificate for localhost and the loopback addresses: (cert, key) PEM.
 #[pyfunction]
 fn self_signed_certificate() -> PyResult<(String, String)> {
@@ -249,6 +257,7 @@ fn engine_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree_index, m)?)?;
     m.add_function(wrap_pyfunction!(tree_files, m)?)?;
     m.add_function(wrap_pyfunction!(self_signed_certificate, m)?)?;
+    m.add_function(wrap_pyfunction!(serve_command, m)?)?;
     m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_percentiles, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_distribution, m)?)?;

@@ -246,3 +246,12 @@ def histogram_distribution(encoded: str, ticks_per_half_distance: int) -> dict[s
     except _engine.EngineError as err:
         raise GauntletError.from_engine(str(err)) from None
     return found
+
+
+def serve_command(options: list[str], program: list[str]) -> None:
+    """`gauntlet serve OPTIONS` in this process until SIGINT or SIGTERM, the engine's one
+    implementation of it; `program` runs one more process of it (its siblings)."""
+    try:
+        _engine.serve_command(options, program)
+    except _engine.EngineError as err:
+        raise GauntletError.from_engine(str(err)) from None

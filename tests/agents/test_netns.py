@@ -26,7 +26,7 @@ from typing import Any
 import psutil
 import pytest
 
-from gauntlet.cli.serve import STOPPED
+from gauntlet.servers.builtin import STOPPED
 from gauntlet.servers.process import spawn, stop_processes
 from tests.agents.merging import VALIDATOR
 from tests.agents.test_cli import DASK, scheduler_address

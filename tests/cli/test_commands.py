@@ -51,6 +51,32 @@ def test_serve_announces_serves_and_stops_on_a_signal(stop_signal: signal.Signal
         proc.communicate(timeout=5)
 
 
+def test_serve_over_two_processes_counts_both_when_it_stops() -> None:
+    """`--processes 2`: the engine starts the second as `python -m gauntlet serve` on the same port;
+    the kernel spreads new connections over both, and the first's last line adds their counts."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gauntlet", "serve", "--threads", "1", "--processes", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        match = re.fullmatch(r"gauntlet serve: listening on (http://127\.0\.0\.1:\d+/)\n", line)
+        assert match, line
+        for _ in range(40):
+            with urllib.request.urlopen(f"{match[1]}hello", timeout=5) as response:
+                assert response.read() == b"Hello, World!"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        errors = proc.stderr.read() if proc.stderr else ""
+        assert errors.splitlines()[-1] == "gauntlet serve: stopped after 40 requests on 40 connections", errors
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+
+
 def test_serve_on_a_taken_port_is_one_line() -> None:
     import socket
 

@@ -4,6 +4,7 @@
 //! order, with fault injection for testing measurement.
 
 pub mod besim;
+pub mod command;
 mod conn;
 pub mod faults;
 pub mod routes;

@@ -5,15 +5,16 @@
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 
-/// `count` more servers of this binary on `port`, returned once each has announced it listens.
-/// `options` are the first process's, without `--port` and `--processes`.
-pub fn start(count: usize, port: u16, options: &[&str]) -> Result<Vec<Child>, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program ({e}): run it by its path"))?;
+/// `count` more servers on `port`, each `program` (a command line that serves with the flags of
+/// `serve`), returned once each has announced it listens. `options` are the first process's,
+/// without `--processes`.
+pub fn start(program: &[String], count: usize, port: u16, options: &[&str]) -> Result<Vec<Child>, String> {
+    let Some((exe, program_args)) = program.split_first() else { return Err("no program to start: name one".into()) };
     let kept = without_port(options);
     let mut siblings = Vec::with_capacity(count);
     for _ in 0..count {
-        let spawned = Command::new(&exe)
-            .arg("serve")
+        let spawned = Command::new(exe)
+            .args(program_args)
             .args(["--port", &port.to_string()])
             .args(&kept)
             .stdout(Stdio::piped())

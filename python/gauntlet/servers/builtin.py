@@ -18,7 +18,10 @@ from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.premises import Premises
 from gauntlet.servers.process import log_tail, spawn
 
+#: The lines `gauntlet serve` prints (engine/src/server/command.rs): its address once it listens,
+#: on stdout; its counts, every process's added, when it stops, on stderr.
 LISTENING = re.compile(r"^gauntlet serve: listening on (?P<scheme>https?)://(?P<host>[^/]+):(?P<port>\d+)/$")
+STOPPED = re.compile(r"stopped after (?P<requests>\d+) requests on (?P<connections>\d+) connections")
 POLL_INTERVAL_S = 0.02
 
 
