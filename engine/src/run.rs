@@ -13,7 +13,7 @@ use crate::conn::tls::{client_config, server_name};
 use crate::limits;
 use crate::plan::{HttpVersion, Plan, PlanError};
 use crate::request::plan_requests;
-use crate::result::merge;
+use crate::result::threads::merge;
 pub use crate::result::RunResult;
 use crate::schedule::idle::{IdleHolder, IdleTarget};
 use crate::split::{split_count, split_even};
