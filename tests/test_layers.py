@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("gauntlet.suite", "gauntlet.agents"),
     ("gauntlet.lab",),
     # what users see: reports, the public read API, the command line
-    ("gauntlet.report", "gauntlet.results"),
+    ("gauntlet.report", "gauntlet.results", "gauntlet.live"),
     ("gauntlet.cli", "gauntlet.__main__"),
 )
 

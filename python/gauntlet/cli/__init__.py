@@ -17,7 +17,7 @@ from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from gauntlet.cli import (
     calibrate, capacity, compare, doctor, export, findings, noise, report, run, serve, servers, signals, suite, sweep,
-    workload,
+    watching, workload,
 )
 from gauntlet.errors import GauntletError
 
@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> None:
     command = typer.main.get_command(app)
     signals.end_like_ctrl_c()
     try:
-        code = command.main(args=argv, prog_name="gauntlet", standalone_mode=False)
+        args = watching.with_default_address(sys.argv[1:] if argv is None else argv)
+        code = command.main(args=args, prog_name="gauntlet", standalone_mode=False)
     except GauntletError as err:
         fail(str(err))
     except NoArgsIsHelpError as err:

@@ -53,6 +53,7 @@ def capacity_command(
     db: DbOption = DEFAULT_DB_PATH,
     no_store: NoStoreOption = False,
     out_to: watching.Out = None,
+    live: watching.Live = None,
 ) -> int:
     """Grow the number of simultaneous sessions (or the arrival rates) until QoS fails, then bisect."""
     # Imported here: pydantic and PyYAML would slow every other command's start (and its CPU figure).
@@ -82,7 +83,8 @@ def capacity_command(
     spec = server_spec(url, server, {"workers": workers}, False, DEFAULT_PATH, True, DEFAULT_THREADS, http2=http2)
     spec = sized_for(spec, load, capacity.most_connections(load))
     stored = StoredRun(
-        store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes, watching.observers(out_to)
+        store_path(db, no_store), "capacity", options, host.snapshot_after_load(), max_probes,
+        watching.observers(out_to, live, "capacity"),
     )
     with stored, load_runner(agents, scheduler) as run_plan, target_url(url, DEFAULT_THREADS, err, spec, http2=http2) as target:
         #: The warm-up's summary, stored with the first probe (the report sets its CPU per page beside the probes').

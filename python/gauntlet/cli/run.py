@@ -284,11 +284,12 @@ def run_command(
     apcu: Annotated[bool, typer.Option("--apcu", help="--server --app wordpress: WordPress's object cache in APCu")] = False,
     fail_on: measuring.FailOn = None,
     out_to: watching.Out = None,
+    live: watching.Live = None,
 ) -> int:
     """Drive closed-loop load at one URL (or open-loop with --rate, or sessions with --load); the
     result is stored in the results database (--db) and written as JSON with --json."""
     thresholds = parse_thresholds(fail_on)
-    observers = watching.observers(out_to)
+    observers = watching.observers(out_to, live, "run")
     if json_path is not None:
         check_json_destination(json_path)
     server_settings: dict[str, Any] = {

@@ -110,6 +110,7 @@ def run_command(
         bool, typer.Option("--no-store", help="Keep the run in a temporary database, gone once the report is written")
     ] = False,
     out_to: watching.Out = None,
+    live: watching.Live = None,
 ) -> int:
     """Run a suite: every case on every installed server, stored as it ends; then the summary and the report."""
     out, err = console(), console(stderr=True)
@@ -120,7 +121,7 @@ def run_command(
         if no_store:
             db = Path(scratch.enter_context(tempfile.TemporaryDirectory(prefix="gauntlet-suite-"))) / "results.db"
         return _run_suite(out, err, db, suite, resume, (quick, full), servers, repeat, restart_between, report, agents,
-                          scheduler, thresholds, watching.observers(out_to), stored=not no_store)
+                          scheduler, thresholds, watching.observers(out_to, live, "suite"), stored=not no_store)
 
 
 def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: int | None, variant: tuple[bool, bool],

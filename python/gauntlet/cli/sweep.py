@@ -63,6 +63,7 @@ class Stepping:
     json_path: JsonPath = None
     fail_on: measuring.FailOnGiven = None
     out: watching.Out = None
+    live: watching.Live = None
 
 
 def run_steps(kind: str, url: str | None, steps: Sequence[tuple[float, LoadOptions]], keepalive: bool, stepping: Stepping, how: Measuring) -> int:
@@ -83,7 +84,7 @@ def run_steps(kind: str, url: str | None, steps: Sequence[tuple[float, LoadOptio
 
     params = {value: step_params(plan) for value, plan in plans}
     options = {"kind": kind, "plans": [plan.engine_json() for _, plan in plans], "settings": asdict(settings)}
-    observers = watching.observers(stepping.out)
+    observers = watching.observers(stepping.out, stepping.live, "sweep")
 
     with StoredRun(db, "sweep", options, environment, len(plans) * settings.repeats, observers, step_params) as stored:
 

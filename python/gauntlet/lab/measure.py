@@ -174,6 +174,8 @@ def measure_run(
     on_second = None if feed is None else feed.began(plan, server)
     logged = LoggedRequests(server)
     with Watch(server) as watch, CpuWindow(server.pids if server else None) as window, monitored(server) as sampler:
+        if feed is not None:
+            feed.monitoring(sampler)
 
         def measuring_began(began_us: int, counted: Callable[[], int]) -> None:
             logged.mark(counted)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextvars
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
@@ -21,6 +21,7 @@ from gauntlet import engine
 from gauntlet.model.record import CaseRecord, case_key
 
 if TYPE_CHECKING:
+    from gauntlet.monitor.sampler import Sampler
     from gauntlet.plan import Plan
     from gauntlet.servers.base import ServerInstance
 
@@ -57,6 +58,11 @@ class Observer(Protocol):
 
     #: One entry of the result's `timeline` (docs/results.md), without its `histogram`.
     def second(self, case: Case, second: engine.Second) -> None: ...
+
+    #: A sample of the server's processes (monitor.sampler.TimelinePoint as a dict, as the result's
+    #: `server.timeline` stores it), told with the second that follows it; only for a server
+    #: Gauntlet started.
+    def server_sample(self, case: Case, point: dict[str, Any]) -> None: ...
 
     #: The record as stored: result (None when the case never ran) with `bottleneck`, labels, error.
     def case_ended(self, case: Case, record: CaseRecord) -> None: ...
@@ -99,6 +105,9 @@ class Feed:
         self._next: tuple[dict[str, Any], int] | None = None
         self._case: Case | None = None
         self._told_seconds = 0
+        #: The current case's server monitor, whose samples are told with the seconds.
+        self._sampler: Sampler | None = None
+        self._told_samples = 0
         self._ended = 0
         #: The next repeat of each case key, for cases named by `params_of`.
         self._repeats: dict[str, int] = {}
@@ -116,6 +125,10 @@ class Feed:
             repeat = self._repeats.get(case_key(params), 0)
         self._start(params, repeat, None if server is None else server.kind, None if server is None else running_version(server))
         return self._second
+
+    def monitoring(self, sampler: Sampler | None) -> None:
+        """The current case's server is sampled by `sampler`: its samples are told with the seconds."""
+        self._sampler = sampler
 
     def measured(self, result: dict[str, Any]) -> None:
         """The run's result is in: the seconds not told yet are told from its timeline (a run on
@@ -141,7 +154,8 @@ class Feed:
     def _start(self, params: dict[str, Any], repeat: int, kind: str | None, version: str | None) -> Case:
         key = case_key(params)
         self._repeats[key] = repeat + 1
-        self._told_seconds = 0
+        self._told_seconds = self._told_samples = 0
+        self._sampler = None
         self._case = Case(
             self.command, self.run_id, params, key, repeat, self._ended, self.planned, kind, version,
             time.time_ns() // 1_000_000,
@@ -156,6 +170,11 @@ class Feed:
         row = {name: value for name, value in second.items() if name != "histogram"}
         for observer in self.observers:
             observer.second(self._case, row)
+        points = [] if self._sampler is None else self._sampler.points(self._told_samples)
+        self._told_samples += len(points)
+        for point in map(asdict, points):
+            for observer in self.observers:
+                observer.server_sample(self._case, point)
 
     def __enter__(self) -> Self:
         self._token = _current.set(self)

@@ -245,6 +245,11 @@ class Sampler:
             )
         )
 
+    def points(self, start: int) -> list[TimelinePoint]:
+        """The timeline's points from index `start` on, while the sampler runs (from any thread)."""
+        with self._lock:
+            return self._totals.timeline[start:]
+
     def _window_switches(self, totals: ServerTotals, from_s: float, to_s: float) -> None:
         """Scale the context switches to the share of them counted within the window (each
         timeline point spreads its count evenly over its interval)."""

@@ -7,11 +7,11 @@ import datetime
 from pathlib import Path
 
 import jinja2
-from markupsafe import Markup
 
 from gauntlet import __version__
 from gauntlet.report.charts import all_charts
 from gauntlet.report.findings import study_findings
+from gauntlet.report.inline_js import plotly_script
 from gauntlet.report.output import write_atomically
 from gauntlet.report.phases import phase_views
 from gauntlet.report.points import grid_points
@@ -27,13 +27,6 @@ TEMPLATES = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-
-
-def plotly_js() -> str:
-    """plotly.js as the plotly package ships it (minified, about 4.8 MB)."""
-    from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
-
-    return str(get_plotlyjs())
 
 
 def render(store: Store, run_ids: list[int]) -> str:
@@ -53,7 +46,7 @@ def render(store: Store, run_ids: list[int]) -> str:
         environments=[environment_table(run) for run in runs],
         suites=[(run.run_id, run.suite_text) for run in runs if run.suite_text],
         generated=f"gauntlet {__version__}, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M UTC}",
-        plotly_js=Markup(plotly_js().replace("</script", "<\\/script")),
+        plotly_js=plotly_script(),
     )
 
 

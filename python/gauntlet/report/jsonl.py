@@ -49,6 +49,9 @@ class JsonLines:
     def second(self, case: Case, second: engine.Second) -> None:
         self._write("second", case, second)
 
+    def server_sample(self, case: Case, point: dict[str, Any]) -> None:
+        """Not written: the lines carry the engine's seconds (the samples are in the stored result)."""
+
     def case_ended(self, case: Case, record: CaseRecord) -> None:
         result = record.result or {}
         figures = {name: result[name] for name in END_FIGURES if name in result}
