@@ -34,7 +34,7 @@ def headless_chromium() -> Iterator[Any]:
     except ImportError:
         sync_playwright = None
     require_installed("playwright", sync_playwright is not None, "pip install -e '.[test]'")
-    require_installed("chromium", CHROMIUM.exists(), "apt-get install chromium")
+    require_installed("chromium", os.access(CHROMIUM, os.X_OK), "apt-get install chromium")
     assert sync_playwright is not None
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import time
@@ -64,7 +65,7 @@ class Prometheus:
 @contextlib.contextmanager
 def prometheus_scraping(target: str, directory: Path) -> Iterator[Prometheus]:
     """Prometheus scraping `target` (host:port) every second, until the block ends; its log stays in `directory`."""
-    require_installed("prometheus", PROMETHEUS.exists(), "apt-get install prometheus")
+    require_installed("prometheus", os.access(PROMETHEUS, os.X_OK), "apt-get install prometheus")
     config = directory / "prometheus.yml"
     config.write_text(CONFIG.format(target=target))
     port = free_port()
