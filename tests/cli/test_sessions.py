@@ -21,6 +21,17 @@ warm_up: 200ms
 measure: 1s
 """
 
+#: Each user keeps one connection open; the server holds each page 10 ms per open connection.
+SLOWER_WITH_EACH_USER = """\
+sessions:
+  - name: wait
+    pages: [{{name: slow, path: '/hello?delay_per_connection_ms=10'}}]
+users: 1
+warm_up: {warm_up}
+measure: {measure}
+qos: {{good: 200ms, tolerable: 10s}}
+"""
+
 
 def test_run_load_prints_pages_and_the_verdict(builtin_server: ServerInstance, tmp_path: Path) -> None:
     load = tmp_path / "load.yaml"
@@ -48,15 +59,7 @@ def test_capacity_brackets_the_known_answer(builtin_server: ServerInstance, tmp_
     """Each user keeps one connection open; the server holds each page 10 ms per open connection,
     so n users see pages of about 10 n ms. GOOD is under 200 ms: 19 users are valid, 20 are not."""
     load = tmp_path / "load.yaml"
-    load.write_text(
-        "sessions:\n"
-        "  - name: wait\n"
-        "    pages: [{name: slow, path: '/hello?delay_per_connection_ms=10'}]\n"
-        "users: 1\n"
-        "warm_up: 300ms\n"
-        "measure: 1200ms\n"
-        "qos: {good: 200ms, tolerable: 10s}\n"
-    )
+    load.write_text(SLOWER_WITH_EACH_USER.format(warm_up="300ms", measure="1200ms"))
     out = tmp_path / "capacity.json"
     done = run_cli("capacity", load, builtin_server.url, "--start", "4", "--max-probes", "10", "--json", out, timeout_s=120)
     assert done.code == 0, done.stderr
@@ -88,15 +91,7 @@ def test_capacity_probes_carry_their_bottleneck(builtin_server: ServerInstance, 
 def test_capacity_warms_the_server_up_before_its_first_probe(builtin_server: ServerInstance, tmp_path: Path) -> None:
     """`--warm-up` runs the start level once, unmeasured, and the first probe carries its summary."""
     load = tmp_path / "load.yaml"
-    load.write_text(
-        "sessions:\n"
-        "  - name: wait\n"
-        "    pages: [{name: slow, path: '/hello?delay_per_connection_ms=10'}]\n"
-        "users: 1\n"
-        "warm_up: 100ms\n"
-        "measure: 600ms\n"
-        "qos: {good: 200ms, tolerable: 10s}\n"
-    )
+    load.write_text(SLOWER_WITH_EACH_USER.format(warm_up="100ms", measure="600ms"))
     out = tmp_path / "capacity.json"
     args = ("capacity", load, builtin_server.url, "--start", "19", "--max-probes", "1", "--warm-up", "800ms", "--json", out)
     done = run_cli(*args, timeout_s=120)
