@@ -43,7 +43,10 @@ def load_a_suite(path: Path) -> None:
                 engine_accepts(case.plan.at(URL))
             else:
                 assert case.sessions is not None
-                engine_accepts(case.sessions.load.with_users(case.sessions.users or case.sessions.capacity_start).to_plan(URL))
+                # A case of neither a number of users nor a search runs the load file as written.
+                level = case.sessions.users or case.sessions.capacity_start
+                load = case.sessions.load if level is None else case.sessions.load.with_users(level)
+                engine_accepts(load.to_plan(URL))
 
 
 def only_model_or_one_line_error(loader: Callable[[Path], object], text: bytes) -> None:
