@@ -12,7 +12,6 @@ import shutil
 import socket
 import ssl
 import subprocess
-import time
 
 import pytest
 from rich.console import Console
