@@ -133,7 +133,7 @@ def read_every_way(db: Path, out: Path) -> None:
             assert_one_line_refusal(done, FINDINGS_READ)
         else:
             assert done.code in READ_EXITS.get(name, (0,)), (name, done.stderr)
-    assert "cases compared" in run_cli(*reader_args("compare", out, db)).stdout
+        assert name != "compare" or "cases compared" in done.stdout, done.stdout
     assert (out / "report.html").stat().st_size > 0 and (out / "run-1.csv").read_text().count("\n") == 2
 
 
