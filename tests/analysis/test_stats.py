@@ -178,7 +178,7 @@ def result(requests_per_s: float, p99_us: int = 1_000, server: bool = True, coun
         "timeline": [],
     }
     if server:
-        found["server"] = {"cpu_us_per_request": 7.0}
+        found["server"] = {"cpu_us_per_request": 7.0, "cpu_user_s": 7.0 * count / 1e6, "cpu_system_s": 0.0, "cpu_source": "cgroup-v2"}
     return found
 
 
@@ -187,6 +187,30 @@ def test_headline_estimates_cover_the_figures_each_result_has() -> None:
     assert found["requests_per_s"].point == 200.0 and found["latency_p99_us"].point == 2_000
     assert found["server_cpu_us_per_request"].n == 2
     assert found["client_cpu_us_per_request"].method == stats.BOOTSTRAP
+
+
+def monitored(cpu_s: float, source: str = "proc", processes: int = 1) -> dict[str, Any]:
+    return {"cpu_user_s": cpu_s, "cpu_system_s": 0.0, "cpu_source": source, "max_processes": processes}
+
+
+def test_server_cpu_is_shown_from_ten_of_its_counters_steps() -> None:
+    """/proc ticks 10 ms (USER_HZ 100) a process: 20 requests in 2.5 ms read 0 or 1 tick, 0 or 500 µs each."""
+    tick_s = stats.CLOCK_TICK_S
+    assert stats.cpu_resolution_s(monitored(1.0)) == tick_s
+    assert stats.cpu_resolution_s(monitored(1.0, processes=16)) == pytest.approx(4 * tick_s)
+    assert stats.cpu_resolution_s(monitored(1.0, "cgroup-v2")) == stats.CGROUP_RESOLUTION_S
+    assert stats.server_cpu_unshown(monitored(10 * tick_s)) == ""
+    why = stats.server_cpu_unshown(monitored(tick_s))
+    assert why.startswith(stats.TOO_LITTLE_CPU) and f"steps of {tick_s * 1e3:.0f} ms" in why
+    assert stats.server_cpu_unshown(monitored(40 * tick_s, processes=25)) != ""
+    assert stats.server_cpu_unshown(monitored(0.001, "cgroup-v2")) == ""
+
+
+def test_a_server_cpu_too_small_to_measure_is_no_figure() -> None:
+    thin = result(100.0, count=20) | {"server": monitored(stats.CLOCK_TICK_S) | {"cpu_us_per_request": 500.0}}
+    assert stats.server_cpu_us_per_request(thin) is None
+    assert "server_cpu_us_per_request" not in stats.headline_estimates([thin])
+    assert stats.server_cpu_us_per_request(result(100.0)) == 7.0
 
 
 def test_headline_estimates_leave_out_a_p99_on_too_few_responses() -> None:

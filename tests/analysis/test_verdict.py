@@ -7,7 +7,7 @@ import math
 import pytest
 
 from gauntlet.analysis import stats
-from gauntlet.analysis.verdict import NOT_MEASURED, Kind, NoiseFloor, default_floor, floor_from_pairs, judge, pair_floors
+from gauntlet.analysis.verdict import DEFAULT_NOISE_FLOORS, NOT_MEASURED, Kind, NoiseFloor, default_floor, floor_from_pairs, judge, pair_floors
 
 FLOOR = NoiseFloor("requests_per_s", 0.05, "measured on test")
 
@@ -72,7 +72,7 @@ def test_shares_change_in_points_against_a_one_point_floor() -> None:
 
 def test_an_unmeasured_floor_says_so_in_the_reason() -> None:
     floor = default_floor("latency_p99_us")
-    assert not floor.measured and floor.relative == 0.50
+    assert not floor.measured and floor.relative == DEFAULT_NOISE_FLOORS["latency_p99_us"]
     verdict = judge(repeats(1_000), repeats(1_100), False, floor)
     assert verdict is not None and NOT_MEASURED in verdict.reason
 
@@ -96,9 +96,9 @@ def test_a_fall_exceeds_the_floor_as_the_same_factor_up_does() -> None:
 
 def test_the_floor_from_pairs_is_a_tolerance_bound_of_their_log_ratios() -> None:
     # log ratios +-0.0953 (1.1x either way): rms 0.0953; 2 pairs: chi2(0.05, 2) = 0.1026, so the
-    # upper bound of the spread is 0.0953 * sqrt(2 / 0.1026) = 0.4208, and the floor exp(1.96 * 0.4208) - 1.
+    # upper bound of the spread is 0.0953 * sqrt(2 / 0.1026) = 0.4208, and the floor exp(2.576 * 0.4208) - 1 (99 % of pairs).
     floor = floor_from_pairs([(100.0, 110.0), (110.0, 100.0)])
-    assert floor == pytest.approx(math.exp(1.96 * 0.0953102 * math.sqrt(2 / 0.1025866)) - 1, rel=1e-4)
+    assert floor == pytest.approx(math.exp(2.576 * 0.0953102 * math.sqrt(2 / 0.1025866)) - 1, rel=1e-4)
     # More pairs of the same spread give a tighter bound.
     assert floor_from_pairs([(100.0, 110.0), (110.0, 100.0)] * 10) < 0.5 < floor
     with pytest.raises(ValueError):

@@ -34,6 +34,7 @@ gets an interval from repeats only, and its method says so.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -63,6 +64,16 @@ TOO_FEW = "n too small"
 #: A percentile q needs this many responses beyond it: p99 needs 1,000 responses, p99.9 10,000.
 RESPONSES_BEYOND_PERCENTILE = 10
 PERCENTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p99_9": 0.999, "max": 1.0}
+
+#: /proc counts a process's CPU in clock ticks (USER_HZ, 100 a second): two readings of a tree of P
+#: processes miss the truth by up to a tick per process and field, about a tick x sqrt(P) in all.
+CLOCK_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+#: A cgroup counts CPU in microseconds (cpu.stat usage_usec; nanoseconds in v1's cpuacct.usage).
+CGROUP_RESOLUTION_S = 1e-6
+#: The server's CPU per request is shown only when its CPU total is at least this many of its
+#: counters' resolutions (within about 10 %): 20 requests in 2.5 ms read 0 or 1 tick, 0 or 500 µs each.
+MIN_CPU_RESOLUTIONS = 10
+TOO_LITTLE_CPU = "too little CPU to measure"
 
 Second = dict[str, Any]
 #: A figure's value in one second of the timeline, as (numerator, denominator): a batch of seconds
@@ -270,6 +281,31 @@ def percentile_shown(name: str, responses: int | float | None) -> bool:
     return responses * (1 - quantile) >= RESPONSES_BEYOND_PERCENTILE - 1e-9
 
 
+def cpu_resolution_s(server: dict[str, Any]) -> float:
+    """How finely the monitor's CPU total of a result's `server` block is counted: a tick x
+    sqrt(processes) from /proc, a microsecond from a cgroup."""
+    if server.get("cpu_source", "proc") != "proc":
+        return CGROUP_RESOLUTION_S
+    return CLOCK_TICK_S * math.sqrt(max(1, server.get("max_processes") or 1))
+
+
+def server_cpu_unshown(server: dict[str, Any]) -> str:
+    """Why the server's CPU per request is not shown ('' when it is): a CPU total under
+    MIN_CPU_RESOLUTIONS of its counters' resolution."""
+    cpu_s, resolution_s = server["cpu_user_s"] + server["cpu_system_s"], cpu_resolution_s(server)
+    if cpu_s >= MIN_CPU_RESOLUTIONS * resolution_s:
+        return ""
+    return f"{TOO_LITTLE_CPU} ({cpu_s * 1e3:.0f} ms, counted in steps of {resolution_s * 1e3:.0f} ms)"
+
+
+def server_cpu_us_per_request(result: dict[str, Any]) -> float | None:
+    """The server's CPU per request, None without a monitored server, a request, or enough CPU to measure."""
+    server = result.get("server")
+    if not server or not result["requests"] or server_cpu_unshown(server):
+        return None
+    return float(server["cpu_us_per_request"])
+
+
 def min_responses(name: str) -> int:
     """The responses a percentile needs (p99: 1,000), 1 for the max."""
     quantile = PERCENTILES[name.removeprefix("latency_").removesuffix("_us")]
@@ -282,7 +318,7 @@ HEADLINE: dict[str, Callable[[dict[str, Any]], float | None]] = {
     "latency_p50_us": lambda r: r["latency_us"]["p50"] if r["latency_us"]["count"] else None,
     "latency_p99_us": lambda r: r["latency_us"]["p99"] if r["latency_us"]["count"] else None,
     "client_cpu_us_per_request": lambda r: r["client"]["cpu_us_per_request"] if r["requests"] else None,
-    "server_cpu_us_per_request": lambda r: r["server"]["cpu_us_per_request"] if "server" in r and r["requests"] else None,
+    "server_cpu_us_per_request": server_cpu_us_per_request,
 }
 
 

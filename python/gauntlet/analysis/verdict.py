@@ -31,17 +31,19 @@ class Kind(StrEnum):
     NO_CHANGE = "no change detected"
 
 
-#: The relative change identical runs stay within when no floor was measured on this machine:
-#: conservative, from the A/A pairs of docs/metrics.md on a shared 2-core machine (single 2-3 s runs
-#: of the built-in server and nginx: 95 % of pairs within 22-60 % on requests/s and the p50, 40-90 %
-#: on the p99, 21-35 % on the CPU per request). A quiet machine's own floor is smaller: measure it.
+#: The relative change identical runs stay within when no floor was measured on this machine: the
+#: widest 99 % band (exp(2.576 x rms of the log ratios) - 1) of three sets of A/A pairs on a quiet
+#: 2-core machine (docs/metrics.md, "Default floors": 20 pairs of the built-in server with 3 repeats,
+#: 10 of single built-in runs, 10 of single nginx runs). Wide because runs of a freshly started server
+#: differ more than its repeats: where its threads land moves the built-in server's single-run
+#: requests/s by 34 % and its p99 by up to 4.4x. A machine's own floor is narrower: measure it.
 DEFAULT_NOISE_FLOORS = {
-    "requests_per_s": 0.30,
-    "latency_p50_us": 0.30,
-    "latency_p90_us": 0.40,
-    "latency_p99_us": 0.50,
-    "client_cpu_us_per_request": 0.30,
-    "server_cpu_us_per_request": 0.30,
+    "requests_per_s": 0.85,
+    "latency_p50_us": 1.4,
+    "latency_p90_us": 2.0,
+    "latency_p99_us": 4.1,
+    "client_cpu_us_per_request": 0.6,
+    "server_cpu_us_per_request": 0.4,
 }
 #: The floor of a figure without its own default.
 DEFAULT_NOISE_FLOOR = 0.30
@@ -156,8 +158,10 @@ def _floor_text(floor: NoiseFloor, share: bool) -> str:
     return f"±{floor.relative * 100:.1f} pts" if share else f"±{floor.relative:.0%}"
 
 
-#: 95 % of a normal variable lies within this many standard deviations of its mean.
-Z_95 = 1.96
+#: 99 % of a normal variable lies within this many standard deviations of its mean: a floor per
+#: figure that 99 % of identical pairs stay within keeps all five headline figures of a pair within
+#: their floors about 95 % of the time (at 95 % each, one pair in eight would show a change).
+Z_99 = 2.576
 #: The confidence of the floor's bound on the A/A spread.
 CONFIDENCE_OF_FLOOR = 0.95
 
@@ -166,9 +170,9 @@ def floor_from_pairs(pairs: list[tuple[float, float]]) -> float:
     """The noise floor from A/A pairs (two runs of the same thing, one after the other), as a
     tolerance bound: with d = log(b / a) per pair, taken as normal around 0 (identical runs have no
     true difference), s = rms(d) over the n pairs, and s's upper 95 % confidence bound
-    s * sqrt(n / chi2(0.05, n)), the floor is exp(1.96 * that bound) - 1: with 95 % confidence, 95 %
+    s * sqrt(n / chi2(0.05, n)), the floor is exp(2.576 * that bound) - 1: with 95 % confidence, 99 %
     of identical pairs differ by less. A handful of pairs cannot pin the spread down, so the bound
-    is wide with few: 2.1 s * 1.96 with 5 pairs, 1.6 s * 1.96 with 10. Pairs with a value at or
+    is wide with few: 2.1 s * 2.576 with 5 pairs, 1.6 s * 2.576 with 10. Pairs with a value at or
     below 0 are left out; ValueError when none is left."""
     from scipy import stats as scipy_stats
 
@@ -178,7 +182,7 @@ def floor_from_pairs(pairs: list[tuple[float, float]]) -> float:
     count = len(logs)
     rms = math.sqrt(sum(d * d for d in logs) / count)
     upper = rms * math.sqrt(count / float(scipy_stats.chi2.ppf(1 - CONFIDENCE_OF_FLOOR, count)))
-    return math.exp(Z_95 * upper) - 1
+    return math.exp(Z_99 * upper) - 1
 
 
 def pair_floors(results: list[dict[str, Any]]) -> dict[str, float]:

@@ -8,7 +8,8 @@ floor of this machine for that figure (`gauntlet calibrate noise`; a documented 
 not measured, which the output says). Shares (failed requests, each error kind, non-2xx responses)
 change in points, against a 1-point floor. A latency percentile is compared only where both sides
 have the responses it needs (p99: 1,000; analysis.stats.percentile_shown), else it shows
-"n too small".
+"n too small"; the server's CPU per request only where both sides counted enough CPU to measure it
+(analysis.stats.server_cpu_unshown), else "too little CPU to measure".
 
 Cases pair by key. A parameter that has one value throughout each run but a different one in each
 (the suite's timeout changed from 15 s to 1 s) is a setting of the runs, not of a case: cases pair
@@ -24,7 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from gauntlet.analysis import stats
 from gauntlet.analysis.stats import Estimate
 from gauntlet.analysis.verdict import NOT_MEASURED, Kind, NoiseFloor, Verdict, default_floor, judge
 from gauntlet.host import differences
@@ -131,11 +131,9 @@ def judge_figure(
     """The verdict on one figure of a pair of points; None when the figure is absent from either
     side (or, for a figure compared only when seen, is 0 throughout)."""
     compared = COMPARED[figure]
-    if not (old.percentile_shown(figure) and new.percentile_shown(figure)):
+    if why := old.unshown(figure) or new.unshown(figure):
         if not old.measured or not new.measured:
             return None
-        why = f"{stats.TOO_FEW} ({figure.removeprefix('latency_').removesuffix('_us').replace('_', '.')} needs "
-        why += f"{stats.min_responses(figure):,} responses a repeat)"
         return FigureVerdict(figure, None, None, None, why)
     before, after = old.estimate(figure, compared.value), new.estimate(figure, compared.value)
     if before is None or after is None:

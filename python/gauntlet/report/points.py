@@ -88,19 +88,27 @@ class GridPoint:
         """A figure over the measured repeats: their median and its 95 % interval (analysis.stats,
         from the repeats or their per-second timelines). `name` is the flat figure
         (gauntlet.store.figures), read by `of` when given. None when no repeat has it, or for a
-        latency percentile that some repeat has too few responses for (percentile_shown)."""
-        if not self.percentile_shown(name):
+        latency percentile that some repeat has too few responses for, or a server CPU too small to
+        measure (unshown)."""
+        if self.unshown(name):
             return None
         read = of or stored_figure(name)
         timelines = [case.result.get("timeline", []) for case in self.measured if case.result is not None]
         return stats.estimate(name, [read(case) for case in self.measured], timelines)
 
-    def percentile_shown(self, name: str) -> bool:
-        """False for a latency percentile (latency_p99_us, ...) that some repeat has too few
-        responses for (stats.percentile_shown: p99 needs 1,000); True for any other figure."""
+    def unshown(self, name: str) -> str:
+        """Why a figure is not shown, '' when it is: a latency percentile (latency_p99_us, ...) that
+        some repeat has too few responses for (stats.percentile_shown: p99 needs 1,000), or a server
+        CPU per request whose CPU total some repeat counted too coarsely (stats.server_cpu_unshown)."""
+        if name == "server_cpu_us_per_request":
+            servers = [case.result["server"] for case in self.measured if case.result and case.result.get("server")]
+            return next((why for server in servers if (why := stats.server_cpu_unshown(server))), "")
         if not name.startswith("latency_p"):
-            return True
-        return all(stats.percentile_shown(name, case.figures.get("responses")) for case in self.measured)
+            return ""
+        if all(stats.percentile_shown(name, case.figures.get("responses")) for case in self.measured):
+            return ""
+        percentile = name.removeprefix("latency_").removesuffix("_us").replace("_", ".")
+        return f"{stats.TOO_FEW} ({percentile} needs {stats.min_responses(name):,} responses a repeat)"
 
     @property
     def labels(self) -> list[str]:

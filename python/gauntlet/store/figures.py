@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gauntlet.analysis.bottleneck import stuck_unanswered
+from gauntlet.analysis.stats import server_cpu_us_per_request
 
 Figure = int | float | None
 Result = dict[str, Any]
@@ -127,7 +128,7 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
     "tls_resumed": _field("tls", "resumed"),
     "client_cpu_us_per_request": _field("client", "cpu_us_per_request"),
     "client_busiest_thread_share": _field("client", "busiest_thread_share"),
-    "server_cpu_us_per_request": _field("server", "cpu_us_per_request"),
+    "server_cpu_us_per_request": server_cpu_us_per_request,
     "server_context_switches_per_request": _field("server", "context_switches_per_request"),
     "server_page_faults_per_request": _field("server", "page_faults_per_request"),
     "server_rss_bytes": _server_memory("rss_bytes"),
