@@ -190,7 +190,7 @@ def test_headline_estimates_cover_the_figures_each_result_has() -> None:
 
 
 def monitored(cpu_s: float, source: str = "proc", processes: int = 1) -> dict[str, Any]:
-    return {"cpu_user_s": cpu_s, "cpu_system_s": 0.0, "cpu_source": source, "max_processes": processes}
+    return {"cpu_user_s": cpu_s, "cpu_system_s": 0.0, "cpu_source": source, "max_processes": processes, "elapsed_s": 2.0}
 
 
 def test_server_cpu_is_shown_from_ten_of_its_counters_steps() -> None:
@@ -204,6 +204,8 @@ def test_server_cpu_is_shown_from_ten_of_its_counters_steps() -> None:
     assert why.startswith(stats.TOO_LITTLE_CPU) and f"steps of {tick_s * 1e3:.0f} ms" in why
     assert stats.server_cpu_unshown(monitored(40 * tick_s, processes=25)) != ""
     assert stats.server_cpu_unshown(monitored(0.001, "cgroup-v2")) == ""
+    brief = monitored(1.0, "cgroup-v2") | {"elapsed_s": 0.0025}
+    assert stats.server_cpu_unshown(brief) == f"{stats.TOO_LITTLE_CPU} (measured over 2 ms; the monitor needs 1 s)"
 
 
 def test_a_server_cpu_too_small_to_measure_is_no_figure() -> None:

@@ -75,3 +75,16 @@ def test_calibrate_noise_stores_the_floor_and_compare_uses_it(tmp_path: Path) ->
     assert pair.code == 0, pair.stdout
     fallback = next((line for line in pair.stdout.splitlines() if "default floors used for" in line), "")
     assert not any(name in fallback for name in floors), fallback
+
+
+def test_a_server_cpu_below_the_counters_steps_is_not_compared(tmp_path: Path) -> None:
+    """20 requests take a few ms: the server's work just after them (closing the connections) or
+    /proc's 10 ms ticks outweigh them, which compare once called a +1,551 % regression."""
+    db = tmp_path / "thin.db"
+    for _ in range(2):
+        done = run_cli("run", "-c", "2", "-n", "20", "--db", db, timeout_s=60)
+        assert done.code == 0, done.stderr
+    done = compared(db, 1, 2)
+    (row,) = [line for line in done.stdout.splitlines() if "server µs/req" in line]
+    assert "too little CPU to measure (measured over " in row and "; the monitor needs 1 s)" in row, done.stdout
+    assert "REGRESSION" not in row and "improvement" not in row

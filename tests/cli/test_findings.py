@@ -96,6 +96,19 @@ def judged(stored: Path) -> dict[str, dict[str, str]]:
     return {item["id"]: item for item in found["findings"]}
 
 
+def test_markdown_states_the_command_the_machine_and_every_claim(stored: Path, judged: dict[str, dict[str, str]]) -> None:
+    done = run_cli("findings", "1", "--db", stored, "--markdown", timeout_s=60)
+    assert done.code == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "# Findings: findings-check"
+    assert "- **Command:** `gauntlet suite run findings-check`, then `gauntlet findings 1 --markdown`" in lines
+    assert any(line.startswith("- **Machine:** ") and " cores, " in line for line in lines)
+    assert "- **Tally:** 2 hold, 2 do not hold, 1 not measured" in lines
+    rows = [line for line in lines if line.startswith("| ")]
+    assert rows[:2] == ["| finding | claim | paper | measured | verdict |", "| --- | --- | --- | --- | --- |"]
+    assert sorted(row.split(" | ")[0].removeprefix("| ") for row in rows[2:]) == sorted(judged)
+
+
 def test_a_verdict_on_cases_of_a_busy_machine_says_so(stored: Path) -> None:
     with Store.open_read_only(stored) as store:
         cases = store.cases([1])

@@ -36,6 +36,10 @@ struct User {
     next_embedded: usize,
     /// The page under way began inside the measured interval and is not counted yet.
     measured: bool,
+    /// The page under way began before the measured interval (in the ramp-up or warm-up): it counts
+    /// when it ends inside the interval, or is still under way at its end past TOLERABLE (a user
+    /// stuck since the warm-up on a server that stopped answering is a FAIL, not unseen).
+    carried: bool,
     /// The first of the page's pair of connections.
     main_conn: usize,
 }
@@ -198,7 +202,7 @@ impl Users {
     pub fn outcome(mut self) -> SessionsOutcome {
         let end_us = self.window.run_end_us;
         for slot in 0..self.slots.len() {
-            if self.slots[slot].as_ref().is_some_and(|user| user.measured && self.overdue(user)) {
+            if self.slots[slot].as_ref().is_some_and(|user| (user.measured || user.carried) && self.overdue(user)) {
                 self.count_page(slot, end_us);
             }
         }
@@ -219,6 +223,7 @@ impl Users {
     fn count_page(&mut self, slot: usize, now_us: u64) {
         let user = self.slots[slot].as_mut().expect("an active user");
         user.measured = false;
+        user.carried = false;
         let page_time_us = now_us - user.page_started_us;
         let (bytes, failed, page_started_us) = (user.page_bytes, user.page_failed, user.page_started_us);
         let checks = (failed, user.page_invalid);
@@ -287,6 +292,7 @@ impl Users {
             main_done: false,
             next_embedded: 0,
             measured: false,
+            carried: false,
             main_conn: 0,
         });
         self.start_page(slot, now_us, actions);
@@ -294,6 +300,7 @@ impl Users {
 
     fn start_page(&mut self, slot: usize, now_us: u64, actions: &mut Actions) {
         let measured = self.window.measures(now_us);
+        let carried = now_us < self.window.measure_start_us;
         let shared = Arc::clone(&self.shared);
         let first_conn = self.per_user() * slot;
         let user = self.user(slot);
@@ -305,6 +312,7 @@ impl Users {
         user.main_done = false;
         user.next_embedded = 0;
         user.measured = measured;
+        user.carried = carried;
         user.main_conn = first_conn + if requests.https { 2 } else { 0 };
         let main_conn = user.main_conn;
         self.send(main_conn, requests.main, now_us, actions);
@@ -327,13 +335,16 @@ impl Users {
         let user = self.slots[slot].as_ref().expect("an active user");
         let session = &self.shared.plan.types[user.session_type];
         let (think, session_type, page, failed) = (session.think, user.session_type, user.page, user.page_failed);
-        if user.measured && now_us < self.window.measure_end_us {
+        let ended_inside =
+            (user.measured && now_us < self.window.measure_end_us) || (user.carried && self.window.measures(now_us));
+        if ended_inside {
             self.count_page(slot, now_us);
             actions.push_back(Action::Count(SessionEvent::Page { failed }));
-        } else if user.measured && self.overdue(user) {
+        } else if (user.measured || user.carried) && now_us >= self.window.measure_end_us && self.overdue(user) {
             self.count_page(slot, now_us);
         }
-        self.user(slot).measured = false;
+        let user = self.user(slot);
+        (user.measured, user.carried) = (false, false);
         if let Some(next) = self.shared.walks[session_type].next(page, &mut self.rng) {
             self.user(slot).page = next;
             let think_us = think.draw_us(&mut self.rng);
@@ -440,8 +451,14 @@ mod tests {
     use crate::plan::sessions::SessionsPlan;
     use crate::plan::Plan;
 
-    /// A thread's users of the plan's `json` sessions over `connections`, `fixed` of them at once.
+    /// A thread's users of the plan's `json` sessions over `connections`, `fixed` of them at once,
+    /// measured over the first 10 s.
     fn users(json: &str, connections: usize, fixed: usize) -> Users {
+        users_in(json, connections, fixed, 0)
+    }
+
+    /// The same, measured from `measure_start_us` to 10 s.
+    fn users_in(json: &str, connections: usize, fixed: usize, measure_start_us: u64) -> Users {
         let plan = Plan::from_json(&format!(
             r#"{{"url": "http://127.0.0.1:8080/", "connections": 4, "duration_us": 1000000, "sessions": {json}}}"#
         ))
@@ -451,7 +468,7 @@ mod tests {
         let sessions: SessionsPlan = plan.sessions.clone().unwrap();
         let shared =
             super::super::pages::encode_pages(&plan, &target, https.as_ref(), sessions, &mut requests).unwrap();
-        let window = Window { start_us: 0, measure_start_us: 0, measure_end_us: 10_000_000, run_end_us: 10_000_000 };
+        let window = Window { start_us: 0, measure_start_us, measure_end_us: 10_000_000, run_end_us: 10_000_000 };
         let setup = UsersSetup { index: 0, connections, users: fixed, arrival_share: 1.0 };
         Users::new(Arc::new(shared), &setup, window)
     }
@@ -527,6 +544,32 @@ mod tests {
             if count > 0 {
                 assert!(page.page_time.equivalent(page.page_time.min(), 10_000_000 - start_us));
             }
+        }
+    }
+
+    #[test]
+    fn a_page_begun_in_the_warm_up_counts_if_it_ends_inside_the_interval_or_is_overdue_at_its_end() {
+        // Measuring runs from 2 s to 10 s; TOLERABLE is 4 s. Each case: the page ends at (None:
+        // never), pages counted, of which FAIL.
+        let cases = [(Some(1_000_000), 0, 0), (Some(2_500_000), 1, 0), (Some(10_500_000), 1, 1), (None, 1, 1)];
+        for (end_us, count, fail) in cases {
+            let mut users = users_in(
+                r#"{"users": 1, "types": [{"name": "t", "weight": 1, "think": {"kind": "fixed", "mean_us": 60000000},
+                   "pages": [{"name": "a", "path": "/a"}, {"name": "b", "path": "/b"}]}]}"#,
+                2,
+                1,
+                2_000_000,
+            );
+            let mut actions = Actions::new();
+            users.start(500_000, &mut actions);
+            if let Some(end_us) = end_us {
+                users.on_free(0, end_us, OK, &mut actions);
+            }
+            let events = drain(&mut actions);
+            let page = &users.outcome().pages[0];
+            assert_eq!((page.count, page.fail), (count, fail), "a page from 0.5 s ending at {end_us:?}");
+            let counted_live = events.contains(&Action::Count(SessionEvent::Page { failed: false }));
+            assert_eq!(counted_live, end_us == Some(2_500_000), "the timeline counts a page that ends inside");
         }
     }
 

@@ -73,6 +73,10 @@ CGROUP_RESOLUTION_S = 1e-6
 #: The server's CPU per request is shown only when its CPU total is at least this many of its
 #: counters' resolutions (within about 10 %): 20 requests in 2.5 ms read 0 or 1 tick, 0 or 500 µs each.
 MIN_CPU_RESOLUTIONS = 10
+#: ... and only over a measured interval this long: its end is placed between the monitor's readings
+#: (every 0.5 s) around it, so the server's work just after it (closing the connections) is partly
+#: counted in it, a share that only a short interval makes large.
+MIN_CPU_WINDOW_S = 1.0
 TOO_LITTLE_CPU = "too little CPU to measure"
 
 Second = dict[str, Any]
@@ -290,8 +294,11 @@ def cpu_resolution_s(server: dict[str, Any]) -> float:
 
 
 def server_cpu_unshown(server: dict[str, Any]) -> str:
-    """Why the server's CPU per request is not shown ('' when it is): a CPU total under
-    MIN_CPU_RESOLUTIONS of its counters' resolution."""
+    """Why the server's CPU per request is not shown ('' when it is): a measured interval under
+    MIN_CPU_WINDOW_S, or a CPU total under MIN_CPU_RESOLUTIONS of its counters' resolution."""
+    window_s = server.get("elapsed_s")
+    if window_s is not None and window_s < MIN_CPU_WINDOW_S:
+        return f"{TOO_LITTLE_CPU} (measured over {window_s * 1e3:.0f} ms; the monitor needs {MIN_CPU_WINDOW_S:g} s)"
     cpu_s, resolution_s = server["cpu_user_s"] + server["cpu_system_s"], cpu_resolution_s(server)
     if cpu_s >= MIN_CPU_RESOLUTIONS * resolution_s:
         return ""

@@ -5,7 +5,7 @@ A change is detected (regressed or improved) only when both hold:
 - its 95 % interval excludes zero: the interval of the ratio new/old (stats.ratio) minus 1, or of the
   difference in points for a share (stats.difference). When the runs give no interval (one short
   repeat each), the noise floor stands in for it: the interval is the change +- the floor;
-- it exceeds the machine's noise floor for that figure: how much identical runs differ here (95 %
+- it exceeds the machine's noise floor for that figure: how much identical runs differ here (99 %
   of A/A differences are within it), measured by `gauntlet calibrate noise` and stored, or
   DEFAULT_NOISE_FLOORS when it was not measured. Intervals from 3 repeats are narrow by chance
   often enough (all three of one side above all three of the other: 1 in 10) that the floor is
@@ -55,7 +55,7 @@ NOT_MEASURED = "noise floor not measured on this machine: run gauntlet calibrate
 
 @dataclass(frozen=True)
 class NoiseFloor:
-    """The change two identical runs stay within, 95 % of the time (relative; points for a share)."""
+    """The change two identical runs stay within, 99 % of the time (relative; points for a share)."""
 
     figure: str
     relative: float

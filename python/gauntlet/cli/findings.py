@@ -15,12 +15,15 @@ from gauntlet.report.output import console
 def findings_command(
     run: Annotated[int, run_id("RUN", "A stored run of a study suite")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdicts as JSON")] = False,
+    as_markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print a Markdown page: the command, the date, the machine, the table (docs/findings/)")
+    ] = False,
     db: DbOption = DEFAULT_DB_PATH,
 ) -> int:
     """Each claim of the study's paper, the paper's figure, the measured value with its interval, and
     the verdict: holds, does not hold, inconclusive, not measured (and why)."""
     from gauntlet.errors import GauntletError
-    from gauntlet.report.findings import findings_json, findings_table, judged_run, tally
+    from gauntlet.report.findings import findings_json, findings_markdown, findings_table, judged_run, tally
     from gauntlet.report.tables import rich_table
     from gauntlet.store import Store
 
@@ -31,10 +34,14 @@ def findings_command(
                 f"run {run} is a `gauntlet {run_row.command}`, not a study suite",
                 "Give the id of a `gauntlet suite run` (gauntlet report --list shows them)",
             )
-        judged, origin = judged_run(run_row, store.cases([run]), store.noise_floors())
+        floors = store.noise_floors()
+        judged, origin = judged_run(run_row, store.cases([run]), floors)
     out = console()
     if as_json:
         out.print_json(json.dumps(findings_json(judged, origin)))
+        return 0
+    if as_markdown:
+        print(findings_markdown(run_row, judged, origin, floors))
         return 0
     out.print(rich_table(findings_table(judged, origin)))
     out.print(Text(f"run {run}, {run_row.suite}: {tally(judged)}"), soft_wrap=True)

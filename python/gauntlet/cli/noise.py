@@ -3,7 +3,7 @@ for `compare` (docs/metrics.md, "The noise floor").
 
 It runs the same short measurement 2 x --pairs times, each on a freshly started server (as two
 separate `gauntlet run` commands would), takes consecutive runs as pairs, and stores per figure the
-change 95 % of identical pairs stay within (analysis.verdict.floor_from_pairs). The runs are kept
+change 99 % of identical pairs stay within (analysis.verdict.floor_from_pairs). The runs are kept
 in the store too (command `calibrate`), so the floor can be traced to them.
 """
 
@@ -87,7 +87,7 @@ def noise_command(
 def floor_table(floors: dict[str, float], pairs: int) -> Table:
     table = Table(title=f"Noise floor from {pairs} A/A pairs", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
     table.add_column("figure")
-    table.add_column("95 % of identical pairs within", justify="right")
+    table.add_column("99 % of identical pairs within", justify="right")
     for name, relative in floors.items():
         table.add_row(name, f"±{relative:.1%}")
     return table

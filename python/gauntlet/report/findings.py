@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from gauntlet.analysis.findings import Judged, judge
-from gauntlet.analysis.verdict import NoiseFloor, default_floor
+from gauntlet.analysis.verdict import NOT_MEASURED, NoiseFloor, default_floor
 from gauntlet.errors import GauntletError
+from gauntlet.report.tables import markdown_table
 from gauntlet.report.views import Column, Table
 from gauntlet.store import CaseRow, RunRow
 from gauntlet.suite.load import run_claims
+from gauntlet.units import format_duration_us
 
 
 def judged_run(run: RunRow, cases: Sequence[CaseRow], floors: dict[str, NoiseFloor]) -> tuple[list[Judged], str]:
@@ -66,6 +69,32 @@ def tally(judged: list[Judged]) -> str:
     """'3 hold, 1 does not hold, 2 not measured'."""
     counts = Counter(item.verdict for item in judged)
     return ", ".join(f"{count} {verdict if count == 1 else PLURAL.get(verdict, verdict)}" for verdict, count in counts.items())
+
+
+def findings_markdown(run: RunRow, judged: list[Judged], origin: str, floors: dict[str, NoiseFloor]) -> str:
+    """The findings as a Markdown page for docs/findings/: the command, when and on what machine it
+    ran, where the noise floors came from, then the table."""
+    env = run.environment
+    variant = "--quick" if run.options.get("quick") else "--full" if run.options.get("full") else ""
+    started = datetime.fromtimestamp(run.started_unix_ms / 1000, UTC)
+    length = f", {format_duration_us((run.ended_unix_ms - run.started_unix_ms) * 1000)}" if run.ended_unix_ms else ""
+    memory_gib = env.get("memory_bytes", 0) / 2**30
+    load = env.get("load_average") or ["?"]
+    floor_sources = sorted({floor.source for floor in floors.values()}) or [NOT_MEASURED]
+    return "\n".join([
+        f"# Findings: {run.suite}",
+        "",
+        f"- **Command:** `gauntlet suite run {run.suite}{' ' + variant if variant else ''}`, then `gauntlet findings {run.run_id} --markdown`",
+        f"- **Run:** {run.run_id}, {started:%Y-%m-%d %H:%M} UTC{length}, {run.status}, {run.stored_cases} of {run.planned_cases} cases"
+        f" (Gauntlet {run.gauntlet_version})",
+        f"- **Machine:** {env.get('cpu_model', '?')}, {env.get('cores', '?')} cores, {memory_gib:.0f} GiB, {env.get('os', '?')},"
+        f" kernel {env.get('kernel', '?')}; load average {load[0]} when it began",
+        f"- **Noise floors:** {'; '.join(floor_sources)}",
+        f"- **Tally:** {tally(judged)}",
+        "",
+        markdown_table(findings_table(judged, origin)),
+        "",
+    ])
 
 
 def findings_json(judged: list[Judged], origin: str) -> dict[str, Any]:

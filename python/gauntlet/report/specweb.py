@@ -11,7 +11,7 @@ from typing import Any
 
 from gauntlet.analysis.qos import pages_of
 from gauntlet.report.points import GridPoint, point_names
-from gauntlet.report.views import Column, Table, qos_valid
+from gauntlet.report.views import Column, Table, probe_valid
 from gauntlet.units import format_count
 
 LEVEL = "users"
@@ -52,13 +52,13 @@ def specweb_table(points: list[GridPoint]) -> Table:
     """One row per series of session levels (a capacity search, or a single level): the valid
     sessions found, and the per-page figures at the largest valid level (at the smallest level
     probed when none was valid)."""
-    sessions = [p for p in points if isinstance(p.params.get(LEVEL), int) and _sessions_results(p)]
+    sessions = [p for p in points if isinstance(p.params.get(LEVEL), int) and probe_valid(p) is not None]
     series: dict[str, list[GridPoint]] = defaultdict(list)
     for point, name in zip(sessions, point_names(sessions, [LEVEL]), strict=True):
         series[name].append(point)
     rows = []
     for name, probes in series.items():
-        judged = sorted(((p.params[LEVEL], all(qos_valid(r) for r in _sessions_results(p)), p) for p in probes), key=lambda t: t[0])
+        judged = sorted(((p.params[LEVEL], bool(probe_valid(p)), p) for p in probes), key=lambda t: t[0])
         valid = [t for t in judged if t[1]]
         users, _, at = valid[-1] if valid else judged[0]
         results = _sessions_results(at)
@@ -67,7 +67,7 @@ def specweb_table(points: list[GridPoint]) -> Table:
             name,
             format_count(users) if valid else f"0 (invalid at {format_count(users)})",
             format_count(min(above)) if above else "none failed",
-            format_count(sum(map(pages_of, results)) // len(results)),
+            format_count(sum(map(pages_of, results)) // len(results)) if results else "-",
             _warm_up_figure([r for _, _, p in judged for r in _sessions_results(p)]),
             *(_figure(results, i) for i in range(3)),
         ])

@@ -393,6 +393,14 @@ def rich_table(table: views.Table) -> Table:
     return shown
 
 
+def markdown_table(table: views.Table) -> str:
+    """One of the report's tables as a Markdown (GitHub) table, for docs; a '|' in a cell escaped."""
+    lines = ["| " + " | ".join(column.name for column in table.columns) + " |"]
+    lines.append("| " + " | ".join("---:" if column.numeric else "---" for column in table.columns) + " |")
+    lines += ["| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in row) + " |" for row in table.rows]
+    return "\n".join(lines)
+
+
 def print_summary(console: Console, store: Store, *run_ids: int) -> None:
     """Stored runs as the HTML report's headline shows them (`gauntlet suite run` prints it at the end)."""
     # Imported here: `gauntlet run` prints the tables above without the store or the report's views.

@@ -204,6 +204,16 @@ def qos_valid(result: dict[str, Any]) -> bool:
     return verdict(result["sessions"]).valid
 
 
+def probe_valid(point: GridPoint) -> bool | None:
+    """A sessions level's verdict: valid when every repeat met the QoS; invalid when one did not or
+    ended without a result (a server that stalled or died under the level: the capacity search counts
+    it invalid too); None for a point that is no sessions level."""
+    results = _sessions_results(point)
+    if results:
+        return all(qos_valid(r) for r in results) and not point.failed
+    return False if point.failed else None
+
+
 def qos_table(points: list[GridPoint]) -> Table:
     """SPECweb2005 QoS per page type: the classes' shares over every repeat, and the case's verdict
     (valid when every repeat is)."""
@@ -239,10 +249,9 @@ def capacity_table(points: list[GridPoint]) -> Table:
     series of levels."""
     levels: dict[str, list[tuple[int, bool]]] = defaultdict(list)
     for level in LEVELS:
-        sessions = [p for p in points if isinstance(p.params.get(level), int) and _sessions_results(p)]
+        sessions = [p for p in points if isinstance(p.params.get(level), int) and probe_valid(p) is not None]
         for point, name in zip(sessions, point_names(sessions, [level]), strict=True):
-            valid = all(qos_valid(r) for r in _sessions_results(point))
-            levels[f"{name} (users/s at the peak)" if level != "users" else name].append((point.params[level], valid))
+            levels[f"{name} (users/s at the peak)" if level != "users" else name].append((point.params[level], bool(probe_valid(point))))
     rows = []
     for name, probes in levels.items():
         if len(probes) < 2:
