@@ -205,7 +205,7 @@ def test_server_cpu_is_shown_from_ten_of_its_counters_steps() -> None:
     assert stats.server_cpu_unshown(monitored(40 * tick_s, processes=25)) != ""
     assert stats.server_cpu_unshown(monitored(0.001, "cgroup-v2")) == ""
     brief = monitored(1.0, "cgroup-v2") | {"elapsed_s": 0.0025}
-    assert stats.server_cpu_unshown(brief) == f"{stats.TOO_LITTLE_CPU} (measured over 2 ms; the monitor needs 1 s)"
+    assert stats.server_cpu_unshown(brief) == f"{stats.TOO_LITTLE_CPU} (measured over 2 ms; the monitor needs 0.5 s)"
 
 
 def test_a_server_cpu_too_small_to_measure_is_no_figure() -> None:

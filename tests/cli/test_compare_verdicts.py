@@ -86,5 +86,5 @@ def test_a_server_cpu_below_the_counters_steps_is_not_compared(tmp_path: Path) -
         assert done.code == 0, done.stderr
     done = compared(db, 1, 2)
     (row,) = [line for line in done.stdout.splitlines() if "server µs/req" in line]
-    assert "too little CPU to measure (measured over " in row and "; the monitor needs 1 s)" in row, done.stdout
+    assert "too little CPU to measure (measured over " in row and "; the monitor needs 0.5 s)" in row, done.stdout
     assert "REGRESSION" not in row and "improvement" not in row

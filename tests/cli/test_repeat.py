@@ -27,13 +27,15 @@ def server_pids(stderr: str) -> list[int]:
 
 def test_three_repeats_with_restarts_keep_every_repeat_and_show_their_estimates(tmp_path: Path) -> None:
     out = tmp_path / "repeats.json"
-    done = run_cli("run", "-n", "2000", "-c", "4", "--repeat", "3", "--restart-between", "--json", out)
+    # 100,000 requests: each repeat measures over a second or more, more than the server's CPU per
+    # request needs (analysis.stats.MIN_CPU_WINDOW_S).
+    done = run_cli("run", "-n", "100000", "-c", "4", "--repeat", "3", "--restart-between", "--json", out)
     assert done.code == 0, done.stderr
     found = json.loads(out.read_text())
     REPEAT.validate(found)
     for result in found["repeats"]:
         RUN.validate(result)
-    assert [r["responses"] for r in found["repeats"]] == [2000, 2000, 2000]
+    assert [r["responses"] for r in found["repeats"]] == [100_000] * 3
     assert len(set(server_pids(done.stderr))) == 3, "a fresh server for every repeat"
     assert len({r["address"] for r in found["repeats"]}) == 3
     rates = sorted(r["requests_per_s"] for r in found["repeats"])

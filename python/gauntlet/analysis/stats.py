@@ -73,10 +73,10 @@ CGROUP_RESOLUTION_S = 1e-6
 #: The server's CPU per request is shown only when its CPU total is at least this many of its
 #: counters' resolutions (within about 10 %): 20 requests in 2.5 ms read 0 or 1 tick, 0 or 500 µs each.
 MIN_CPU_RESOLUTIONS = 10
-#: ... and only over a measured interval this long: its end is placed between the monitor's readings
-#: (every 0.5 s) around it, so the server's work just after it (closing the connections) is partly
-#: counted in it, a share that only a short interval makes large.
-MIN_CPU_WINDOW_S = 1.0
+#: ... and only over a measured interval of one monitor interval (0.5 s) or more: its end is placed
+#: between the monitor's readings around it, so the server's work just after it (closing the
+#: connections: milliseconds) is partly counted in it, a share only a short interval makes large.
+MIN_CPU_WINDOW_S = 0.5
 TOO_LITTLE_CPU = "too little CPU to measure"
 
 Second = dict[str, Any]

@@ -128,8 +128,9 @@ def cases_table(points: list[GridPoint]) -> Table:
 
 
 def resources_table(points: list[GridPoint]) -> Table:
-    """SPECweb2005's per-request resource table, client cost beside it."""
-    monitored = [p for p in points if p.figure("server_cpu_us_per_request") is not None]
+    """SPECweb2005's per-request resource table, client cost beside it: every case whose server was
+    monitored (its CPU a dash where too little was measured: stats.server_cpu_unshown)."""
+    monitored = [p for p in points if p.figure("server_max_processes") is not None]
     leading, named = case_cells(monitored)
     rows = [
         [
