@@ -108,3 +108,23 @@ def test_point_ratio_relates_two_points_with_an_interval() -> None:
     found = point_ratio(fast, slow, "requests_per_s")
     assert found is not None and found.point == 2.0 and found.low < 2.0 < found.high
     assert point_ratio(fast, GridPoint("empty", {}), "requests_per_s") is None
+
+
+def test_a_level_whose_server_stalled_is_an_invalid_probe() -> None:
+    """A capacity probe stored as an error (no request ended: the server stalled) is the first
+    invalid level, as the search counted it, not a level left out of the table ("none failed")."""
+    from gauntlet.report import views
+    from gauntlet.store import CaseRow
+
+    def probe(users: int, result: dict[str, object] | None) -> CaseRow:
+        status, error = ("ok", None) if result else ("error", "server-stalled: no request ended")
+        return CaseRow(users, 1, f"u{users}", 0, {"users": users}, status, None, None, None, None, None, None, None, None,
+                       [], [], error, 0, 0, {}, result)
+
+    valid = {"sessions": {"pages": []}, "qos": {"valid": True}}
+    points = [GridPoint(f"u{users}", {"users": users}) for users in (40, 80)]
+    points[0].measured.append(probe(40, valid))
+    points[1].failed.append(probe(80, None))
+    assert [views.probe_valid(point) for point in points] == [True, False]
+    assert views.probe_valid(GridPoint("none", {"users": 1})) is None
+    assert views.capacity_table(points).rows == [["all cases", "40 valid, 80 invalid", "40", "80"]]
