@@ -45,10 +45,19 @@ def result(**changes: Any) -> dict[str, Any]:
         "requests_per_s": 10_000.0,
         "schedule": None,
         "client": {"cpu_us_per_request": 10.0},
-        "server": {"cpu_us_per_request": 10.0},
+        "server": monitored(10.0),
     }
     found.update(changes)
     return found
+
+
+def monitored(cpu_us_per_request: float, requests: int = 100_000) -> dict[str, Any]:
+    """The monitor's `server` block over the 10 s window: /proc's totals for that CPU per request."""
+    cpu_s = cpu_us_per_request * requests / 1e6
+    return {
+        "cpu_us_per_request": cpu_us_per_request, "cpu_user_s": cpu_s, "cpu_system_s": 0.0,
+        "elapsed_s": WINDOW_S, "cpu_source": "proc", "max_processes": 1,
+    }
 
 
 def use(cpu_s: float = 1.0, wait_s: float = 0.0, threads: int = 2, busiest: float = 0.1, **changes: Any) -> CpuUse:
@@ -114,7 +123,7 @@ def test_on_separate_cpus_each_side_is_judged_alone() -> None:
 def test_on_shared_busy_cpus_the_side_costing_more_per_request_is_the_bottleneck(
     client_us: float, server_us: float, expected: list[str]
 ) -> None:
-    found = result(client={"cpu_us_per_request": client_us}, server={"cpu_us_per_request": server_us})
+    found = result(client={"cpu_us_per_request": client_us}, server=monitored(server_us))
     busy = context(use(cpu_s=9.0, wait_s=7.0), use(cpu_s=9.0, wait_s=6.0), idle_s=0.5)
     assessed = assess(found, busy)
     assert assessed["labels"] == expected
@@ -127,7 +136,7 @@ def test_busy_cpus_that_client_and_server_did_not_want_label_nothing() -> None:
 
 
 def test_a_quota_keeps_its_label_when_the_cpus_are_also_contended() -> None:
-    found = result(client={"cpu_us_per_request": 20.0}, server={"cpu_us_per_request": 5.0})
+    found = result(client={"cpu_us_per_request": 20.0}, server=monitored(5.0))
     busy = context(use(cpu_s=15.0, wait_s=5.0), use(cpu_s=1.0, wait_s=19.0, quota_cores=0.1), idle_s=0.2)
     assert labels(found, busy) == [CLIENT_BOUND, SERVER_CPU_BOUND]
 
@@ -138,6 +147,13 @@ def test_without_monitor_figures_the_server_cost_comes_from_the_cpu_window() -> 
     del found["server"]
     assessed = assess(found, context(use(), use(cpu_s=2.0)))
     assert assessed["server"]["cpu_us_per_request"] == pytest.approx(20.0)
+
+
+def test_a_monitor_total_too_coarse_to_show_gives_way_to_the_cpu_window() -> None:
+    """30 ms of /proc ticks over 10,000 requests is not a figure; the scheduler's 2 s (in ns) is."""
+    found = result(requests=10_000, server=monitored(3.0, requests=10_000))
+    assessed = assess(found, context(use(), use(cpu_s=2.0)))
+    assert assessed["server"]["cpu_us_per_request"] == pytest.approx(200.0)
 
 
 @pytest.mark.parametrize(

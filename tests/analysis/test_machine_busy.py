@@ -26,23 +26,32 @@ HOG_LIMIT_S = 60
 
 
 @pytest.mark.parametrize(
-    ("busy_s", "own_s", "server_s", "share"),
+    ("tasks_s", "own_s", "server_s", "share"),
     [
         (10.0, 4.0, 6.0, 0.0),  # client and server took every busy second: no other work
         (11.0, 4.0, 6.0, 0.05),  # one second of 20 core-seconds was another's
         (20.0, 0.5, 0.5, 0.95),
-        (9.9, 4.0, 6.0, 0.0),  # tick resolution: never below zero
+        (9.9, 4.0, 6.0, 0.0),  # resolution: never below zero
     ],
 )
-def test_the_other_share_leaves_out_the_client_and_the_server(busy_s: float, own_s: float, server_s: float, share: float) -> None:
-    assert other_cpu_share(MachineUse(busy_s, own_s, cores=2), server_s, WINDOW_S) == pytest.approx(share)
+def test_the_other_share_leaves_out_the_client_and_the_server(tasks_s: float, own_s: float, server_s: float, share: float) -> None:
+    assert other_cpu_share(MachineUse(tasks_s, own_s, cores=2), server_s, WINDOW_S) == pytest.approx(share)
+
+
+def test_steal_is_other_work_and_its_part_is_stated() -> None:
+    """The hypervisor ran something else for 2 of the 20 core-seconds; no process of the machine did."""
+    machine = MachineUse(tasks_s=10.0, own_s=4.0, cores=2, steal_s=2.0)
+    assessed = assess(result(), context(use(), use(cpu_s=6.0), machine=machine))
+    assert assessed["machine"]["other_cpu_share"] == pytest.approx(0.1)
+    assert assessed["machine"]["steal_share"] == pytest.approx(0.1)
+    assert "the hypervisor's steal (10.0%) took 10.0% of the machine's 2 cores" in assessed["reasons"][MACHINE_BUSY]
 
 
 @pytest.mark.parametrize(("other_s", "flagged"), [(1.0, False), (1.02, True)])
 def test_a_case_is_machine_busy_past_the_limit(other_s: float, flagged: bool) -> None:
     """1 s of the 20 core-seconds is 5 %: at the limit, not past it."""
     assert BUSY_SHARE == 0.05
-    machine = MachineUse(busy_s=2.0 + other_s, own_s=1.0, cores=2)
+    machine = MachineUse(tasks_s=2.0 + other_s, own_s=1.0, cores=2)
     assessed = assess(result(), context(use(), use(cpu_s=1.0), machine=machine))
     assert (MACHINE_BUSY in assessed["labels"]) is flagged
     assert assessed["machine"]["other_cpu_share"] == pytest.approx(other_s / 20)

@@ -11,7 +11,7 @@ import pytest
 
 from gauntlet.analysis.findings import DOES_NOT_HOLD, HOLDS, NOT_MEASURED, Reach, _reach, judge
 from gauntlet.analysis.machine import MACHINE_BUSY
-from gauntlet.store import Store
+from gauntlet.store import CaseRow, Store
 from gauntlet.suite.load import load_suite, run_claims, shipped_names
 from tests.helpers.cli_process import run_cli
 
@@ -114,10 +114,19 @@ def test_a_verdict_on_cases_of_a_busy_machine_says_so(stored: Path) -> None:
         cases = store.cases([1])
         claims = [claim for claim in run_claims("findings-check", store.run(1).suite_text)[0] if claim.id == "slower-by-far"]
     quiet = [replace(case, labels=[label for label in case.labels if label != MACHINE_BUSY]) for case in cases]
-    busy = [quiet[0], replace(quiet[1], labels=[*quiet[1].labels, MACHINE_BUSY])]
     assert judge(claims, quiet)[0].why == ""
-    (marked,) = judge(claims, busy)
+    (marked,) = judge(claims, [quiet[0], busy_case(quiet[1], other_share=0.2, steal_share=0.05)])
     assert (marked.verdict, marked.why) == (HOLDS, "machine busy in 1 of 2 cases")
+    (stolen,) = judge(claims, [busy_case(quiet[0], 0.2, 0.15), busy_case(quiet[1], 0.2, 0.05)])
+    assert stolen.why == "machine busy in 2 of 2 cases (the hypervisor's steal the larger part in 1)"
+
+
+def busy_case(case: CaseRow, other_share: float, steal_share: float) -> CaseRow:
+    """The case labelled machine-busy, with these shares of the cores taken by other work and steal."""
+    assert case.result is not None
+    machine = {"other_cpu_share": other_share, "steal_share": steal_share}
+    result = case.result | {"bottleneck": case.result["bottleneck"] | {"machine": machine}}
+    return replace(case, labels=[*case.labels, MACHINE_BUSY], result=result)
 
 
 def test_a_large_ratio_holds_and_its_opposite_does_not(judged: dict[str, dict[str, str]]) -> None:

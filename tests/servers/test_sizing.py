@@ -1,27 +1,39 @@
-"""Servers sized for the connections a run brings: nginx past its default 4,096 worker connections,
-and one line for each limit of this machine that still stops a server short."""
+"""Servers sized for the connections a run brings: nginx and lighttpd past their default 4,096
+connections, and one line for each limit of this machine that still stops a server short."""
 
 from __future__ import annotations
 
 import socket
 
+import pytest
+
 from gauntlet.limits import files_per_process
 from gauntlet.servers.sizing import limit_lines, somaxconn
+from gauntlet.servers.spec import ServerSpec
+from tests.conftest import require_available
 from tests.servers.test_nginx import connect, get
 
-#: Past nginx's 4,096 default worker connections, within this machine's listen backlog.
+#: Past nginx's and lighttpd's 4,096 default connections, within this machine's listen backlog.
 CONNECTIONS = 4200
 
 
-def test_nginx_holds_the_connections_the_run_expects(nginx_server) -> None:
-    server = nginx_server(workers=1, expected_connections=CONNECTIONS)
-    assert "worker_connections 4544;" in server.config_text, "a sixteenth more, and 64 spare"
+@pytest.mark.parametrize(
+    ("kind", "limit_line"),
+    [
+        ("nginx", "worker_connections 4544;"),  # a sixteenth more, and 64 spare
+        ("lighttpd", "server.max-connections = 4264"),  # and twice that many descriptors
+    ],
+)
+def test_a_server_holds_the_connections_the_run_expects(server, kind: str, limit_line: str) -> None:
+    """Past the server's default limit of 4,096 connections: every one is answered while all are
+    open (at 4,096 nginx would close those past it, and lighttpd leave them unanswered)."""
+    require_available(ServerSpec(kind))
+    started = server(kind, workers=1, expected_connections=CONNECTIONS)
+    assert limit_line in started.config_text
     socks: list[socket.socket] = []
     try:
         for _ in range(CONNECTIONS):
-            socks.append(connect(server.port))
-        # Every one of them answered while all are open: with 4,096 worker connections nginx
-        # would have closed those past it.
+            socks.append(connect(started.port))
         statuses = [get(sock, "/webtest.html")[0].split("\r\n", 1)[0] for sock in socks]
     finally:
         for sock in socks:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gauntlet.analysis.machine import MACHINE_BUSY, MachineUse, busy_reason, machine_figures
+from gauntlet.analysis.stats import server_cpu_us_per_request
 from gauntlet.units import format_count, format_duration_us
 
 CLIENT_BOUND = "client-bound"
@@ -242,10 +243,11 @@ def assess(result: dict[str, Any], context: Context) -> dict[str, Any]:
 
 
 def _server_cpu_us_per_request(result: dict[str, Any], use: CpuUse | None, window_s: float) -> float:
-    """The monitor's figure when it ran (the one shown next to the client's); else the scheduler's
-    CPU time over the window, the measured interval's share of it, per request."""
-    if "server" in result:
-        return float(result["server"]["cpu_us_per_request"])
+    """The monitor's figure when it ran and counted enough CPU to show (the one shown next to the
+    client's); else the scheduler's CPU time over the window (counted in ns), the measured
+    interval's share of it, per request."""
+    if (monitored := server_cpu_us_per_request(result)) is not None:
+        return monitored
     if use is None or not result["requests"]:
         return 0.0
     measured_share = min(result["elapsed_us"] / 1e6, window_s) / window_s

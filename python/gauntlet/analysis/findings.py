@@ -300,9 +300,17 @@ def _held_claim(claim: HeldClaim, cases: list[MeasuredCase], floors: Floors) -> 
 def _judged(claim: Claim, verdict_words: str, measured: str, cases: list[MeasuredCase]) -> Judged:
     """The verdict, marked when other work took the machine's cores in some of the cases judged
     (the machine-busy label: analysis.machine)."""
-    busy = sum(MACHINE_BUSY in case.labels for case in cases)
-    why = f"machine busy in {busy} of {len(cases)} cases" if busy else ""
+    busy = [case for case in cases if MACHINE_BUSY in case.labels]
+    stolen = sum(_mostly_steal(case) for case in busy)
+    why = f"machine busy in {len(busy)} of {len(cases)} cases" if busy else ""
+    if stolen:
+        why += f" (the hypervisor's steal the larger part in {stolen})"
     return Judged(claim, verdict_words, measured, why)
+
+
+def _mostly_steal(case: MeasuredCase) -> bool:
+    machine = ((case.result or {}).get("bottleneck") or {}).get("machine") or {}
+    return machine.get("steal_share", 0.0) * 2 > machine.get("other_cpu_share", 0.0) > 0
 
 
 def _not_measured(claim: Claim, cases: list[MeasuredCase], by: str, wanted: set[Any]) -> Judged:

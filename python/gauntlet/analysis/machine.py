@@ -8,40 +8,56 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MACHINE_BUSY = "machine-busy"
-#: Above this share of the machine's cores used by other processes, a case is `machine-busy`: far
-#: below one busy core of two (50 %), above the figure's own resolution (10 ms ticks of /proc/stat
-#: over a window of seconds); docs/metrics.md says what was measured.
+#: Above this share of the machine's cores taken by other processes and steal, a case is
+#: `machine-busy`: far below one busy core of two (50 %), above what other processes took of a
+#: quiet machine (3.2 % at most); docs/metrics.md says what was measured.
 BUSY_SHARE = 0.05
 
 
 @dataclass(frozen=True)
 class MachineUse:
-    """Every CPU's busy time over the window and Gauntlet's own share of it."""
+    """What every task of the machine ran over the window, Gauntlet's own share of it, and the time
+    the hypervisor took from its CPUs."""
 
-    #: user + nice + system + steal of every CPU (/proc/stat): not idle, iowait, irq or softirq
-    #: (interrupts and softirqs are the traffic's own work: loopback packets, timers).
-    busy_s: float
+    #: CPU every task ran (lab.cpu_window.tasks_cpu_s: the root cpuacct group's ns where there is
+    #: one, exited processes included; else /proc/stat's user + nice + system ticks).
+    tasks_s: float
     #: This process (the client's load threads, the monitor) and the children it reaped (engine
     #: processes of a local split).
     own_s: float
     cores: int
+    #: Steal of every CPU (/proc/stat): time the hypervisor ran something else on them.
+    steal_s: float = 0.0
 
 
 def other_cpu_share(machine: MachineUse, server_cpu_s: float, window_s: float) -> float:
-    """The busy time that was neither the client's nor the server's, over the machine's cores
-    (0 when the counters' resolution makes it come out below zero)."""
-    other_s = machine.busy_s - machine.own_s - server_cpu_s
-    return max(0.0, other_s / max(window_s * machine.cores, 1e-9))
+    """The CPU that was neither the client's nor the server's, over the machine's cores: other
+    processes' (0 when the counters' resolution makes it come out below zero) and steal."""
+    return _processes_share(machine, server_cpu_s, window_s) + _share(machine.steal_s, machine, window_s)
+
+
+def _processes_share(machine: MachineUse, server_cpu_s: float, window_s: float) -> float:
+    return max(0.0, _share(machine.tasks_s - machine.own_s - server_cpu_s, machine, window_s))
+
+
+def _share(cpu_s: float, machine: MachineUse, window_s: float) -> float:
+    return cpu_s / max(window_s * machine.cores, 1e-9)
 
 
 def machine_figures(machine: MachineUse, server_cpu_s: float, window_s: float) -> dict[str, float | int | bool]:
-    """The result's `bottleneck.machine`: the share, the limit, and whether it was passed."""
+    """The result's `bottleneck.machine`: the share, steal's part of it, the limit, and whether it
+    was passed."""
     share = other_cpu_share(machine, server_cpu_s, window_s)
-    return {"other_cpu_share": share, "busy_share_limit": BUSY_SHARE, "cores": machine.cores, "busy": share > BUSY_SHARE}
+    return {
+        "other_cpu_share": share, "steal_share": _share(machine.steal_s, machine, window_s),
+        "busy_share_limit": BUSY_SHARE, "cores": machine.cores, "busy": share > BUSY_SHARE,
+    }
 
 
 def busy_reason(figures: dict[str, float | int | bool]) -> str:
+    steal = figures.get("steal_share", 0.0)
     return (
-        f"other processes used {figures['other_cpu_share']:.1%} of the machine's {figures['cores']} cores "
-        f"while it was measured (more than {figures['busy_share_limit']:.0%}): its figures include their contention"
+        f"other processes and the hypervisor's steal ({steal:.1%}) took {figures['other_cpu_share']:.1%} of the "
+        f"machine's {figures['cores']} cores while it was measured (more than {figures['busy_share_limit']:.0%}): "
+        "its figures include their contention"
     )

@@ -12,6 +12,7 @@ engine itself (`client.cpu_wait_us`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import resource
 import time
@@ -25,6 +26,7 @@ import psutil
 from gauntlet.analysis.bottleneck import CpuUse
 from gauntlet.analysis.machine import MachineUse
 from gauntlet.host import allowed_cpus, cpu_quota_cores
+from gauntlet.monitor.cgroup import PROC_CGROUP, PROC_MOUNTINFO, cgroup_dirs
 from gauntlet.monitor.sampler import PROC_SOURCE, ServerTotals
 
 
@@ -57,11 +59,37 @@ def idle_s_by_cpu() -> dict[int, float]:
     return {cpu: times.idle + getattr(times, "iowait", 0.0) for cpu, times in enumerate(psutil.cpu_times(percpu=True))}
 
 
-def busy_s() -> float:
-    """Seconds every CPU together has been busy since boot: user, nice, system and steal (irq and
-    softirq are left to the traffic that caused them; guest time is inside user)."""
+@functools.cache
+def _root_cpuacct() -> Path | None:
+    """cgroup v1's cpuacct.usage at its hierarchy's root (every task the machine ran, in ns); None
+    where there is no v1 cpuacct hierarchy (a cgroup-v2-only machine)."""
+    try:
+        with open(PROC_MOUNTINFO) as mountinfo, open(PROC_CGROUP) as own:
+            found = cgroup_dirs(mountinfo.read(), own.read(), "cpuacct")
+    except OSError:
+        return None
+    usage = next((top / "cpuacct.usage" for version, _, top in found if version == 1), None)
+    return usage if usage is not None and usage.exists() else None
+
+
+def tasks_cpu_s() -> float:
+    """Seconds every task of the machine has run since boot: the root cpuacct group's count, in ns
+    as precise as the client's getrusage and the server's cgroup, exited processes included and
+    interrupt work on idle CPUs left out (no task ran it); else /proc/stat's user, nice and system
+    ticks, which leave out the interrupt work the client's and the server's ticks include."""
+    usage = _root_cpuacct()
+    if usage is not None:
+        try:
+            return int(usage.read_text()) / 1e9
+        except (OSError, ValueError):
+            pass
     times = psutil.cpu_times()
-    return float(times.user + times.nice + times.system + getattr(times, "steal", 0.0))
+    return float(times.user + times.nice + times.system)
+
+
+def steal_s() -> float:
+    """Seconds the hypervisor has run something else on this machine's CPUs since boot."""
+    return float(getattr(psutil.cpu_times(), "steal", 0.0))
 
 
 def own_cpu_s() -> float:
@@ -80,7 +108,7 @@ class CpuWindow:
         self._before: dict[int, ThreadTime] = {}
         self._after: dict[int, ThreadTime] = {}
         self._idle_before: dict[int, float] = {}
-        self._busy_before_s = self._own_before_s = 0.0
+        self._tasks_before_s = self._own_before_s = self._steal_before_s = 0.0
         self.machine: MachineUse | None = None
         self._began_s = 0.0
         self._cpus: frozenset[int] = frozenset()
@@ -100,12 +128,15 @@ class CpuWindow:
             self._quota_cores = cpu_quota_cores(pids[0]) if pids else None
             self._before = thread_times(pids)
         self._idle_before = idle_s_by_cpu()
-        self._busy_before_s, self._own_before_s = busy_s(), own_cpu_s()
+        self._tasks_before_s, self._own_before_s, self._steal_before_s = tasks_cpu_s(), own_cpu_s(), steal_s()
         self._began_s = time.monotonic()
 
     def __exit__(self, *exc: object) -> None:
         self.window_s = time.monotonic() - self._began_s
-        self.machine = MachineUse(busy_s() - self._busy_before_s, own_cpu_s() - self._own_before_s, psutil.cpu_count() or 1)
+        self.machine = MachineUse(
+            tasks_cpu_s() - self._tasks_before_s, own_cpu_s() - self._own_before_s, psutil.cpu_count() or 1,
+            steal_s() - self._steal_before_s,
+        )
         idle_after = idle_s_by_cpu()
         self.idle_s_by_cpu = {
             cpu: idle_after[cpu] - before for cpu, before in self._idle_before.items() if cpu in idle_after

@@ -76,6 +76,10 @@ class GridPoint:
     #: request ended, which no headline figure includes.
     failed: list[CaseRow] = field(default_factory=list)
 
+    def sessions_results(self) -> list[dict[str, Any]]:
+        """The measured repeats' results of a sessions load (none for another model)."""
+        return [case.result for case in self.measured if case.result and case.result.get("sessions")]
+
     def figure(self, name: str) -> Estimate | None:
         """A flat figure (gauntlet.store.figures) over the measured repeats: estimate(name)."""
         return self.estimate(name)

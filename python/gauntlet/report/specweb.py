@@ -28,10 +28,6 @@ def per_page(result: dict[str, Any]) -> tuple[float, float, float] | None:
     return cpu_ms / pages, switches / pages, faults / pages
 
 
-def _sessions_results(point: GridPoint) -> list[dict[str, Any]]:
-    return [c.result for c in point.measured if c.result and c.result.get("sessions")]
-
-
 def _figure(results: list[dict[str, Any]], index: int) -> str:
     return _mean_text([figures[index] for figures in map(per_page, results) if figures is not None])
 
@@ -61,14 +57,14 @@ def specweb_table(points: list[GridPoint]) -> Table:
         judged = sorted(((p.params[LEVEL], bool(probe_valid(p)), p) for p in probes), key=lambda t: t[0])
         valid = [t for t in judged if t[1]]
         users, _, at = valid[-1] if valid else judged[0]
-        results = _sessions_results(at)
+        results = at.sessions_results()
         above = [level for level, ok, _ in judged if not ok and level > users]
         rows.append([
             name,
             format_count(users) if valid else f"0 (invalid at {format_count(users)})",
             format_count(min(above)) if above else "none failed",
             format_count(sum(map(pages_of, results)) // len(results)) if results else "-",
-            _warm_up_figure([r for _, _, p in judged for r in _sessions_results(p)]),
+            _warm_up_figure([r for _, _, p in judged for r in p.sessions_results()]),
             *(_figure(results, i) for i in range(3)),
         ])
     columns = (

@@ -193,10 +193,6 @@ def php_memory_table(points: list[GridPoint]) -> Table:
     return Table("php-memory", "PHP memory per process (Table A.12)", note, columns, rows)
 
 
-def _sessions_results(point: GridPoint) -> list[dict[str, Any]]:
-    return [c.result for c in point.measured if c.result and c.result.get("sessions")]
-
-
 def qos_valid(result: dict[str, Any]) -> bool:
     """The verdict the suite stored with a sessions result (its load file's shares), else SPECweb's
     rule: >= 95 % GOOD and >= 99 % GOOD + TOLERABLE for every page type."""
@@ -209,7 +205,7 @@ def probe_valid(point: GridPoint) -> bool | None:
     """A sessions level's verdict: valid when every repeat met the QoS; invalid when one did not or
     ended without a result (a server that stalled or died under the level: the capacity search counts
     it invalid too); None for a point that is no sessions level."""
-    results = _sessions_results(point)
+    results = point.sessions_results()
     if results:
         return all(qos_valid(r) for r in results) and not point.failed
     return False if point.failed else None
@@ -218,10 +214,10 @@ def probe_valid(point: GridPoint) -> bool | None:
 def qos_table(points: list[GridPoint]) -> Table:
     """SPECweb2005 QoS per page type: the classes' shares over every repeat, and the case's verdict
     (valid when every repeat is)."""
-    sessions = [p for p in points if _sessions_results(p)]
+    sessions = [p for p in points if p.sessions_results()]
     rows = []
     for point, name in zip(sessions, point_names(sessions), strict=True):
-        measured = _sessions_results(point)
+        measured = point.sessions_results()
         valid = all(qos_valid(r) for r in measured)
         results = [r["sessions"] for r in measured]
         for page in sorted({page for s in results for page in s["pages"]}):

@@ -13,10 +13,13 @@ from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.process import processes_under
+from gauntlet.servers.sizing import SPARE_CONNECTIONS
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting
 
 MAX_WORKERS = 64
+#: server.max-fds when the run expects fewer connections; lighttpd takes half of its descriptors
+#: for connections (server.max-connections), the rest for files and backends.
 MAX_FDS = 8192
 #: lighttpd's max-keep-alive-requests is 16 bits, and its 0 means no keep-alive at all.
 MOST_REQUESTS_PER_CONNECTION = 65535
@@ -45,7 +48,7 @@ def start_lighttpd(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
     binary = installed(lighttpd_binary(), "lighttpd", "lighttpd")
     settings = {
         "workers": workers,
-        "max_fds": MAX_FDS,
+        "max_fds": max(MAX_FDS, 2 * ((spec.expected_connections or 0) + SPARE_CONNECTIONS)),
         "keepalive": spec.keepalive,
         "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", 5),
         "keepalive_requests": min(

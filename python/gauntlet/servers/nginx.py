@@ -14,15 +14,13 @@ from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.limits import files_per_process
-from gauntlet.servers.sizing import listen_backlog
+from gauntlet.servers.sizing import SPARE_CONNECTIONS, listen_backlog
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting, unsupported
 
 DEFAULT_WORKERS = 2
 #: worker_connections when the run expects fewer: each worker may take that many.
 WORKER_CONNECTIONS = 4096
-#: A worker's connections besides its clients' (the listening socket, the readiness probe).
-SPARE_CONNECTIONS = 64
 BACKENDS = gateways(cgi="fastcgi")
 
 

@@ -18,6 +18,8 @@ from gauntlet.servers.spec import ServerSpec
 SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
 #: The listen backlog most servers ask for by default (nginx, Apache, Node.js).
 DEFAULT_BACKLOG = 511
+#: A server's connections besides its clients' (the listening socket, the readiness probe).
+SPARE_CONNECTIONS = 64
 
 
 def for_connections(spec: ServerSpec, connections: int) -> ServerSpec:
