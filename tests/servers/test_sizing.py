@@ -49,3 +49,12 @@ def test_limits_past_one_process_files_and_the_backlog_are_one_line_each() -> No
     assert any("somaxconn" in line for line in lines) == (cap is not None and cap < hard), lines
     assert not any("hard limit" in line for line in limit_lines("apache-prefork", hard, None)), "a process per connection"
     assert limit_lines("nginx", 100, 1) == [] or cap is not None and cap < 100
+
+
+def test_lighttpd_needs_two_files_a_connection() -> None:
+    """lighttpd caps its connections at half its descriptors: 60 % of the hard limit in
+    connections is past it for lighttpd, within it for nginx."""
+    connections = files_per_process() * 6 // 10
+    assert any("hard limit" in line for line in limit_lines("lighttpd", connections, 1))
+    assert not any("hard limit" in line for line in limit_lines("nginx", connections, 1))
+

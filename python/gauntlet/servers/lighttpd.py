@@ -9,6 +9,7 @@ import signal
 import psutil
 
 from gauntlet.errors import GauntletError
+from gauntlet.limits import files_per_process
 from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
@@ -48,7 +49,8 @@ def start_lighttpd(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
     binary = installed(lighttpd_binary(), "lighttpd", "lighttpd")
     settings = {
         "workers": workers,
-        "max_fds": max(MAX_FDS, 2 * ((spec.expected_connections or 0) + SPARE_CONNECTIONS)),
+        # No more than one process may open, so that the rendered config says what is in force.
+        "max_fds": min(max(MAX_FDS, 2 * ((spec.expected_connections or 0) + SPARE_CONNECTIONS)), files_per_process()),
         "keepalive": spec.keepalive,
         "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", 5),
         "keepalive_requests": min(

@@ -20,6 +20,9 @@ SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
 DEFAULT_BACKLOG = 511
 #: A server's connections besides its clients' (the listening socket, the readiness probe).
 SPARE_CONNECTIONS = 64
+#: Open files a server keeps per connection, where not one: lighttpd takes connections up to half
+#: its descriptors (server.max-connections at most server.max-fds / 2).
+FILES_PER_CONNECTION = {"lighttpd": 2}
 
 
 def for_connections(spec: ServerSpec, connections: int) -> ServerSpec:
@@ -61,7 +64,8 @@ def limit_lines(kind: str, connections: int, holders: int | None) -> list[str]:
             f"(sysctl -w net.core.somaxconn={connections})"
         )
     hard = files_per_process()
-    if holders is not None and (needed := math.ceil(connections / holders) + RESERVED_FILES) > hard:
+    per_connection = FILES_PER_CONNECTION.get(kind, 1)
+    if holders is not None and (needed := math.ceil(connections * per_connection / holders) + RESERVED_FILES) > hard:
         lines.append(
             f"{kind}: {connections:,} connections over {holders} process{'es' if holders > 1 else ''} need about "
             f"{needed:,} open files in one, past this machine's hard limit of {hard:,}: the connections past it wait "
