@@ -20,6 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from gauntlet.errors import GauntletError
 from gauntlet.store import Store
 from gauntlet.suite.expand import expand
 from gauntlet.suite.load import load_suite
@@ -48,9 +49,12 @@ def main() -> None:
     parser.add_argument("run", type=int)
     parser.add_argument("--full", action="store_true")
     args = parser.parse_args()
-    with Store.open_read_only(args.store) as store:
-        run = next(found for found in store.runs() if found.run_id == args.run)
-        cases = store.cases([args.run])
+    try:
+        with Store.open_read_only(args.store) as store:
+            run = store.run(args.run)
+            cases = store.cases([args.run])
+    except GauntletError as err:
+        parser.error(str(err))
     rates: dict[tuple[tuple[str, str], ...], list[tuple[int, float]]] = defaultdict(list)
     measured_s = 0.0
     for case in cases:

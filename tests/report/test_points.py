@@ -6,7 +6,9 @@ import pytest
 
 from gauntlet.analysis import stats
 from gauntlet.report.downsample import lttb
+from gauntlet.report import views
 from gauntlet.report.points import GridPoint, describe, difference_text, point_names, varying
+from gauntlet.store import CaseRow
 
 
 @pytest.mark.parametrize(
@@ -113,8 +115,6 @@ def test_point_ratio_relates_two_points_with_an_interval() -> None:
 def test_a_level_whose_server_stalled_is_an_invalid_probe() -> None:
     """A capacity probe stored as an error (no request ended: the server stalled) is the first
     invalid level, as the search counted it, not a level left out of the table ("none failed")."""
-    from gauntlet.report import views
-    from gauntlet.store import CaseRow
 
     def probe(users: int, result: dict[str, object] | None) -> CaseRow:
         status, error = ("ok", None) if result else ("error", "server-stalled: no request ended")
