@@ -49,8 +49,8 @@ qos: {good: 200ms, tolerable: 10s}
 
 def sessions_case(server: ServerInstance, load_path: Path, users: int, params: dict[str, Any]) -> CaseRecord:
     """Sessions of the load file at `users`, with the QoS verdict the suite stores beside them; with
-    SLOW_PAGE_LOAD, pages take about 10 ms per user, so up to 19 users are QoS-valid and 20 or more
-    are not (as tests/cli/test_sessions.py shows)."""
+    SLOW_PAGE_LOAD, pages take about 10 ms per user, so a few users are QoS-valid and 20 or more are
+    not."""
     load = loadfile.load(load_path).with_users(users)
     params = {"server": "builtin", "protocol": server.scheme, "model": "sessions", "users": users, **params}
     record = measure(load.to_plan(server.url), server, params, server_version=__version__).record
