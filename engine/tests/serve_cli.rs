@@ -27,6 +27,34 @@ impl Drop for Served {
     }
 }
 
+impl Served {
+    /// `gauntlet-engine serve` with these flags, and the line it printed once it listens.
+    fn start(args: &[&str]) -> (Served, String) {
+        let child = Command::new(env!("CARGO_BIN_EXE_gauntlet-engine"))
+            .arg("serve")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut served = Served(child);
+        let mut line = String::new();
+        BufReader::new(served.0.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        (served, line)
+    }
+
+    /// SIGTERM, then what it wrote on stderr; it must have exited with success.
+    fn stop(mut self) -> String {
+        // SAFETY: a signal to the child this test started, by its pid.
+        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
+        let status = self.0.wait().unwrap();
+        let mut stderr = String::new();
+        self.0.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        assert!(status.success(), "{stderr}");
+        stderr
+    }
+}
+
 #[test]
 fn every_flag_of_gauntlet_serve_works_and_the_lines_match() {
     let args = [
@@ -53,25 +81,10 @@ fn every_flag_of_gauntlet_serve_works_and_the_lines_match() {
     for flag in &flags {
         assert!(args.contains(&flag.as_str()), "gauntlet serve has {flag}: give gauntlet-engine serve the same flag");
     }
-    let child = Command::new(env!("CARGO_BIN_EXE_gauntlet-engine"))
-        .arg("serve")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut served = Served(child);
-    let mut line = String::new();
-    BufReader::new(served.0.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+    let (served, line) = Served::start(&args);
     let port = line.strip_prefix("gauntlet serve: listening on https://127.0.0.1:").and_then(|r| r.strip_suffix("/\n"));
     assert!(port.is_some_and(|p| p.parse::<u16>().is_ok_and(|p| p > 0)), "{line:?}");
-    // SAFETY: a signal to the child this test started, by its pid.
-    unsafe { libc::kill(served.0.id() as libc::pid_t, libc::SIGTERM) };
-    let status = served.0.wait().unwrap();
-    let mut stderr = String::new();
-    served.0.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-    assert!(status.success(), "{stderr}");
-    assert_eq!(stderr, "gauntlet serve: stopped after 0 requests on 0 connections\n");
+    assert_eq!(served.stop(), "gauntlet serve: stopped after 0 requests on 0 connections\n");
 }
 
 #[test]
@@ -89,4 +102,31 @@ fn bad_flags_are_one_line_naming_the_fix() {
         assert!(stderr.starts_with("gauntlet-engine: error: ") && stderr.contains(expected), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
+}
+
+/// One request on a new connection, read to its end: the reply's text.
+fn fetch(port: u16, path: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    std::io::Write::write_all(
+        &mut stream,
+        format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    reply
+}
+
+#[test]
+fn the_stats_and_the_last_line_count_every_process() {
+    let (served, line) = Served::start(&["--port", "0", "--threads", "1", "--processes", "3"]);
+    let port: u16 = line.trim_end().rsplit(':').next().unwrap().trim_end_matches('/').parse().unwrap();
+    // 30 connections: the kernel spreads them over the three processes by a hash of their ports.
+    for _ in 0..30 {
+        assert!(fetch(port, "/hello").starts_with("HTTP/1.1 200"));
+    }
+    let stats = fetch(port, "/__gauntlet/stats");
+    let body = stats.split("\r\n\r\n").nth(1).unwrap();
+    assert_eq!(body, r#"{"requests":30,"connections_accepted":31}"#, "{stats}");
+    assert_eq!(served.stop(), "gauntlet serve: stopped after 30 requests on 31 connections\n");
 }

@@ -1,10 +1,12 @@
 //! `serve` as a command, the one implementation behind `gauntlet-engine serve` and `gauntlet
 //! serve` (python/gauntlet/cli/serve.py hands its options over through the Python module): the
 //! flags read, the server run until SIGINT or SIGTERM with N - 1 sibling processes on its port
-//! (`siblings`), and the two lines it prints, "gauntlet serve: listening on URL" on stdout and
-//! "gauntlet serve: stopped after R requests on C connections" on stderr.
+//! (`siblings`), all counting in one table (`counters`), and the two lines the first process prints,
+//! "gauntlet serve: listening on URL" on stdout and "gauntlet serve: stopped after R requests on C
+//! connections" on stderr, its counts the whole server's.
 
-use super::{serve, siblings, ServeConfig, ServeError};
+use super::counters::Share;
+use super::{serve_counted, siblings, ServeConfig, ServeError};
 
 /// The flags, as a usage line shows them.
 pub const USAGE: &str = "serve [--host H] [--port P] [--threads T] [--processes N] [--stall-ms T --stall-every-ms S] [--tls [--tls-version 1.2|1.3] [--cipher SUITE]]";
@@ -71,6 +73,7 @@ fn serve_config(options: &[&str]) -> Result<ServeConfig, String> {
 pub fn run(options: &[&str], program: &[String]) -> Result<(), String> {
     let (processes, options) = take_processes(options)?;
     let config = serve_config(&options)?;
+    let inherited = Share::inherited()?;
     // SAFETY: plain libc signal-mask calls on local, zero-initialised sets.
     let (signals, before) = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -81,7 +84,7 @@ pub fn run(options: &[&str], program: &[String]) -> Result<(), String> {
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut before);
         (set, before)
     };
-    let served = serve_blocked(&config, processes, &options, program, &signals);
+    let served = serve_blocked(&config, processes, inherited, &options, program, &signals);
     // SAFETY: restores the mask saved above.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut()) };
     served
@@ -90,35 +93,44 @@ pub fn run(options: &[&str], program: &[String]) -> Result<(), String> {
 fn serve_blocked(
     config: &ServeConfig,
     processes: usize,
+    inherited: Option<Share>,
     options: &[&str],
     program: &[String],
     signals: &libc::sigset_t,
 ) -> Result<(), String> {
-    let server = serve(config).map_err(|err| match err {
+    let is_sibling = inherited.is_some();
+    let share = match inherited {
+        Some(share) => share,
+        None => Share::new(processes, config.threads)
+            .map_err(|e| format!("cannot make the server's counters ({e}): use fewer --processes or --threads"))?,
+    };
+    let server = serve_counted(config, share.clone()).map_err(|err| match err {
         ServeError::Tls(message) => message,
         ServeError::Io(e) => {
             format!("cannot serve on {}:{} ({e}): pick another port or host", config.host, config.port)
         }
     })?;
-    let siblings = match siblings::start(program, processes - 1, server.local_addr().port(), options) {
-        Ok(siblings) => siblings,
-        Err(message) => {
-            server.stop();
-            return Err(message);
-        }
-    };
+    let siblings =
+        match siblings::start(program, processes - 1, server.local_addr().port(), options, &share, config.threads) {
+            Ok(siblings) => siblings,
+            Err(message) => {
+                server.stop();
+                return Err(message);
+            }
+        };
     let scheme = if config.tls { "https" } else { "http" };
     println!("gauntlet serve: listening on {scheme}://{}/", server.local_addr());
     let mut signal = 0;
     // SAFETY: waits on a set the caller blocked.
     unsafe { libc::sigwait(signals, &mut signal) };
-    let stats = server.stats();
     server.stop();
-    let (requests, connections) = siblings::stop(siblings);
-    eprintln!(
-        "gauntlet serve: stopped after {} requests on {} connections",
-        stats.requests + requests,
-        stats.connections_accepted + connections
-    );
+    siblings::stop(siblings);
+    if !is_sibling {
+        let stats = share.table.sum();
+        eprintln!(
+            "gauntlet serve: stopped after {} requests on {} connections",
+            stats.requests, stats.connections_accepted
+        );
+    }
     Ok(())
 }

@@ -10,7 +10,7 @@ use crate::conn::transport::{ReadEnd, Transport};
 use super::faults::{self, Faults};
 use super::routes::{self, Route, STATS_PATH};
 use super::session_route::{self, SESSION_PATH};
-use super::{open_connections, sum, Context};
+use super::Context;
 use crate::clock::now_us;
 
 /// A request head that has not ended after this many bytes gets a 431.
@@ -213,13 +213,13 @@ impl ServerConn {
             self.input.drain(..request.head_bytes + request.body_bytes);
             let faults = if target.contains('?') { faults::parse(&target) } else { Faults::default() };
             if faults.reset {
-                context.counters[context.index].requests.fetch_add(1, Ordering::Relaxed);
+                context.own().requests.fetch_add(1, Ordering::Relaxed);
                 let _ = socket2::SockRef::from(self.stream.socket()).set_linger(Some(Duration::ZERO));
                 return Served::Close;
             }
             let now = now_us();
             let stall = faults.stall.unwrap_or(context.stall);
-            let delay_ms = faults.delay_ms + faults.delay_per_connection_ms * open_connections(context);
+            let delay_ms = faults.delay_ms + faults.delay_per_connection_ms * context.counters.open();
             let service_us = context.besim.as_ref().map_or(0, |besim| besim.hold_us(&target));
             let due_us =
                 (now + delay_ms * 1_000 + service_us).max(context.start_us + stall.release_us(now - context.start_us));
@@ -257,7 +257,7 @@ impl ServerConn {
     fn respond(&mut self, context: &Context, target: &str, answer: &Answer, again: bool) {
         let Answer { keep_alive, head_only, revalidate, status, ref session, .. } = *answer;
         self.close_after_output |= !keep_alive;
-        let requests = &context.counters[context.index].requests;
+        let requests = &context.own().requests;
         let connection = if keep_alive { "keep-alive" } else { "close" };
         if let Some(called) = context.besim.as_ref().and_then(|besim| besim.answer(target)) {
             requests.fetch_add(u64::from(!again), Ordering::Relaxed);
@@ -288,7 +288,7 @@ impl ServerConn {
             (None, Route::Static(rendered)) => return self.emit(rendered.bytes(keep_alive, head_only)),
             (None, Route::Hello) => routes::write_hello(&mut out, keep_alive, head_only),
             (None, Route::Stats) => {
-                let body = serde_json::to_string(&sum(&context.counters)).unwrap_or_default();
+                let body = serde_json::to_string(&context.counters.sum()).unwrap_or_default();
                 routes::write_head(&mut out, 200, "application/json", body.len(), connection);
                 out.extend_from_slice(body.as_bytes());
                 debug_assert!(target.starts_with(STATS_PATH));

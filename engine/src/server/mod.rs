@@ -6,6 +6,7 @@
 pub mod besim;
 pub mod command;
 mod conn;
+pub mod counters;
 pub mod faults;
 pub mod routes;
 pub mod session_route;
@@ -15,7 +16,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
@@ -29,6 +30,8 @@ use crate::conn::tls;
 use crate::conn::transport::{TlsStream, Transport};
 use besim::Besim;
 use conn::{Served, ServerConn};
+pub use counters::ServerStats;
+use counters::{CounterTable, Counters, Share};
 use faults::Stall;
 use routes::Routes;
 
@@ -106,44 +109,22 @@ fn tls_config(config: &ServeConfig) -> Result<Option<Arc<rustls::ServerConfig>>,
     tls::server_config(config.tls_version.as_deref(), config.cipher.as_deref()).map(Some).map_err(ServeError::Tls)
 }
 
-/// What the server has done, summed over its threads.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServerStats {
-    /// Requests answered (or reset on request), not counting the stats endpoint's own.
-    pub requests: u64,
-    pub connections_accepted: u64,
-}
-
-#[derive(Default)]
-#[repr(align(64))]
-struct Counters {
-    requests: AtomicU64,
-    connections: AtomicU64,
-    /// Connections open now.
-    open: AtomicU64,
-}
-
 /// What a thread's connections need to answer requests.
 struct Context {
     routes: Arc<Routes>,
     stall: Stall,
     start_us: u64,
-    counters: Arc<[Counters]>,
-    /// This thread's counters.
+    /// The whole server's counters (every thread of every process).
+    counters: Arc<CounterTable>,
+    /// This thread's slot in them.
     index: usize,
     besim: Option<Arc<Besim>>,
 }
 
-/// Connections open on the whole server now.
-fn open_connections(context: &Context) -> u64 {
-    context.counters.iter().map(|c| c.open.load(Ordering::Relaxed)).sum()
-}
-
-fn sum(counters: &[Counters]) -> ServerStats {
-    counters.iter().fold(ServerStats::default(), |s, c| ServerStats {
-        requests: s.requests + c.requests.load(Ordering::Relaxed),
-        connections_accepted: s.connections_accepted + c.connections.load(Ordering::Relaxed),
-    })
+impl Context {
+    fn own(&self) -> &Counters {
+        &self.counters[self.index]
+    }
 }
 
 pub struct ServerHandle {
@@ -151,7 +132,7 @@ pub struct ServerHandle {
     stop: Arc<AtomicBool>,
     wakers: Vec<Arc<Waker>>,
     threads: Vec<JoinHandle<()>>,
-    counters: Arc<[Counters]>,
+    counters: Arc<CounterTable>,
 }
 
 impl ServerHandle {
@@ -159,8 +140,9 @@ impl ServerHandle {
         self.address
     }
 
+    /// The whole server's counts: this process's threads, and its siblings' when it has any.
     pub fn stats(&self) -> ServerStats {
-        sum(&self.counters)
+        self.counters.sum()
     }
 
     /// Stop every thread and close every socket; returns once the port is free.
@@ -187,6 +169,11 @@ fn bind(address: SocketAddr) -> io::Result<std::net::TcpListener> {
 
 /// Bind the port on every thread and start serving; returns once the server accepts.
 pub fn serve(config: &ServeConfig) -> Result<ServerHandle, ServeError> {
+    serve_counted(config, Share::new(1, config.threads.max(1))?)
+}
+
+/// `serve`, counting in `share` (one slot per thread from its first).
+pub fn serve_counted(config: &ServeConfig, share: Share) -> Result<ServerHandle, ServeError> {
     let tls = tls_config(config)?;
     let wanted = (config.host.as_str(), config.port).to_socket_addrs()?.next().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, format!("the host '{}' has no address", config.host))
@@ -197,7 +184,14 @@ pub fn serve(config: &ServeConfig) -> Result<ServerHandle, ServeError> {
     for _ in 1..config.threads.max(1) {
         listeners.push(bind(address)?);
     }
-    let counters: Arc<[Counters]> = listeners.iter().map(|_| Counters::default()).collect();
+    if share.first + listeners.len() > share.table.len() {
+        let slots = share.table.len();
+        return Err(ServeError::Io(io::Error::other(format!(
+            "{} threads from slot {} of {slots} counters",
+            listeners.len(),
+            share.first
+        ))));
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let routes = Arc::new(Routes::new());
     let stall = Stall { ms: config.stall_ms, every_ms: config.stall_every_ms };
@@ -220,8 +214,8 @@ pub fn serve(config: &ServeConfig) -> Result<ServerHandle, ServeError> {
                 routes: routes.clone(),
                 stall,
                 start_us,
-                counters: counters.clone(),
-                index,
+                counters: share.table.clone(),
+                index: share.first + index,
                 besim: besim.clone(),
             },
             stop: stop.clone(),
@@ -231,7 +225,7 @@ pub fn serve(config: &ServeConfig) -> Result<ServerHandle, ServeError> {
         wakers.push(waker);
         threads.push(thread::Builder::new().name(format!("gauntlet-serve-{index}")).spawn(move || server.run())?);
     }
-    Ok(ServerHandle { address, stop, wakers, threads, counters })
+    Ok(ServerHandle { address, stop, wakers, threads, counters: share.table })
 }
 
 /// Say once why connections were left waiting (EMFILE: this process's open-files limit).
@@ -316,7 +310,7 @@ impl ServerLoop {
                     }
                 },
             };
-            let counters = &self.context.counters[self.context.index];
+            let counters = self.context.own();
             counters.connections.fetch_add(1, Ordering::Relaxed);
             counters.open.fetch_add(1, Ordering::Relaxed);
             self.next_generation += 1;
@@ -338,7 +332,7 @@ impl ServerLoop {
                 self.timers.push(Reverse((due_us, slot, generation)));
             }
             Served::Close => {
-                self.context.counters[self.context.index].open.fetch_sub(1, Ordering::Relaxed);
+                self.context.own().open.fetch_sub(1, Ordering::Relaxed);
                 self.conns[slot] = None;
                 self.free.push(slot);
             }

@@ -1,24 +1,35 @@
 //! More processes of the built-in server on one port (`gauntlet-engine serve --processes N`): each
 //! process may open only so many files, and every connection is one. Every listener has
-//! SO_REUSEPORT, so the kernel spreads the connections over all of them.
+//! SO_REUSEPORT, so the kernel spreads the connections over all of them. They count in the first
+//! one's table (`counters.rs`) and print no last line of their own; their stderr is the first's.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+
+use super::counters::Share;
 
 /// `count` more servers on `port`, each `program` (a command line that serves with the flags of
 /// `serve`), returned once each has announced it listens. `options` are the first process's,
-/// without `--processes`.
-pub fn start(program: &[String], count: usize, port: u16, options: &[&str]) -> Result<Vec<Child>, String> {
+/// without `--processes`; each sibling counts in `share`'s table, `threads` slots after the one before.
+pub fn start(
+    program: &[String],
+    count: usize,
+    port: u16,
+    options: &[&str],
+    share: &Share,
+    threads: usize,
+) -> Result<Vec<Child>, String> {
     let Some((exe, program_args)) = program.split_first() else { return Err("no program to start: name one".into()) };
     let kept = without_port(options);
     let mut siblings = Vec::with_capacity(count);
-    for _ in 0..count {
+    for sibling in 1..=count {
+        let (variable, value) = share.handed_down(share.first + sibling * threads);
         let spawned = Command::new(exe)
             .args(program_args)
             .args(["--port", &port.to_string()])
             .args(&kept)
+            .env(variable, value)
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .spawn();
         let mut child = match spawned {
             Ok(child) => child,
@@ -51,31 +62,15 @@ fn without_port<'a>(options: &[&'a str]) -> Vec<&'a str> {
     kept
 }
 
-/// Stop them (SIGTERM, by pid); the requests and connections they served, added.
-pub fn stop(siblings: Vec<Child>) -> (u64, u64) {
+/// Stop them (SIGTERM, by pid) and wait for each.
+pub fn stop(siblings: Vec<Child>) {
     for child in &siblings {
         // SAFETY: a signal to a child this process started, by its pid.
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
     }
-    let (mut requests, mut connections) = (0, 0);
     for mut child in siblings {
-        let mut stderr = String::new();
-        let _ = child.stderr.take().map(|mut err| err.read_to_string(&mut stderr));
         let _ = child.wait();
-        if let Some((served, accepted)) = counts(&stderr) {
-            requests += served;
-            connections += accepted;
-        }
     }
-    (requests, connections)
-}
-
-/// The counts of a server's last line, "gauntlet serve: stopped after R requests on C connections".
-fn counts(stderr: &str) -> Option<(u64, u64)> {
-    let rest = stderr.lines().last()?.strip_prefix("gauntlet serve: stopped after ")?;
-    let (requests, rest) = rest.split_once(" requests on ")?;
-    let connections = rest.strip_suffix(" connections")?;
-    Some((requests.parse().ok()?, connections.parse().ok()?))
 }
 
 #[cfg(test)]
@@ -83,9 +78,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_last_line_gives_the_counts() {
-        assert_eq!(counts("x\ngauntlet serve: stopped after 12 requests on 3 connections\n"), Some((12, 3)));
-        assert_eq!(counts("gauntlet serve: stopped after many requests on 3 connections"), None);
+    fn the_port_is_the_first_processs() {
         assert_eq!(without_port(&["--port", "0", "--threads", "2"]), ["--threads", "2"]);
     }
 }
