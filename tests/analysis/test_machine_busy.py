@@ -16,6 +16,7 @@ import pytest
 from gauntlet.analysis.bottleneck import assess
 from gauntlet.analysis.machine import BUSY_SHARE, MACHINE_BUSY, MachineUse, other_cpu_share
 from gauntlet.cli.load_options import LoadOptions
+from gauntlet.lab.cpu_window import kernel_threads_cpu_s
 from gauntlet.lab.measure import Settings, measure_run
 from gauntlet.servers.base import ServerInstance
 from gauntlet.store.figures import figures_of
@@ -36,6 +37,21 @@ HOG_LIMIT_S = 60
 )
 def test_the_other_share_leaves_out_the_client_and_the_server(tasks_s: float, own_s: float, server_s: float, share: float) -> None:
     assert other_cpu_share(MachineUse(tasks_s, own_s, cores=2), server_s, WINDOW_S) == pytest.approx(share)
+
+
+def test_the_kernel_threads_are_the_loads_and_their_share_is_stated() -> None:
+    """ksoftirqd carried 1 of the 20 core-seconds of the load's packets: not other work."""
+    machine = MachineUse(tasks_s=11.0, own_s=4.0, cores=2, kernel_s=1.0)
+    assessed = assess(result(), context(use(), use(cpu_s=6.0), machine=machine))
+    assert assessed["machine"]["other_cpu_share"] == 0.0
+    assert assessed["machine"]["kernel_threads_share"] == pytest.approx(0.05)
+
+
+def test_the_kernel_threads_are_told_from_processes() -> None:
+    """kthreadd (pid 2) is the kernel's; init (pid 1) and this process are not."""
+    found = kernel_threads_cpu_s()
+    assert 2 in found and 1 not in found and os.getpid() not in found
+    assert all(cpu_s >= 0 for cpu_s in found.values())
 
 
 def test_steal_is_other_work_and_its_part_is_stated() -> None:

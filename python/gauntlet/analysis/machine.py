@@ -1,7 +1,8 @@
 """The machine's own state during a measured interval: the CPU that neither the client nor the
 server used (other processes, a hypervisor's steal), as a share of the machine's cores. A case run
 beside other work measures that work too; above `BUSY_SHARE` it is labelled `machine-busy`
-(docs/metrics.md, "The machine's other work")."""
+(docs/metrics.md, "The machine's other work"). The kernel's own threads are not other work: on a
+machine running a load, they carry its network traffic (ksoftirqd) and free its sockets (RCU)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ class MachineUse:
     cores: int
     #: Steal of every CPU (/proc/stat): time the hypervisor ran something else on them.
     steal_s: float = 0.0
+    #: Kernel threads (lab.cpu_window.kernel_threads_cpu_s): in tasks_s, but the load's work.
+    kernel_s: float = 0.0
 
 
 def other_cpu_share(machine: MachineUse, server_cpu_s: float, window_s: float) -> float:
@@ -37,7 +40,7 @@ def other_cpu_share(machine: MachineUse, server_cpu_s: float, window_s: float) -
 
 
 def _processes_share(machine: MachineUse, server_cpu_s: float, window_s: float) -> float:
-    return max(0.0, _share(machine.tasks_s - machine.own_s - server_cpu_s, machine, window_s))
+    return max(0.0, _share(machine.tasks_s - machine.own_s - machine.kernel_s - server_cpu_s, machine, window_s))
 
 
 def _share(cpu_s: float, machine: MachineUse, window_s: float) -> float:
@@ -45,11 +48,12 @@ def _share(cpu_s: float, machine: MachineUse, window_s: float) -> float:
 
 
 def machine_figures(machine: MachineUse, server_cpu_s: float, window_s: float) -> dict[str, float | int | bool]:
-    """The result's `bottleneck.machine`: the share, steal's part of it, the limit, and whether it
-    was passed."""
+    """The result's `bottleneck.machine`: the share, steal's part of it, the kernel threads' share
+    left out of it, the limit, and whether it was passed."""
     share = other_cpu_share(machine, server_cpu_s, window_s)
     return {
         "other_cpu_share": share, "steal_share": _share(machine.steal_s, machine, window_s),
+        "kernel_threads_share": _share(machine.kernel_s, machine, window_s),
         "busy_share_limit": BUSY_SHARE, "cores": machine.cores, "busy": share > BUSY_SHARE,
     }
 

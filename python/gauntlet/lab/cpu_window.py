@@ -87,6 +87,30 @@ def tasks_cpu_s() -> float:
     return float(times.user + times.nice + times.system)
 
 
+#: /proc/PID/stat's flags: the task is a kernel thread.
+PF_KTHREAD = 0x00200000
+
+
+def kernel_threads_cpu_s() -> dict[int, float]:
+    """Seconds each kernel thread has run since it started (its schedstat, ns), by pid."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            flags = int(text[text.rindex(")") + 2 :].split()[6])
+            if flags & PF_KTHREAD:
+                found[int(stat.parent.name)] = read_schedstat((stat.parent / "schedstat").read_text()).cpu_s
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def grown_s(before: dict[int, float], after: dict[int, float]) -> float:
+    """What the threads of `after` ran since `before`; a pid that is new, or whose count went down
+    (a new thread with a reused pid), ran all of its CPU since."""
+    return sum(cpu_s - before.get(pid, 0.0) if cpu_s >= before.get(pid, 0.0) else cpu_s for pid, cpu_s in after.items())
+
+
 def steal_s() -> float:
     """Seconds the hypervisor has run something else on this machine's CPUs since boot."""
     return float(getattr(psutil.cpu_times(), "steal", 0.0))
@@ -109,6 +133,7 @@ class CpuWindow:
         self._after: dict[int, ThreadTime] = {}
         self._idle_before: dict[int, float] = {}
         self._tasks_before_s = self._own_before_s = self._steal_before_s = 0.0
+        self._kernel_before: dict[int, float] = {}
         self.machine: MachineUse | None = None
         self._began_s = 0.0
         self._cpus: frozenset[int] = frozenset()
@@ -128,6 +153,7 @@ class CpuWindow:
             self._quota_cores = cpu_quota_cores(pids[0]) if pids else None
             self._before = thread_times(pids)
         self._idle_before = idle_s_by_cpu()
+        self._kernel_before = kernel_threads_cpu_s()
         self._tasks_before_s, self._own_before_s, self._steal_before_s = tasks_cpu_s(), own_cpu_s(), steal_s()
         self._began_s = time.monotonic()
 
@@ -136,6 +162,7 @@ class CpuWindow:
         self.machine = MachineUse(
             tasks_cpu_s() - self._tasks_before_s, own_cpu_s() - self._own_before_s, psutil.cpu_count() or 1,
             steal_s() - self._steal_before_s,
+            grown_s(self._kernel_before, kernel_threads_cpu_s()),
         )
         idle_after = idle_s_by_cpu()
         self.idle_s_by_cpu = {
