@@ -7,6 +7,7 @@ CI (CI=true), where every server is installed.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -20,6 +21,13 @@ from gauntlet.servers.registry import availability, combination, kind_of, start_
 from gauntlet.servers.spec import ServerSpec
 
 IN_CI = os.environ.get("CI") == "true"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as in a terminal, even when pytest was started in the background by a shell without
+    job control, which leaves SIGINT ignored in it and in every process it starts: the Ctrl-C tests
+    send SIGINT to the CLI and to this process."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
