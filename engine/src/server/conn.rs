@@ -219,7 +219,12 @@ impl ServerConn {
             }
             let now = now_us();
             let stall = faults.stall.unwrap_or(context.stall);
-            let delay_ms = faults.delay_ms + faults.delay_per_connection_ms * context.counters.open();
+            // Summing every process's slots reads cache lines other processes write: only when asked.
+            let per_connection_ms = match faults.delay_per_connection_ms {
+                0 => 0,
+                ms => ms * context.counters.open(),
+            };
+            let delay_ms = faults.delay_ms + per_connection_ms;
             let service_us = context.besim.as_ref().map_or(0, |besim| besim.hold_us(&target));
             let due_us =
                 (now + delay_ms * 1_000 + service_us).max(context.start_us + stall.release_us(now - context.start_us));
