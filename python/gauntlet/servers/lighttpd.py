@@ -14,7 +14,7 @@ from gauntlet.servers.backends.catalog import gateways
 from gauntlet.servers.base import ServerInstance, find_binary
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.process import processes_under
-from gauntlet.servers.sizing import SPARE_CONNECTIONS
+from gauntlet.servers.sizing import FILES_PER_CONNECTION, SPARE_CONNECTIONS
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.support import installed, setting
 
@@ -50,7 +50,10 @@ def start_lighttpd(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
     settings = {
         "workers": workers,
         # No more than one process may open, so that the rendered config says what is in force.
-        "max_fds": min(max(MAX_FDS, 2 * ((spec.expected_connections or 0) + SPARE_CONNECTIONS)), files_per_process()),
+        "max_fds": min(
+            max(MAX_FDS, FILES_PER_CONNECTION["lighttpd"] * ((spec.expected_connections or 0) + SPARE_CONNECTIONS)),
+            files_per_process(),
+        ),
         "keepalive": spec.keepalive,
         "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", 5),
         "keepalive_requests": min(
