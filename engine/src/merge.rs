@@ -15,7 +15,7 @@ use crate::result::{
 };
 use crate::schedule::idle::IdleResult;
 use crate::schedule::session::PageResult;
-use crate::stats::counts::Counts;
+use crate::stats::counts::{sum_keyed, Counts};
 use crate::stats::latency::{self, LatencySummary};
 use crate::stats::memory::MemoryResult;
 use crate::stats::timeline::TimelineEntry;
@@ -36,16 +36,6 @@ fn merged<'a>(encoded: impl IntoIterator<Item = &'a String>) -> Result<(Histogra
         .map_err(|e| PlanError(format!("{e}: merge results of the engine only")))?;
     let encoded = latency::encode(&merged);
     Ok((merged, encoded))
-}
-
-fn sum_keyed<'a>(maps: impl IntoIterator<Item = &'a BTreeMap<String, u64>>) -> BTreeMap<String, u64> {
-    let mut total = BTreeMap::new();
-    for map in maps {
-        for (key, count) in map {
-            *total.entry(key.clone()).or_insert(0) += count;
-        }
-    }
-    total
 }
 
 /// Second k of a result whose measurement began d seconds after the earliest one's is second

@@ -10,8 +10,8 @@ use crate::clock::monotonic_us;
 use crate::plan::sessions::SessionsPlan;
 use crate::plan::{Io, Plan};
 use crate::schedule::session::PageResult;
-use crate::stats::counts::Counts;
-use crate::stats::error::ErrorKind;
+use crate::stats::counts::{sum_keyed, Counts};
+use crate::stats::error;
 use crate::stats::latency::{self, LatencySummary};
 use crate::stats::timeline::TimelineEntry;
 use crate::stats::unanswered::UnansweredResult;
@@ -100,16 +100,6 @@ pub fn merge(
     let sum = |field: fn(&Recorder) -> u64| recorders.iter().map(|r| field(r)).sum::<u64>();
     let responses = sum(|r| r.responses);
     let errors_total = sum(Recorder::errors_total);
-    let errors = ErrorKind::ALL
-        .iter()
-        .map(|kind| (kind.as_str().to_string(), recorders.iter().map(|r| r.errors[kind.index()]).sum()))
-        .collect();
-    let mut status_codes = BTreeMap::new();
-    for recorder in &recorders {
-        for (code, &count) in recorder.status_codes.iter().enumerate().filter(|(_, &c)| c > 0) {
-            *status_codes.entry(code.to_string()).or_insert(0) += count;
-        }
-    }
     let schedule = plan.rate_per_s.map(|offered_rate_per_s| {
         let send_lag = latency::merge(recorders.iter().map(|r| &r.send_lag));
         ScheduleResult {
@@ -132,8 +122,8 @@ pub fn merge(
         measured_from_monotonic_us: monotonic_us(measure_start_us),
         threads: outcomes.len(),
         responses,
-        errors,
-        status_codes,
+        errors: sum_keyed(recorders.iter().map(|r| error::named(&r.errors))),
+        status_codes: sum_keyed(recorders.iter().map(|r| r.status_code_counts())),
         counts,
         unanswered: UnansweredResult::of(recorders.iter().map(|r| &r.unanswered)),
         latency: histogram,

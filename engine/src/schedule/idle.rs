@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock::now_us;
 use crate::conn::tcp;
 use crate::plan::idle::IdlePlan;
+use crate::stats::counts::sum_keyed;
 use crate::stats::error::ErrorKind;
 
 /// The longest sleep in poll, so that the end of the run is seen quickly.
@@ -54,9 +55,7 @@ impl IdleResult {
         for part in parts {
             total.connections += part.connections;
             total.opened += part.opened;
-            for (kind, count) in &part.connect_errors {
-                *total.connect_errors.entry(kind.clone()).or_insert(0) += count;
-            }
+            total.connect_errors = sum_keyed([&total.connect_errors, &part.connect_errors]);
             total.closed_by_server += part.closed_by_server;
             total.open_at_end += part.open_at_end;
             total.most_open += part.most_open;

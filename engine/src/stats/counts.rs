@@ -3,6 +3,9 @@
 //! flattened into its JSON: a new count is a field here and its recording site
 //! (docs/architecture.md, "Adding a result figure").
 
+use std::borrow::Borrow;
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -81,4 +84,15 @@ impl Counts {
             total
         })
     }
+}
+
+/// Counts by name (error kinds, status codes) added up over parts: threads, processes or agents.
+pub fn sum_keyed<M: Borrow<BTreeMap<String, u64>>>(parts: impl IntoIterator<Item = M>) -> BTreeMap<String, u64> {
+    let mut total = BTreeMap::new();
+    for part in parts {
+        for (key, count) in part.borrow() {
+            *total.entry(key.clone()).or_insert(0) += count;
+        }
+    }
+    total
 }

@@ -1,5 +1,6 @@
 //! One name per failure. The strings are the same in Python, the store and the report.
 
+use std::collections::BTreeMap;
 use std::io;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +93,11 @@ impl ErrorKind {
 
 /// Error counts indexed by `ErrorKind::index`.
 pub type ErrorCounts = [u64; ERROR_KIND_COUNT];
+
+/// Error counts by kind name, every kind listed (0 for those that did not occur).
+pub fn named(counts: &ErrorCounts) -> BTreeMap<String, u64> {
+    ErrorKind::ALL.iter().map(|kind| (kind.as_str().to_string(), counts[kind.index()])).collect()
+}
 
 #[cfg(test)]
 mod tests {

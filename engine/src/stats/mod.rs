@@ -9,6 +9,7 @@ pub mod memory;
 pub mod timeline;
 pub mod unanswered;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 
@@ -138,6 +139,12 @@ impl Recorder {
 
     pub fn errors_total(&self) -> u64 {
         self.errors.iter().sum()
+    }
+
+    /// Responses by status code, the codes seen only.
+    pub fn status_code_counts(&self) -> BTreeMap<String, u64> {
+        let seen = self.status_codes.iter().enumerate().filter(|(_, &count)| count > 0);
+        seen.map(|(code, &count)| (code.to_string(), count)).collect()
     }
 
     /// A request was started `lag_us` after it was due.

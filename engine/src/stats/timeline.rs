@@ -6,7 +6,7 @@ use hdrhistogram::Histogram;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::error::{ErrorCounts, ErrorKind, ERROR_KIND_COUNT};
+use super::error::{self, ErrorCounts, ERROR_KIND_COUNT};
 use super::latency;
 
 /// Per-second percentiles need less precision than the run's own histogram, and there may be
@@ -102,11 +102,7 @@ impl SecondStats {
             p99_us: percentile(0.99),
             max_us: self.latency.max(),
             histogram: with_histogram.then(|| latency::encode(&self.latency)),
-            errors_by_kind: ErrorKind::ALL
-                .iter()
-                .filter(|kind| self.error_kinds[kind.index()] > 0)
-                .map(|kind| (kind.as_str().to_string(), self.error_kinds[kind.index()]))
-                .collect(),
+            errors_by_kind: error::named(&self.error_kinds).into_iter().filter(|&(_, count)| count > 0).collect(),
             users_arrived: self.users.arrived,
             users_active: self.users.active,
             users_finished: self.users.finished,
@@ -171,6 +167,7 @@ pub struct TimelineEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::error::ErrorKind;
 
     #[test]
     fn an_entry_carries_its_histogram_only_when_asked() {
