@@ -16,6 +16,7 @@ from typing import Any
 
 import psutil
 import pytest
+
 from gauntlet import engine
 from gauntlet.engine import workload_files
 from gauntlet.errors import GauntletError
@@ -36,8 +37,8 @@ CONTENT_TYPES = {"html": "text/html", "gif": "image/gif", "jpg": "image/jpeg", "
 TIMEOUT_S = 5.0
 #: Servers write a request's access-log line after its response has left.
 LOG_WAIT_S = 3.0
-#: How long after its idle timeout a server may close the connection: CI once saw inets keep one
-#: open 4 s past its 1 s timeout on a loaded machine. Still short of every kind's default (5 s at least).
+#: How long after its idle timeout a server may close the connection, on a loaded machine; a
+#: 1 s timeout plus this stays short of every kind's own default (Node.js's 5 s is the least).
 IDLE_CLOSE_SLACK_S = 3.0
 
 

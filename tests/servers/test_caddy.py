@@ -4,10 +4,11 @@ engine over HTTPS, and the settings Caddy refuses."""
 
 from __future__ import annotations
 
+
 import psutil
 import pytest
-from gauntlet.errors import GauntletError
 
+from gauntlet.errors import GauntletError
 from tests.conftest import Start
 from tests.helpers.server_checks import (
     check_closes_idle_connections,

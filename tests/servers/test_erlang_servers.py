@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import psutil
 import pytest
-from gauntlet.errors import GauntletError
 
+from gauntlet.errors import GauntletError
 from tests.conftest import Start
-from tests.helpers.server_checks import check_closes_idle_connections, engine_connections, first_field_port, requests_before_close
+from tests.helpers.server_checks import (
+    check_closes_idle_connections,
+    engine_connections,
+    first_field_port,
+    requests_before_close,
+)
 
 
 @pytest.mark.parametrize("kind", ["inets", "mochiweb"])

@@ -8,8 +8,8 @@ import os
 
 import psutil
 import pytest
-from gauntlet.errors import GauntletError
 
+from gauntlet.errors import GauntletError
 from tests.conftest import Start
 from tests.helpers.server_checks import (
     check_closes_idle_connections,

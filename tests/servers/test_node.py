@@ -6,7 +6,12 @@ from __future__ import annotations
 import psutil
 
 from tests.conftest import Start
-from tests.helpers.server_checks import check_closes_idle_connections, engine_connections, first_field_port, requests_before_close
+from tests.helpers.server_checks import (
+    check_closes_idle_connections,
+    engine_connections,
+    first_field_port,
+    requests_before_close,
+)
 
 
 def test_workers_are_cluster_processes_sharing_the_load(node_server: Start) -> None:

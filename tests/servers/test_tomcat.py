@@ -6,11 +6,10 @@ instance."""
 from __future__ import annotations
 
 from gauntlet.servers.base import ServerInstance
-
 from tests.conftest import Start
 from tests.helpers.server_checks import (
-    check_closes_idle_connections,
     check_serves_the_workload,
+    check_closes_idle_connections,
     engine_connections,
     first_field_port,
     requests_before_close,

@@ -4,6 +4,7 @@ against the engine over HTTPS."""
 
 from __future__ import annotations
 
+
 import psutil
 import pytest
 
