@@ -50,6 +50,7 @@ fn check(what: &str, result: &RunResult, served: u64) {
 
 #[test]
 fn http1_plain_and_tls_count_exactly_under_a_window() {
+    let _alone = common::timing_alone();
     for tls in [false, true] {
         let server = serve_builtin(&ServeConfig { threads: 1, tls, ..ServeConfig::default() }).unwrap();
         let scheme = if tls { "https" } else { "http" };
@@ -63,6 +64,7 @@ fn http1_plain_and_tls_count_exactly_under_a_window() {
 
 #[test]
 fn http2_h2c_and_tls_count_exactly_under_a_window() {
+    let _alone = common::timing_alone();
     for (scheme, handler) in [("http", h2c as common::Handler), ("https", h2_tls)] {
         let peer = Peer::start(handler);
         let url = peer.url("/page.html").replace("http://", &format!("{scheme}://"));
@@ -73,6 +75,7 @@ fn http2_h2c_and_tls_count_exactly_under_a_window() {
 
 #[test]
 fn a_constant_rate_keeps_its_schedule_under_a_window() {
+    let _alone = common::timing_alone();
     // Each response is held 20 ms: at 1,000/s about 20 requests are in flight, so the thread
     // naps; a nap must end at the next send, 1 ms away, not after the 10 ms window (sends would
     // then lag by 5 ms in the median). Sends lag more on a loaded machine with or without a window.

@@ -11,6 +11,7 @@ use gauntlet_engine::server::{serve, ServeConfig};
 
 #[test]
 fn two_thousand_per_second_for_five_seconds() {
+    let _alone = common::timing_alone();
     let peer = Peer::start(common::http_ok);
     let began = Instant::now();
     let result =
@@ -24,8 +25,10 @@ fn two_thousand_per_second_for_five_seconds() {
     for entry in result.timeline.iter().filter(|e| e.span_us == 1_000_000) {
         assert!((entry.requests as f64 - 2000.0).abs() <= 100.0, "{entry:?}");
     }
-    // The server saw the sends evenly spaced: 0.5 ms apart on average, and no 20 ms window
-    // (40 sends' worth) carrying more than twice or less than half its share.
+    // The server saw the sends evenly spaced: 0.5 ms apart on average, and 20 ms windows (40
+    // sends' worth) carrying between half and twice their share. One pause of the host (the
+    // client's or the server's thread descheduled) empties a window and crowds the next as the
+    // late sends catch up, so two windows may stray; a pattern of bunched sends strays in many.
     let arrivals = peer.arrivals();
     let first = arrivals[0];
     let mut windows = vec![0u32; 250];
@@ -35,14 +38,20 @@ fn two_thousand_per_second_for_five_seconds() {
             windows[window] += 1;
         }
     }
-    let (quiet, busy) = (windows.iter().min().unwrap(), windows.iter().max().unwrap());
-    assert!(*quiet >= 20 && *busy <= 80, "sends per 20 ms window from {quiet} to {busy}");
+    let strays: Vec<(usize, u32)> =
+        windows.iter().copied().enumerate().filter(|&(_, sends)| !(20..=80).contains(&sends)).collect();
+    assert!(
+        strays.len() <= 2,
+        "(window, sends) outside 20-80 per 20 ms: {strays:?}; send lag {:?}",
+        schedule.send_lag_us
+    );
     let mean_gap_us = arrivals.last().unwrap().duration_since(first).as_micros() as f64 / (arrivals.len() - 1) as f64;
     assert!((mean_gap_us - 500.0).abs() < 15.0, "mean gap {mean_gap_us} µs");
 }
 
 #[test]
 fn a_stall_shows_in_corrected_latency_and_not_in_service_time() {
+    let _alone = common::timing_alone();
     // All responses are held for 500 ms every 2 s. Requests are due evenly, so a quarter of them
     // fall in a stall and wait for its end: from 0 to 500 ms, uniformly. Of all requests, the
     // top 10 % are the top 40 % of the stalled ones (>= 0.6 x 500 = 300 ms) and the top 1 % the
@@ -63,6 +72,7 @@ fn a_stall_shows_in_corrected_latency_and_not_in_service_time() {
 
 #[test]
 fn a_request_count_under_a_rate_is_exact() {
+    let _alone = common::timing_alone();
     let peer = Peer::start(common::http_ok);
     let result =
         run(plan(&peer.url("/"), r#""connections": 4, "threads": 2, "requests": 301, "rate_per_s": 1000"#)).unwrap();

@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -32,6 +32,13 @@ pub struct Seen {
 }
 
 pub type Handler = fn(TcpStream, &Counters);
+
+/// Held by a test whose assertions are about timing, so that the other tests of its file (cargo
+/// runs them in parallel threads) do not take the machine's cores while it measures.
+pub fn timing_alone() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// A server whose every connection is given to `handler` in its own thread.
 pub struct Peer {
