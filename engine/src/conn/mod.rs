@@ -3,6 +3,7 @@
 
 pub mod backoff;
 pub mod batch;
+pub mod rx_time;
 pub mod tcp;
 pub mod tls;
 pub mod transport;
@@ -68,6 +69,9 @@ pub struct Conn {
     pub on_schedule: bool,
     /// Bytes of the current request's response read so far.
     pub bytes_in: u64,
+    /// When the kernel received the segment that completed the current response (engine time);
+    /// None until then, or where the kernel gave no timestamp.
+    pub answered_us: Option<u64>,
     /// The current request asked the server to close the connection.
     pub last_call: bool,
     /// Which of the run's encoded requests is in flight.
@@ -95,6 +99,7 @@ impl Conn {
             measured: false,
             on_schedule: false,
             bytes_in: 0,
+            answered_us: None,
             last_call: false,
             request: 0,
             resent: false,
@@ -136,6 +141,7 @@ impl Conn {
         self.deadline_us = now_us + timeout_us;
         self.measured = measured;
         self.bytes_in = 0;
+        self.answered_us = None;
         self.resent = false;
         self.parser = ResponseParser::expecting(encoded.is_head, encoded.expect.as_ref());
     }
@@ -224,7 +230,8 @@ impl Conn {
             return Received { bytes: 0, unsolicited_bytes: 0, step: Step::Wait };
         };
         let (mut bytes, mut unsolicited_bytes, mut fed) = (0u64, 0u64, Ok(None));
-        let read = stream.read_with(scratch, peer_closed, |input| {
+        let answered_us = &mut self.answered_us;
+        let read = stream.read_with(scratch, peer_closed, |input, arrived_us| {
             bytes += input.len() as u64;
             if let Ok(Some(_)) = fed {
                 unsolicited_bytes += input.len() as u64;
@@ -233,6 +240,7 @@ impl Conn {
             fed = feed(&mut self.parser, &mut self.pending, input);
             if let Ok(Some((_, leftover))) = fed {
                 unsolicited_bytes += leftover as u64;
+                *answered_us = arrived_us;
             }
             // Read on after the response through what has arrived: what follows it in a record
             // TLS has decrypted or a buffer the ring has received would otherwise pass for the
@@ -265,7 +273,7 @@ impl Conn {
     pub fn read_unasked(&mut self, scratch: &mut [u8], peer_closed: bool) -> (u64, bool) {
         let Some(stream) = self.stream.as_mut() else { return (0, false) };
         let mut bytes = 0u64;
-        let read = stream.read_with(scratch, peer_closed, |input| {
+        let read = stream.read_with(scratch, peer_closed, |input, _| {
             bytes += input.len() as u64;
             true
         });

@@ -1,10 +1,13 @@
-//! Plain TCP: a non-blocking connect with Nagle off, from a chosen source address if asked.
+//! Plain TCP: a non-blocking connect with Nagle off and the kernel's receive timestamps on, from
+//! a chosen source address if asked.
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 
 use mio::net::TcpStream;
 use socket2::{Domain, Protocol, Socket, Type};
+
+use super::rx_time;
 
 /// Start connecting; the connection is usable once the socket turns writable without error.
 /// With `source`, the socket is bound to that local address first, its port still chosen by the
@@ -14,6 +17,7 @@ pub fn connect(address: SocketAddr, source: Option<IpAddr>) -> io::Result<TcpStr
     let Some(source) = source else {
         let stream = TcpStream::connect(address)?;
         stream.set_nodelay(true)?;
+        rx_time::enable(&stream)?;
         return Ok(stream);
     };
     let socket = Socket::new(Domain::for_address(address), Type::STREAM.nonblocking(), Some(Protocol::TCP))?;
@@ -27,6 +31,7 @@ pub fn connect(address: SocketAddr, source: Option<IpAddr>) -> io::Result<TcpStr
         Err(e) => return Err(e),
     }
     socket.set_tcp_nodelay(true)?;
+    rx_time::enable(&socket)?;
     Ok(TcpStream::from_std(socket.into()))
 }
 

@@ -2,10 +2,11 @@
 //! the same event loop (no runtime). Client and server use the same two cases; the client may
 //! also move a plain socket onto the thread's io_uring (`super::uring`).
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Write};
 
 use mio::net::TcpStream;
 
+use super::rx_time::StampedRead;
 use super::uring::{self, RingStream};
 
 pub enum Transport {
@@ -20,6 +21,9 @@ pub struct TlsStream<S = TcpStream> {
     pub session: rustls::Connection,
     /// Records read but not yet decrypted, because the reader stopped before them.
     unread: Vec<u8>,
+    /// When the kernel received the read those records (and the plaintext rustls still holds)
+    /// came in.
+    unread_arrived_us: Option<u64>,
 }
 
 /// How `Transport::read_with` ended.
@@ -37,24 +41,25 @@ fn stopped(go_on: bool) -> Option<ReadEnd> {
     (!go_on).then_some(ReadEnd::Stopped)
 }
 
-/// Read `socket` through `scratch` until it is drained, handing each read to `handle`, which may
-/// end the reading. With edge-triggered readiness a read shorter than `scratch` drains the socket,
-/// unless `peer_closed`: a FIN that came with the data raises no new event.
+/// Read `socket` through `scratch` until it is drained, handing each read and when the kernel
+/// received it (if it says) to `handle`, which may end the reading. With edge-triggered readiness
+/// a read shorter than `scratch` drains the socket, unless `peer_closed`: a FIN that came with the
+/// data raises no new event.
 fn drain(
-    socket: &mut impl Read,
+    socket: &mut impl StampedRead,
     scratch: &mut [u8],
     peer_closed: bool,
-    mut handle: impl FnMut(&[u8]) -> io::Result<Option<ReadEnd>>,
+    mut handle: impl FnMut(&[u8], Option<u64>) -> io::Result<Option<ReadEnd>>,
 ) -> io::Result<ReadEnd> {
     loop {
-        let n = match socket.read(scratch) {
-            Ok(0) => return Ok(ReadEnd::Closed),
-            Ok(n) => n,
+        let (n, arrived_us) = match socket.read_stamped(scratch) {
+            Ok((0, _)) => return Ok(ReadEnd::Closed),
+            Ok(read) => read,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadEnd::Drained),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        if let Some(end) = handle(&scratch[..n])? {
+        if let Some(end) = handle(&scratch[..n], arrived_us)? {
             return Ok(end);
         }
         if n < scratch.len() && !peer_closed {
@@ -112,20 +117,23 @@ impl Transport {
     /// Read what has arrived until the socket is drained, the stream ends or `take` returns false,
     /// handing `take` each piece as it comes: a read into `scratch` from a socket, rustls's
     /// plaintext in place under TLS (what `take` stopped before is kept for the next call), the
-    /// buffer the kernel received into on the ring. `peer_closed`: the readiness event reported
-    /// the peer's FIN, which raises no further event.
+    /// buffer the kernel received into on the ring. With each piece goes the engine time the
+    /// kernel received it (`rx_time`), or None where it gave none (always on the ring).
+    /// `peer_closed`: the readiness event reported the peer's FIN, which raises no further event.
     pub fn read_with(
         &mut self,
         scratch: &mut [u8],
         peer_closed: bool,
-        mut take: impl FnMut(&[u8]) -> bool,
+        mut take: impl FnMut(&[u8], Option<u64>) -> bool,
     ) -> io::Result<ReadEnd> {
         match self {
-            Transport::Plain(socket) => drain(socket, scratch, peer_closed, |input| Ok(stopped(take(input)))),
+            Transport::Plain(socket) => {
+                drain(socket, scratch, peer_closed, |input, arrived_us| Ok(stopped(take(input, arrived_us))))
+            }
             Transport::Tls(tls) => tls.read_with(scratch, peer_closed, take),
             Transport::Ring(ring) => loop {
                 let mut go_on = true;
-                match ring.read_with(|input| go_on = take(input)) {
+                match ring.read_with(|input| go_on = take(input, None)) {
                     Ok(0) => return Ok(ReadEnd::Closed),
                     Ok(_) if !go_on => return Ok(ReadEnd::Stopped),
                     Ok(_) => {}
@@ -185,9 +193,9 @@ impl Transport {
     }
 }
 
-impl<S: Read + Write> TlsStream<S> {
+impl<S: StampedRead + Write> TlsStream<S> {
     pub fn new(socket: S, session: rustls::Connection) -> TlsStream<S> {
-        TlsStream { socket, session, unread: Vec::new() }
+        TlsStream { socket, session, unread: Vec::new(), unread_arrived_us: None }
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -203,20 +211,21 @@ impl<S: Read + Write> TlsStream<S> {
 
     /// `Transport::read_with` under TLS. rustls's own `read_tls` reads at most 4 KiB into an empty
     /// buffer (an 83 KB response took about six reads); this reads as much as `scratch` holds and
-    /// feeds rustls from it.
+    /// feeds rustls from it. Plaintext goes to `take` with the arrival of the read that completed
+    /// its record.
     pub fn read_with(
         &mut self,
         scratch: &mut [u8],
         peer_closed: bool,
-        mut take: impl FnMut(&[u8]) -> bool,
+        mut take: impl FnMut(&[u8], Option<u64>) -> bool,
     ) -> io::Result<ReadEnd> {
         let held = std::mem::take(&mut self.unread);
-        let (session, unread) = (&mut self.session, &mut self.unread);
-        let end = match decrypt(session, &held, &mut take, unread) {
+        let (session, unread, unread_arrived_us) = (&mut self.session, &mut self.unread, &mut self.unread_arrived_us);
+        let end = match decrypt(session, &held, *unread_arrived_us, &mut take, unread, unread_arrived_us) {
             Ok(Some(end)) => Ok(end),
-            Ok(None) => {
-                drain(&mut self.socket, scratch, peer_closed, |input| decrypt(session, input, &mut take, unread))
-            }
+            Ok(None) => drain(&mut self.socket, scratch, peer_closed, |input, arrived_us| {
+                decrypt(session, input, arrived_us, &mut take, unread, unread_arrived_us)
+            }),
             Err(e) => Err(e),
         };
         // What rustls queued meanwhile: handshake messages, or the alert that tells the peer why
@@ -227,19 +236,22 @@ impl<S: Read + Write> TlsStream<S> {
     }
 }
 
-/// Hand rustls's plaintext to `take`, then decrypt `input` and hand over what it holds, until
-/// `take` stops (the records not yet decrypted go to `unread`) or a close_notify; None once all
-/// was taken.
+/// Hand rustls's plaintext to `take`, then decrypt `input` (received at `arrived_us`) and hand
+/// over what it holds, until `take` stops (the records not yet decrypted go to `unread`, their
+/// arrival to `unread_arrived_us`) or a close_notify; None once all was taken.
 fn decrypt(
     session: &mut rustls::Connection,
     mut input: &[u8],
-    take: &mut impl FnMut(&[u8]) -> bool,
+    arrived_us: Option<u64>,
+    take: &mut impl FnMut(&[u8], Option<u64>) -> bool,
     unread: &mut Vec<u8>,
+    unread_arrived_us: &mut Option<u64>,
 ) -> io::Result<Option<ReadEnd>> {
     loop {
-        if let Some(end) = take_plaintext(session, take)? {
+        if let Some(end) = take_plaintext(session, arrived_us, take)? {
             if end == ReadEnd::Stopped {
                 unread.extend_from_slice(input);
+                *unread_arrived_us = arrived_us;
             }
             return Ok(Some(end));
         }
@@ -255,7 +267,8 @@ fn decrypt(
 /// came before it was taken ends the stream.
 fn take_plaintext(
     session: &mut rustls::Connection,
-    take: &mut impl FnMut(&[u8]) -> bool,
+    arrived_us: Option<u64>,
+    take: &mut impl FnMut(&[u8], Option<u64>) -> bool,
 ) -> io::Result<Option<ReadEnd>> {
     let mut reader = session.reader();
     loop {
@@ -265,7 +278,7 @@ fn take_plaintext(
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
             Err(e) => return Err(e),
         };
-        let (go_on, taken) = (take(chunk), chunk.len());
+        let (go_on, taken) = (take(chunk, arrived_us), chunk.len());
         reader.consume(taken);
         if !go_on {
             return Ok(Some(ReadEnd::Stopped));

@@ -1,13 +1,14 @@
 //! The client's TLS connection as the engine drives it, fed what a server might send: arbitrary
 //! bytes, or a real handshake with the built-in server's configuration whose bytes are tampered with.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::mem;
 use std::sync::{Arc, OnceLock};
 
 use rustls::{ClientConnection, Connection, ServerConfig, ServerConnection};
 
 use super::{control, split};
+use crate::conn::rx_time::StampedRead;
 use crate::conn::tls::{client_config, server_config, server_name};
 use crate::conn::transport::{ReadEnd, TlsStream};
 use crate::plan::tls::TlsPlan;
@@ -26,8 +27,9 @@ struct Memory {
     to_server: Vec<u8>,
 }
 
-impl Read for Memory {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+/// No kernel receives into memory: its reads carry no timestamp.
+impl StampedRead for Memory {
+    fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
         let rest = &self.from_server[self.read..];
         if rest.is_empty() {
             return Err(io::ErrorKind::WouldBlock.into());
@@ -35,7 +37,7 @@ impl Read for Memory {
         let n = rest.len().min(buf.len());
         buf[..n].copy_from_slice(&rest[..n]);
         self.read += n;
-        Ok(n)
+        Ok((n, None))
     }
 }
 
@@ -76,7 +78,7 @@ fn read_all(reading: Reading, client: &mut TlsStream<Memory>, bytes: &[u8]) -> (
     let mut scratch = vec![0; reading.scratch_bytes];
     let mut received = Vec::new();
     loop {
-        let read = client.read_with(&mut scratch, false, |plain| {
+        let read = client.read_with(&mut scratch, false, |plain, _| {
             received.extend_from_slice(plain);
             !reading.stop
         });

@@ -181,7 +181,7 @@ impl ServerConn {
     /// Read what has arrived; false when the client has gone.
     fn read(&mut self, scratch: &mut [u8], peer_closed: bool) -> bool {
         let input = &mut self.input;
-        let read = self.stream.read_with(scratch, peer_closed, |bytes| {
+        let read = self.stream.read_with(scratch, peer_closed, |bytes, _| {
             input.extend_from_slice(bytes);
             true
         });

@@ -48,6 +48,12 @@ pub struct Counts {
     /// The bytes of those arrivals that were read before the connection closed (in `bytes_in` too).
     #[serde(default)]
     pub unsolicited_bytes: u64,
+    /// Measured responses whose end time (and so latency) is when the kernel received the segment
+    /// that completed them (SO_TIMESTAMPNS); the others were timed when the engine read them: on
+    /// io_uring, a response ended by the server's close, or where the kernel stamped nothing. 0
+    /// in results from before it was counted.
+    #[serde(default)]
+    pub rx_timestamped: u64,
 }
 
 impl Counts {
@@ -64,6 +70,7 @@ impl Counts {
             stale_resent,
             unsolicited,
             unsolicited_bytes,
+            rx_timestamped,
         } = other;
         self.bytes_in += bytes_in;
         self.bytes_out += bytes_out;
@@ -75,6 +82,7 @@ impl Counts {
         self.stale_resent += stale_resent;
         self.unsolicited += unsolicited;
         self.unsolicited_bytes += unsolicited_bytes;
+        self.rx_timestamped += rx_timestamped;
     }
 
     /// The counts of several parts (threads, agents) added up.

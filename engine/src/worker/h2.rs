@@ -237,9 +237,15 @@ impl Worker {
         let (client, ended) = (&mut link.client, &mut h2.ended);
         let (mut fed, mut bytes) = (Ok(()), 0u64);
         let transport = link.transport.as_mut().expect("checked by the caller");
-        let read = transport.read_with(&mut self.scratch, peer_closed, |input| {
+        let conns = &mut self.conns;
+        let read = transport.read_with(&mut self.scratch, peer_closed, |input, arrived_us| {
             bytes += input.len() as u64;
+            let before = ended.len();
             fed = client.feed(input, ended);
+            // The streams this input ended were answered when the kernel received it.
+            for end in &ended[before..] {
+                conns[end.slot].answered_us = arrived_us;
+            }
             fed.is_ok()
         });
         if measuring {

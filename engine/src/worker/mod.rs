@@ -619,7 +619,12 @@ impl Worker {
             }
         }
         match outcome {
-            Ok(head) => self.recorder.response(head.status, now - conn.intended_us, now - conn.started_us),
+            Ok(head) => {
+                // The kernel's receive time, when it gave one, within what is physically possible.
+                let end_us = conn.answered_us.map_or(now, |at| at.clamp(conn.started_us, now));
+                self.recorder.counts.rx_timestamped += u64::from(conn.answered_us.is_some());
+                self.recorder.response(head.status, end_us - conn.intended_us, end_us - conn.started_us)
+            }
             Err(kind) => self.recorder.error(kind),
         }
     }

@@ -1,0 +1,127 @@
+//! Kernel receive timestamps (SO_TIMESTAMPNS): when the kernel received the last segment a read
+//! returned, so that a response read late (after a batch window's nap, or while the thread was
+//! busy with others) is timed as it arrived. Where the kernel gives no timestamp (timestamping
+//! was just switched on for the system, or the socket is not a client's), a read returns none
+//! and the caller times the response when it reads it.
+
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::os::fd::AsRawFd;
+
+use mio::net::TcpStream;
+
+use crate::clock::engine_us_of_realtime_ns;
+
+/// A byte source whose reads may say when the kernel received what they return.
+pub trait StampedRead {
+    /// Read like `Read::read`, with the engine time the last segment read arrived, when known.
+    fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)>;
+}
+
+/// Ask the kernel to time-stamp what `socket` receives.
+pub fn enable(socket: &impl AsRawFd) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt reads an int from a live local for the socket's own descriptor.
+    let status = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Room for one SCM_TIMESTAMPNS message (a timespec), aligned as the kernel writes it.
+#[repr(C, align(8))]
+struct Control([u8; 64]);
+
+impl StampedRead for TcpStream {
+    fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
+        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+        let mut control = Control([0; 64]);
+        // SAFETY: a zeroed msghdr is valid (no name, no buffers) before the fields set below.
+        let mut message: libc::msghdr = unsafe { zeroed() };
+        message.msg_iov = &mut iov;
+        message.msg_iovlen = 1;
+        message.msg_control = control.0.as_mut_ptr().cast();
+        message.msg_controllen = control.0.len();
+        // SAFETY: the iovec points into `buf` and the control buffer is `control`, both live and
+        // writable for the lengths given; the socket is this stream's own descriptor.
+        let n = unsafe { libc::recvmsg(self.as_raw_fd(), &mut message, 0) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((n as usize, received_ns(&message).map(engine_us_of_realtime_ns)))
+    }
+}
+
+/// The SCM_TIMESTAMPNS timestamp among a received message's control data, in ns since 1970.
+fn received_ns(message: &libc::msghdr) -> Option<u64> {
+    // SAFETY: the CMSG macros walk the control buffer recvmsg filled, within msg_controllen.
+    let mut header = unsafe { libc::CMSG_FIRSTHDR(message) };
+    while !header.is_null() {
+        // SAFETY: `header` is a complete control message inside the buffer (CMSG_NXTHDR checks).
+        let cmsg = unsafe { &*header };
+        if cmsg.cmsg_level == libc::SOL_SOCKET && cmsg.cmsg_type == libc::SCM_TIMESTAMPNS {
+            // SAFETY: an SCM_TIMESTAMPNS message carries one timespec, possibly unaligned.
+            let stamp: libc::timespec = unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(header).cast()) };
+            return Some(stamp.tv_sec as u64 * 1_000_000_000 + stamp.tv_nsec as u64);
+        }
+        // SAFETY: as above.
+        header = unsafe { libc::CMSG_NXTHDR(message, header) };
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::now_us;
+    use std::io::Write;
+    use std::net::TcpListener;
+    use std::time::Duration;
+
+    #[test]
+    fn a_read_after_a_wait_is_stamped_when_the_bytes_came() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        enable(&client).unwrap();
+        let mut buf = [0u8; 64];
+        // The first segments after timestamping is switched on for the system may come without.
+        let mut stamped = None;
+        for _ in 0..20 {
+            server.write_all(b"hello").unwrap();
+            let sent_us = now_us();
+            std::thread::sleep(Duration::from_millis(20));
+            let read_us = now_us();
+            let (n, arrived_us) = client.read_stamped(&mut buf).unwrap();
+            assert_eq!(&buf[..n], b"hello");
+            if let Some(arrived_us) = arrived_us {
+                stamped = Some((sent_us, arrived_us, read_us));
+                break;
+            }
+        }
+        let (sent_us, arrived_us, read_us) = stamped.expect("the kernel stamped no read in 20");
+        // Loopback delivers as the write returns: the stamp is by the send, 20 ms before the read.
+        assert!(arrived_us <= sent_us + 1_000 && arrived_us + 19_000 <= read_us, "{sent_us} {arrived_us} {read_us}");
+    }
+
+    #[test]
+    fn a_socket_without_timestamps_reads_none() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        server.write_all(b"hi").unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        let mut buf = [0u8; 8];
+        assert_eq!(client.read_stamped(&mut buf).unwrap(), (2, None));
+    }
+}
