@@ -4,9 +4,11 @@
 //! Two runs on this machine differ by more than 1 % at p99 whatever the window (the peer's 20 ms
 //! sleeps wake up to 2 ms apart from run to run), so each run is checked against the other side
 //! of its own sockets: the peer times each answer from the kernel's receive time of its request
-//! (when the client sent it) to the return of its write (when the client's kernel received the
-//! answer, on loopback). Without the window the client's reading agrees with the peer's; with it,
-//! it must agree as closely.
+//! (when the client sent it) to the kernel's send time of its answer (when the client's kernel
+//! received it, on loopback), both kernel timestamps, so that the peer's threads being
+//! descheduled does not count. They run at the lowest priority, so that they seldom take the
+//! client's CPU between the time it takes for a request and the request's write. Without the
+//! window the client's reading agrees with the peer's; with it, it must agree as closely.
 //!
 //! Not covered: the window also holds back connects (a new connection's first request goes out
 //! up to a window late), so the runs measure after a warm-up that opened the connections.
@@ -14,11 +16,13 @@
 mod common;
 
 use std::io::Write;
+use std::mem::{size_of, zeroed};
+use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::{Counters, Peer};
-use gauntlet_engine::clock::{monotonic_us, now_us};
+use gauntlet_engine::clock::{engine_us_of_realtime_ns, monotonic_us};
 use gauntlet_engine::conn::rx_time::{self, StampedRead};
 use gauntlet_engine::plan::{Io, Plan};
 use gauntlet_engine::run::{run, RunResult};
@@ -39,6 +43,7 @@ fn held_ok(stream: std::net::TcpStream, _: &Counters) {
     unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
     let mut stream = mio::net::TcpStream::from_std(stream);
     rx_time::enable(&stream).unwrap();
+    time_sends(&stream);
     let (mut buffer, mut head) = ([0u8; 4096], Vec::new());
     loop {
         let Ok((n, arrived_us)) = stream.read_stamped(&mut buffer) else { return };
@@ -55,8 +60,56 @@ fn held_ok(stream: std::net::TcpStream, _: &Counters) {
         if stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello").is_err() {
             return;
         }
-        ANSWERED.lock().unwrap().push((arrived_us, now_us()));
+        let sent_us = engine_us_of_realtime_ns(sent_ns(&stream));
+        ANSWERED.lock().unwrap().push((arrived_us, sent_us));
     }
+}
+
+/// Ask the kernel for the time each write leaves (software send timestamps, on the error queue).
+fn time_sends(socket: &impl AsRawFd) {
+    let flags = (libc::SOF_TIMESTAMPING_TX_SOFTWARE
+        | libc::SOF_TIMESTAMPING_SOFTWARE
+        | libc::SOF_TIMESTAMPING_OPT_TSONLY) as libc::c_int;
+    // SAFETY: setsockopt reads an int from a live local for the socket's own descriptor.
+    let status = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPING,
+            (&flags as *const libc::c_int).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(status, 0, "SO_TIMESTAMPING: {}", std::io::Error::last_os_error());
+}
+
+/// The kernel's send time of the last write (ns since 1970): on loopback it is queued before the
+/// write returns.
+fn sent_ns(socket: &impl AsRawFd) -> u64 {
+    #[repr(C, align(8))]
+    struct Control([u8; 256]);
+    let mut control = Control([0; 256]);
+    // SAFETY: a zeroed msghdr is valid (no name, no data) before the control buffer is set.
+    let mut message: libc::msghdr = unsafe { zeroed() };
+    message.msg_control = control.0.as_mut_ptr().cast();
+    message.msg_controllen = control.0.len();
+    // SAFETY: the control buffer is live and writable for its length; the error queue never blocks.
+    let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut message, libc::MSG_ERRQUEUE) };
+    assert!(n >= 0, "no send timestamp: {}", std::io::Error::last_os_error());
+    // SAFETY: the CMSG macros walk the control buffer recvmsg filled.
+    let mut header = unsafe { libc::CMSG_FIRSTHDR(&message) };
+    while !header.is_null() {
+        // SAFETY: `header` is a complete control message inside the buffer.
+        let cmsg = unsafe { &*header };
+        if cmsg.cmsg_level == libc::SOL_SOCKET && cmsg.cmsg_type == libc::SCM_TIMESTAMPING {
+            // SAFETY: SCM_TIMESTAMPING carries three timespecs; the first is the software one.
+            let sent: libc::timespec = unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(header).cast()) };
+            return sent.tv_sec as u64 * 1_000_000_000 + sent.tv_nsec as u64;
+        }
+        // SAFETY: as above.
+        header = unsafe { libc::CMSG_NXTHDR(&message, header) };
+    }
+    panic!("the error queue held no send timestamp")
 }
 
 /// The kernel stamps a system's first segments after timestamping is first asked for without

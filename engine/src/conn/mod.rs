@@ -4,6 +4,7 @@
 pub mod backoff;
 pub mod batch;
 pub mod rx_time;
+pub mod sockopt;
 pub mod tcp;
 pub mod tls;
 pub mod transport;

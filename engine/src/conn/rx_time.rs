@@ -5,11 +5,12 @@
 //! and the caller times the response when it reads it.
 
 use std::io;
-use std::mem::{size_of, zeroed};
+use std::mem::zeroed;
 use std::os::fd::AsRawFd;
 
 use mio::net::TcpStream;
 
+use super::sockopt::switch_on;
 use crate::clock::engine_us_of_realtime_ns;
 
 /// A byte source whose reads may say when the kernel received what they return.
@@ -20,22 +21,7 @@ pub trait StampedRead {
 
 /// Ask the kernel to time-stamp what `socket` receives.
 pub fn enable(socket: &impl AsRawFd) -> io::Result<()> {
-    let on: libc::c_int = 1;
-    // SAFETY: setsockopt reads an int from a live local for the socket's own descriptor.
-    let status = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            (&on as *const libc::c_int).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if status == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    switch_on(socket, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS)
 }
 
 /// Room for one SCM_TIMESTAMPNS message (a timespec), aligned as the kernel writes it.

@@ -8,6 +8,7 @@ use mio::net::TcpStream;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use super::rx_time;
+use super::sockopt::switch_on;
 
 /// Start connecting; the connection is usable once the socket turns writable without error.
 /// With `source`, the socket is bound to that local address first, its port still chosen by the
@@ -36,23 +37,7 @@ pub fn connect(address: SocketAddr, source: Option<IpAddr>) -> io::Result<TcpStr
 }
 
 fn bind_address_no_port(socket: &Socket) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let on: libc::c_int = 1;
-    // SAFETY: setsockopt reads an int from a live local for the socket's own descriptor.
-    let status = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::IPPROTO_IP,
-            libc::IP_BIND_ADDRESS_NO_PORT,
-            (&on as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if status == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    switch_on(socket, libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT)
 }
 
 /// After a readiness event while connecting: None while still connecting.

@@ -225,6 +225,7 @@ impl Worker {
                 break (StopReason::Cancelled, now);
             }
             if now >= self.window.run_end_us {
+                self.take_arrived(&mut schedule, &mut events);
                 break (StopReason::Duration, self.window.measure_end_us);
             }
             if self.busy == 0 && schedule.exhausted() {
@@ -245,21 +246,7 @@ impl Worker {
             self.wait(&mut events, wait, Duration::from_micros(next_us.saturating_sub(now)));
             let now = now_us();
             self.recorder.roll(now);
-            for event in events.iter() {
-                let readiness = Readiness {
-                    readable: event.is_readable() || event.is_read_closed() || event.is_error(),
-                    writable: event.is_writable() || event.is_write_closed() || event.is_error(),
-                    peer_closed: event.is_read_closed() || event.is_error(),
-                };
-                match event.token() {
-                    SEND_TIMER => self.timer.fired(),
-                    Token(i) => self.on_event(&mut schedule, i, readiness, now_us()),
-                }
-            }
-            let completed = Readiness { readable: true, writable: false, peer_closed: false };
-            for i in std::mem::take(&mut self.ring_ready) {
-                self.on_event(&mut schedule, i, completed, now_us());
-            }
+            self.handle(&mut schedule, &events);
             if now >= next_scan_us {
                 self.expire(&mut schedule, now);
                 next_scan_us = now + scan_every_us;
@@ -288,6 +275,46 @@ impl Worker {
             negotiated_tls,
             io,
             io_fallback,
+        }
+    }
+
+    /// Handle what a wait returned: epoll's events, then the ring's completions.
+    fn handle(&mut self, schedule: &mut Schedule, events: &Events) {
+        for event in events.iter() {
+            let readiness = Readiness {
+                readable: event.is_readable() || event.is_read_closed() || event.is_error(),
+                writable: event.is_writable() || event.is_write_closed() || event.is_error(),
+                peer_closed: event.is_read_closed() || event.is_error(),
+            };
+            match event.token() {
+                SEND_TIMER => self.timer.fired(),
+                Token(i) => self.on_event(schedule, i, readiness, now_us()),
+            }
+        }
+        let completed = Readiness { readable: true, writable: false, peer_closed: false };
+        for i in std::mem::take(&mut self.ring_ready) {
+            self.on_event(schedule, i, completed, now_us());
+        }
+    }
+
+    /// At the end of the time: answers that arrived but were not read yet (the thread was busy,
+    /// or napping through a batch window) are read without waiting, until nothing more is ready,
+    /// and those the kernel received inside the measured interval count as answered there
+    /// (`count`). A saturated client leaves one unread on most of its connections: counted as
+    /// unanswered, they would pass for requests the server never answered. Nothing new is sent
+    /// after the time. Sessions are left as they were: they time pages by when they were read,
+    /// and a page's next request would go out.
+    fn take_arrived(&mut self, schedule: &mut Schedule, events: &mut Events) {
+        if matches!(schedule, Schedule::Sessions(_)) {
+            return;
+        }
+        // Each pass takes up to `events`' capacity, and each connection is ready once.
+        for _ in 0..=self.conns.len() / events.capacity() + 1 {
+            self.wait(events, Duration::ZERO, Duration::ZERO);
+            if events.is_empty() && self.ring_ready.is_empty() {
+                return;
+            }
+            self.handle(schedule, events);
         }
     }
 
@@ -608,7 +635,9 @@ impl Worker {
         if !conn.measured {
             return;
         }
-        if now >= self.window.measure_end_us {
+        // The kernel's receive time, when it gave one, within what is physically possible.
+        let end_us = conn.answered_us.map_or(now, |at| at.clamp(conn.started_us, now));
+        if end_us >= self.window.measure_end_us {
             // It ended after the measured interval: at the interval's end it had no answer.
             return self.count_one_unanswered(i, self.window.measure_end_us);
         }
@@ -620,8 +649,6 @@ impl Worker {
         }
         match outcome {
             Ok(head) => {
-                // The kernel's receive time, when it gave one, within what is physically possible.
-                let end_us = conn.answered_us.map_or(now, |at| at.clamp(conn.started_us, now));
                 self.recorder.counts.rx_timestamped += u64::from(conn.answered_us.is_some());
                 self.recorder.response(head.status, end_us - conn.intended_us, end_us - conn.started_us)
             }
