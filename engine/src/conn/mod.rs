@@ -126,6 +126,13 @@ impl Conn {
         }
     }
 
+    /// When the current request ended: the kernel's receive time of its answer's last segment
+    /// where it gave one (within the request's start and `now_us`, what is physically possible),
+    /// else `now_us`.
+    pub fn ended_us(&self, now_us: u64) -> u64 {
+        self.answered_us.map_or(now_us, |at| at.clamp(self.started_us, now_us))
+    }
+
     /// Begin a request that will be sent on this connection (after connecting, if needed).
     pub fn begin(
         &mut self,

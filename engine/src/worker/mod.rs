@@ -635,8 +635,7 @@ impl Worker {
         if !conn.measured {
             return;
         }
-        // The kernel's receive time, when it gave one, within what is physically possible.
-        let end_us = conn.answered_us.map_or(now, |at| at.clamp(conn.started_us, now));
+        let end_us = conn.ended_us(now);
         if end_us >= self.window.measure_end_us {
             // It ended after the measured interval: at the interval's end it had no answer.
             return self.count_one_unanswered(i, self.window.measure_end_us);
@@ -673,7 +672,7 @@ impl Worker {
         if !keep {
             conn.disconnect();
         }
-        let counted = conn.measured && now < self.window.measure_end_us;
+        let counted = conn.measured && conn.ended_us(now) < self.window.measure_end_us;
         let ended = Ended { outcome, counted, bytes_in: conn.bytes_in };
         self.busy -= usize::from(conn.is_busy());
         conn.phase = Phase::Idle;
