@@ -51,10 +51,23 @@ def started_by(
     raise AssertionError(f"no {name} process started by the CLI")
 
 
+@contextmanager
+def default_disposition(signum: int) -> Iterator[None]:
+    """Processes started inside take `signum`'s default disposition, whatever this test run
+    inherited: under nohup SIGHUP is ignored, and the CLI keeps it ignored, by design."""
+    previous = signal.signal(signum, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signum, previous)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_signal_mid_run_keeps_the_partial_result(builtin_server: ServerInstance, tmp_path: Path, signum: int) -> None:
     out = tmp_path / "partial.json"
-    with Running("run", f"{builtin_server.url}webtest.html", "-d", "30s", "-c", "2", "--json", out) as cli:
+    with default_disposition(signum):
+        cli = Running("run", f"{builtin_server.url}webtest.html", "-d", "30s", "-c", "2", "--json", out)
+    with cli:
         deadline = time.monotonic() + 20
         while server_stats(builtin_server)["requests"] < 1_000 and time.monotonic() < deadline:
             time.sleep(0.05)
