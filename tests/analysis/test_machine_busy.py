@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gauntlet.analysis.bottleneck import assess
+from gauntlet.analysis.bottleneck import RATE_NOT_HELD, STEAL_LATE_SENDS_SHARE, assess
 from gauntlet.analysis.machine import BUSY_SHARE, MACHINE_BUSY, MachineUse, other_cpu_share
 from gauntlet.cli.load_options import LoadOptions
 from gauntlet.lab.cpu_window import kernel_threads_cpu_s
@@ -61,6 +61,17 @@ def test_steal_is_other_work_and_its_part_is_stated() -> None:
     assert assessed["machine"]["other_cpu_share"] == pytest.approx(0.1)
     assert assessed["machine"]["steal_share"] == pytest.approx(0.1)
     assert "the hypervisor's steal (10.0%) took 10.0% of the machine's 2 cores" in assessed["reasons"][MACHINE_BUSY]
+
+
+@pytest.mark.parametrize(("steal_s", "named"), [(0.09, False), (0.1, True), (2.0, True)])
+def test_late_sends_name_the_steal_that_can_make_them_late(steal_s: float, named: bool) -> None:
+    """0.1 of the 20 core-seconds is 0.5 % steal: from there the reason names it, busy or not."""
+    assert STEAL_LATE_SENDS_SHARE == 0.005
+    schedule = {"offered_rate_per_s": 1_000.0, "achieved_rate_per_s": 1_000.0, "send_lag_us": {"p99": 3_000}}
+    machine = MachineUse(tasks_s=10.0, own_s=4.0, cores=2, steal_s=steal_s)
+    reason = assess(result(schedule=schedule), context(use(), use(cpu_s=6.0), machine=machine))["reasons"][RATE_NOT_HELD]
+    assert reason.startswith("sent 1,000/s of the 1,000/s offered, send lag p99 3")
+    assert ("the hypervisor's steal took" in reason) is named, reason
 
 
 @pytest.mark.parametrize(("other_s", "flagged"), [(1.0, False), (1.02, True)])
