@@ -245,7 +245,7 @@ impl Worker {
             let wait = Duration::from_micros(wake_us.saturating_sub(now));
             self.wait(&mut events, wait, Duration::from_micros(next_us.saturating_sub(now)));
             let now = now_us();
-            self.recorder.roll(now);
+            self.recorder.roll(self.timeline_us(now));
             self.handle(&mut schedule, &events);
             if now >= next_scan_us {
                 self.expire(&mut schedule, now);
@@ -275,6 +275,17 @@ impl Worker {
             negotiated_tls,
             io,
             io_fallback,
+        }
+    }
+
+    /// Where the timeline's seconds stand at `now`: not past the measured interval's last second
+    /// when the run ends with the interval, so that answers the kernel received before the end and
+    /// read after it (`take_arrived`) fall in a second the result keeps.
+    fn timeline_us(&self, now: u64) -> u64 {
+        if self.window.run_end_us == self.window.measure_end_us {
+            now.min(self.window.measure_end_us.saturating_sub(1))
+        } else {
+            now
         }
     }
 
