@@ -16,7 +16,7 @@
 mod common;
 
 use std::io::Write;
-use std::mem::{size_of, zeroed};
+use std::mem::zeroed;
 use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use common::{Counters, Peer};
 use gauntlet_engine::clock::{engine_us_of_realtime_ns, monotonic_us};
 use gauntlet_engine::conn::rx_time::{self, StampedRead};
+use gauntlet_engine::conn::sockopt::set_int;
 use gauntlet_engine::plan::{Io, Plan};
 use gauntlet_engine::run::{run, RunResult};
 use gauntlet_engine::stats::latency::{self, LatencySummary};
@@ -67,20 +68,9 @@ fn held_ok(stream: std::net::TcpStream, _: &Counters) {
 
 /// Ask the kernel for the time each write leaves (software send timestamps, on the error queue).
 fn time_sends(socket: &impl AsRawFd) {
-    let flags = (libc::SOF_TIMESTAMPING_TX_SOFTWARE
-        | libc::SOF_TIMESTAMPING_SOFTWARE
-        | libc::SOF_TIMESTAMPING_OPT_TSONLY) as libc::c_int;
-    // SAFETY: setsockopt reads an int from a live local for the socket's own descriptor.
-    let status = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPING,
-            (&flags as *const libc::c_int).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(status, 0, "SO_TIMESTAMPING: {}", std::io::Error::last_os_error());
+    let flags =
+        libc::SOF_TIMESTAMPING_TX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE | libc::SOF_TIMESTAMPING_OPT_TSONLY;
+    set_int(socket, libc::SOL_SOCKET, libc::SO_TIMESTAMPING, flags as libc::c_int).unwrap();
 }
 
 /// The kernel's send time of the last write (ns since 1970): on loopback it is queued before the
@@ -96,20 +86,7 @@ fn sent_ns(socket: &impl AsRawFd) -> u64 {
     // SAFETY: the control buffer is live and writable for its length; the error queue never blocks.
     let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut message, libc::MSG_ERRQUEUE) };
     assert!(n >= 0, "no send timestamp: {}", std::io::Error::last_os_error());
-    // SAFETY: the CMSG macros walk the control buffer recvmsg filled.
-    let mut header = unsafe { libc::CMSG_FIRSTHDR(&message) };
-    while !header.is_null() {
-        // SAFETY: `header` is a complete control message inside the buffer.
-        let cmsg = unsafe { &*header };
-        if cmsg.cmsg_level == libc::SOL_SOCKET && cmsg.cmsg_type == libc::SCM_TIMESTAMPING {
-            // SAFETY: SCM_TIMESTAMPING carries three timespecs; the first is the software one.
-            let sent: libc::timespec = unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(header).cast()) };
-            return sent.tv_sec as u64 * 1_000_000_000 + sent.tv_nsec as u64;
-        }
-        // SAFETY: as above.
-        header = unsafe { libc::CMSG_NXTHDR(&message, header) };
-    }
-    panic!("the error queue held no send timestamp")
+    rx_time::timestamp_ns(&message, libc::SCM_TIMESTAMPING).expect("the error queue held a send timestamp")
 }
 
 /// The kernel stamps a system's first segments after timestamping is first asked for without

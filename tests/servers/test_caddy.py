@@ -4,7 +4,6 @@ engine over HTTPS, and the settings Caddy refuses."""
 
 from __future__ import annotations
 
-
 import psutil
 import pytest
 

@@ -10,7 +10,7 @@ use std::os::fd::AsRawFd;
 
 use mio::net::TcpStream;
 
-use super::sockopt::switch_on;
+use super::sockopt::set_int;
 use crate::clock::engine_us_of_realtime_ns;
 
 /// A byte source whose reads may say when the kernel received what they return.
@@ -21,7 +21,7 @@ pub trait StampedRead {
 
 /// Ask the kernel to time-stamp what `socket` receives.
 pub fn enable(socket: &impl AsRawFd) -> io::Result<()> {
-    switch_on(socket, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS)
+    set_int(socket, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)
 }
 
 /// Room for one SCM_TIMESTAMPNS message (a timespec), aligned as the kernel writes it.
@@ -44,19 +44,21 @@ impl StampedRead for TcpStream {
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok((n as usize, received_ns(&message).map(engine_us_of_realtime_ns)))
+        Ok((n as usize, timestamp_ns(&message, libc::SCM_TIMESTAMPNS).map(engine_us_of_realtime_ns)))
     }
 }
 
-/// The SCM_TIMESTAMPNS timestamp among a received message's control data, in ns since 1970.
-fn received_ns(message: &libc::msghdr) -> Option<u64> {
+/// The timestamp of control message `kind` (SOL_SOCKET's SCM_TIMESTAMPNS, or SCM_TIMESTAMPING
+/// whose first timespec is the software one) among a received message's control data, in ns
+/// since 1970.
+pub fn timestamp_ns(message: &libc::msghdr, kind: libc::c_int) -> Option<u64> {
     // SAFETY: the CMSG macros walk the control buffer recvmsg filled, within msg_controllen.
     let mut header = unsafe { libc::CMSG_FIRSTHDR(message) };
     while !header.is_null() {
         // SAFETY: `header` is a complete control message inside the buffer (CMSG_NXTHDR checks).
         let cmsg = unsafe { &*header };
-        if cmsg.cmsg_level == libc::SOL_SOCKET && cmsg.cmsg_type == libc::SCM_TIMESTAMPNS {
-            // SAFETY: an SCM_TIMESTAMPNS message carries one timespec, possibly unaligned.
+        if cmsg.cmsg_level == libc::SOL_SOCKET && cmsg.cmsg_type == kind {
+            // SAFETY: both kinds begin with a timespec, possibly unaligned.
             let stamp: libc::timespec = unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(header).cast()) };
             return Some(stamp.tv_sec as u64 * 1_000_000_000 + stamp.tv_nsec as u64);
         }

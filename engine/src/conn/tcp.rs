@@ -8,7 +8,7 @@ use mio::net::TcpStream;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use super::rx_time;
-use super::sockopt::switch_on;
+use super::sockopt::set_int;
 
 /// Start connecting; the connection is usable once the socket turns writable without error.
 /// With `source`, the socket is bound to that local address first, its port still chosen by the
@@ -37,7 +37,7 @@ pub fn connect(address: SocketAddr, source: Option<IpAddr>) -> io::Result<TcpStr
 }
 
 fn bind_address_no_port(socket: &Socket) -> io::Result<()> {
-    switch_on(socket, libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT)
+    set_int(socket, libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, 1)
 }
 
 /// After a readiness event while connecting: None while still connecting.
