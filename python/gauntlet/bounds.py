@@ -258,9 +258,9 @@ WORKERS = Bound(
     "workers", "count", 1, SIZE_MAX,
     options=("run --workers", "run --backend-workers", "sweep concurrency --workers", "sweep rate --workers",
              "capacity --workers", "calibrate --workers", "calibrate-noise --workers", "serve --threads", "serve --processes"),
-    fields=("suite servers[].workers", "suite servers[].threads_per_child", "suite servers[].backend_workers",
-            "suite servers[].backend_threads", "suite servers[].processes", "suite groups[].workers",
-            "suite groups[].backend_workers"),
+    fields=("suite servers[].workers", "suite servers[].threads_per_child", "suite servers[].max_request_workers",
+            "suite servers[].backend_workers", "suite servers[].backend_threads", "suite servers[].processes",
+            "suite groups[].workers", "suite groups[].backend_workers"),
 )
 KEEPALIVE_TIMEOUT_S = Bound("keepalive_timeout_s", "count", 1, SIZE_MAX, fields=("suite servers[].keepalive_timeout_s",))
 #: The servers keep it in a C int; 0: unlimited.

@@ -4,6 +4,7 @@ MPM closing kept-alive connections under load."""
 
 from __future__ import annotations
 
+import http.client
 import io
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from gauntlet.errors import GauntletError
 from gauntlet.report.tables import outcomes_table
 from gauntlet.servers import apache
 from gauntlet.servers.apache import start_apache
+from gauntlet.servers.registry import start_server
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.units import format_count
 from tests.conftest import Start, require_available
@@ -82,3 +84,43 @@ def test_requests_lost_to_closed_keep_alive_connections_are_sent_again(server: S
     shown.print(outcomes_table(result))
     row = next(line.split() for line in shown.file.getvalue().splitlines() if "stale keep-alive" in line)
     assert row[-1] == format_count(result["stale_resent"])
+
+
+def test_prefork_serves_at_most_max_request_workers_connections_at_once(server: Start) -> None:
+    """Each kept-alive connection holds a prefork process through its keep-alive wait: with
+    `max_request_workers` 3, a fourth connection is answered only once one of the three closes."""
+    instance = server("apache-prefork", workers=1, max_request_workers=3)
+    held = [http.client.HTTPConnection(instance.host, instance.port, timeout=10) for _ in range(3)]
+    waiting = http.client.HTTPConnection(instance.host, instance.port, timeout=1.5)
+    try:
+        for connection in held:
+            connection.request("GET", "/webtest.html")
+            assert connection.getresponse().read()
+        waiting.request("GET", "/webtest.html")
+        with pytest.raises(TimeoutError):
+            waiting.getresponse()
+        held[0].close()
+        waiting.sock.settimeout(10)
+        assert waiting.getresponse().status == 200
+    finally:
+        for connection in (*held, waiting):
+            connection.close()
+
+
+@pytest.mark.parametrize("kind", ["nginx", "apache-event"])
+def test_a_process_limit_on_another_kind_is_refused_before_the_start(kind: str) -> None:
+    with pytest.raises(GauntletError, match=f"{kind} does not support max_request_workers: it is Apache prefork's"):
+        start_server(ServerSpec(kind, max_request_workers=300))
+
+
+@pytest.mark.parametrize(
+    ("spec", "refusal"),
+    [
+        (ServerSpec("apache-prefork", workers=8, max_request_workers=4), "cannot start 8 processes .max_request_workers is 4"),
+        (ServerSpec("apache-prefork", max_request_workers=200_001), "ServerLimit is at most 200,000"),
+    ],
+)
+def test_a_process_limit_prefork_cannot_honour_is_refused(spec: ServerSpec, refusal: str) -> None:
+    require_available(spec)
+    with pytest.raises(GauntletError, match=refusal):
+        start_apache(spec)

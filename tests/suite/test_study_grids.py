@@ -1,7 +1,10 @@
-"""The Deathmatch and Nguyen suites expand to their papers' grids (docs/suites.md#deathmatch,
-#nguyen): servers, load model, levels, timeouts, repeats; every quick case outlasts its timeout."""
+"""The Deathmatch, Nguyen and SPECweb dynamic suites expand to their papers' grids
+(docs/suites.md#deathmatch, #nguyen, docs/specweb.md): servers and their settings, load model,
+levels, timeouts, repeats; every quick case outlasts its timeout; a group axis of server settings."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +70,27 @@ def test_nguyen_servers_are_sized_for_their_blocks_most_connections() -> None:
         ("nginx", "concurrency-nginx"): 20000, ("apache-prefork", "soak"): 250, ("node", "soak"): 250, ("nginx", "soak"): 250,
     }
     assert all("expected_connections" not in c.params for b in blocks for c in b.cases), "a hint, not a case parameter"
+
+
+def test_specweb_dynamic_sizes_apache_for_its_sessions_as_the_paper_did() -> None:
+    """At Debian's 150 processes the kept-alive connections of 75 thinking users would decide PHP's
+    capacity (docs/specweb.md): both PHP configurations raise the limit, the tuned one starts 1,024."""
+    php = [case for case in cases("specweb-dynamic") if case.params["server"] == "apache-prefork"]
+    assert php and all(case.server.max_request_workers == 4096 for case in php)
+    started = {case.group: case.server.workers for case in php}
+    assert {group: workers for group, workers in started.items() if group.endswith("-tuned")} == {
+        "banking-php-tuned": 1024, "ecommerce-php-tuned": 1024, "support-php-tuned": 1024,
+    }
+    assert all(workers is None for group, workers in started.items() if group.endswith("-default"))
+
+
+def test_a_group_axis_turns_the_erlang_schedulers_busy_wait_off(tmp_path: Path) -> None:
+    suite = tmp_path / "sbwt.yaml"
+    suite.write_text(
+        "name: sbwt\nservers: [yaws]\ngroups:\n"
+        "  - {name: busy-wait, model: rate, workload: [DM], rate_per_s: [1000], duration: 2s, scheduler_busy_wait: [true, false]}\n"
+    )
+    loaded = load_suite(str(suite), False)
+    found = [case for block in expand(loaded.suite, ["yaws"], tmp_path) for case in block.cases]
+    assert [case.server.scheduler_busy_wait for case in found] == [True, False]
+    assert [case.params.get("scheduler_busy_wait") for case in found] == [None, False], "the default is no parameter"

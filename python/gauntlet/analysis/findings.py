@@ -33,7 +33,7 @@ NOT_MEASURED = "not measured"
 #: Params that tell cases of one server apart from another's without being what a claim compares:
 #: ignored when cells pair servers.
 SERVER_SETTINGS = (
-    "workers", "threads_per_child", "keepalive_timeout_s", "keepalive_requests", "backend_workers",
+    "workers", "threads_per_child", "max_request_workers", "keepalive_timeout_s", "keepalive_requests", "backend_workers",
     "backend_threads", "processes", "app",
 )
 #: How a capacity ratio's interval was found.

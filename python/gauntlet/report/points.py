@@ -25,7 +25,7 @@ def _number(value: Any) -> str:
 
 #: The order in which parameters describe a case, most telling first; others follow by name.
 PARAM_ORDER = (
-    "run", "group", "server", "workers", "threads_per_child", "backend", "backend_workers", "protocol", "tls_version",
+    "run", "group", "server", "workers", "threads_per_child", "max_request_workers", "backend", "backend_workers", "protocol", "tls_version",
     "cipher", "keepalive", "calls_per_connection", "http_version", "streams", "workload", "path", "model", "connections", "rate_per_s", "users",
     "requests", "duration_s", "timeout_s", "warmup_s",
 )
@@ -34,6 +34,8 @@ PARAM_WORDS: dict[str, Callable[[Any], str]] = {
     "keepalive": lambda v: "keep-alive" if v else "no keep-alive",
     "workers": lambda v: _counted(v, "worker"),
     "threads_per_child": lambda v: f"{v} threads/child",
+    "max_request_workers": lambda v: f"at most {v} processes",
+    "scheduler_busy_wait": lambda v: "schedulers busy-wait" if v else "no busy wait",
     "backend_workers": lambda v: _counted(v, "backend worker"),
     "tls_version": lambda v: f"TLS {v}",
     "calls_per_connection": lambda v: f"{v} calls/conn",

@@ -19,8 +19,10 @@ MPMS = ("prefork", "worker", "event")
 MODULES = Path("/usr/lib/apache2/modules")
 DEFAULT_PROCESSES = 2
 DEFAULT_THREADS_PER_CHILD = 25
-#: prefork: the most processes it may grow to (ServerLimit, MaxRequestWorkers).
+#: prefork: the most processes it may grow to (ServerLimit, MaxRequestWorkers), as Debian ships it.
 PREFORK_MAX_REQUEST_WORKERS = 150
+#: prefork's compiled-in ceiling on ServerLimit (MAX_SERVER_LIMIT); Apache lowers a larger one with a warning.
+PREFORK_SERVER_LIMIT_MAX = 200_000
 #: Every MPM reaches pools through mod_proxy and forks CGI (mod_cgi, or mod_cgid when threaded).
 THREADED_BACKENDS = gateways(cgi="cgi")
 #: mod_php only under prefork: Debian's PHP is not thread-safe, and Apache refuses it otherwise.
@@ -31,6 +33,26 @@ NO_HTTP2 = {"prefork": "mod_http2 turns itself off under prefork (use apache-eve
 
 def apache_binary() -> str | None:
     return find_binary("apache2")
+
+
+def max_request_workers(spec: ServerSpec, mpm: str, processes: int, threads_per_child: int) -> int:
+    """The most requests served at once: under prefork the spec's `max_request_workers` (Debian's 150
+    when unset), at least the processes it starts; under worker and event processes x threads
+    (the registry refuses `max_request_workers` for them)."""
+    if mpm != "prefork":
+        return processes * threads_per_child
+    limit = setting(spec, "max_request_workers", PREFORK_MAX_REQUEST_WORKERS)
+    if limit > PREFORK_SERVER_LIMIT_MAX:
+        raise GauntletError(
+            f"Apache prefork cannot run {limit:,} processes (its ServerLimit is at most {PREFORK_SERVER_LIMIT_MAX:,})",
+            f"give max_request_workers 1..{PREFORK_SERVER_LIMIT_MAX:,}",
+        )
+    if processes > limit:
+        raise GauntletError(
+            f"Apache prefork cannot start {processes} processes (max_request_workers is {limit})",
+            f"give workers 1..{limit}, or raise max_request_workers",
+        )
+    return limit
 
 
 def backends(mpm: str) -> dict[str, Gateway]:
@@ -56,17 +78,13 @@ def start_apache(
     binary = installed(apache_binary() if (MODULES / f"mod_mpm_{mpm}.so").exists() else None, "apache2", "apache2")
     processes = setting(spec, "workers", DEFAULT_PROCESSES)
     threads_per_child = setting(spec, "threads_per_child", DEFAULT_THREADS_PER_CHILD)
-    if mpm == "prefork" and processes > PREFORK_MAX_REQUEST_WORKERS:
-        raise GauntletError(
-            f"Apache prefork cannot start {processes} processes (at most {PREFORK_MAX_REQUEST_WORKERS})",
-            f"give workers 1..{PREFORK_MAX_REQUEST_WORKERS}",
-        )
+    request_workers = max_request_workers(spec, mpm, processes, threads_per_child)
     settings = {
         "modules": modules,
         "mpm": mpm,
         "processes": processes,
         "threads_per_child": threads_per_child,
-        "max_request_workers": PREFORK_MAX_REQUEST_WORKERS,
+        "max_request_workers": request_workers,
         "listen_backlog": listen_backlog(spec),
         "keepalive": spec.keepalive,
         "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", 5),

@@ -1,6 +1,8 @@
 """The Erlang VM a server under test runs in (Yaws, inets httpd, MochiWeb): `erl` in the
 foreground without a shell and without distribution (no `-sname`), so no epmd is started or left
-behind; `workers` is the number of schedulers (`+S N:N`, threads named `N_scheduler`)."""
+behind; `workers` is the number of schedulers (`+S N:N`, threads named `N_scheduler`), and
+`scheduler_busy_wait` off is `+sbwt none` for all three kinds of scheduler: an idle scheduler
+sleeps at once instead of spinning first (CPU the kernel counts to the server though it serves nothing)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gauntlet.servers.base import find_binary
+from gauntlet.servers.spec import ServerSpec
+from gauntlet.servers.support import setting
 from gauntlet.servers.tls_pin import TlsPin
 
 ERLANG_LIB = Path("/usr/lib/erlang/lib")
+#: The server kinds that run in the VM.
+ERLANG_KINDS = ("yaws", "inets", "mochiweb")
 #: Logging to stderr in one line an event (templates/erlang-sys.config.j2), rendered as `sys.config`.
 SYS_CONFIG = {"erlang-sys.config.j2": "sys.config"}
 VSN = re.compile(r'\{vsn,\s*"([^"]+)"\}')
@@ -45,18 +51,25 @@ def otp_version() -> str:
     return found[-1].read_text().strip() if found else "unknown"
 
 
-def vm_argv(erl: str, schedulers: int, workdir: Path) -> list[str]:
-    """`erl -noinput [+S N:N] -config WORKDIR/sys` (0 schedulers: the VM's own choice, one per CPU)."""
+#: The flags that stop the normal, dirty CPU and dirty I/O schedulers' busy wait.
+NO_BUSY_WAIT = ("+sbwt", "none", "+sbwtdcpu", "none", "+sbwtdio", "none")
+
+
+def vm_argv(erl: str, spec: ServerSpec, workdir: Path) -> list[str]:
+    """`erl -noinput [+S N:N] [+sbwt none ...] -config WORKDIR/sys` (no `workers`: the VM's own
+    choice, a scheduler per CPU)."""
+    schedulers = setting(spec, "workers", 0)
     schedulers_flag = ["+S", f"{schedulers}:{schedulers}"] if schedulers else []
-    return [erl, "-noinput", *schedulers_flag, "-config", str(workdir / "sys")]
+    busy_wait_flags = [] if spec.scheduler_busy_wait else list(NO_BUSY_WAIT)
+    return [erl, "-noinput", *schedulers_flag, *busy_wait_flags, "-config", str(workdir / "sys")]
 
 
-def eval_argv(erl: str, schedulers: int, script: str) -> Callable[[Path], list[str]]:
+def eval_argv(erl: str, spec: ServerSpec, script: str) -> Callable[[Path], list[str]]:
     """The command line, given the rendered config's path: the VM evaluating the start script
     rendered beside it as `script` (it starts the server, or ends the VM with one line saying why)."""
 
     def argv(config: Path) -> list[str]:
-        return [*vm_argv(erl, schedulers, config.parent), "-eval", (config.parent / script).read_text()]
+        return [*vm_argv(erl, spec, config.parent), "-eval", (config.parent / script).read_text()]
 
     return argv
 

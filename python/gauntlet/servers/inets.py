@@ -41,14 +41,13 @@ def start_inets(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: f
     the readiness probe is not logged.
     """
     erl = installed(inets_binary(), "inets", "erlang-inets")
-    schedulers = setting(spec, "workers", 0)
     requests = spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=0)
 
     return launch(
         Launch(
             spec=spec,
             template="inets-httpd.config.j2",
-            argv=eval_argv(erl, schedulers, START_SCRIPT),
+            argv=eval_argv(erl, spec, START_SCRIPT),
             settings={
                 "max_clients": MAX_CLIENTS,
                 # One request a connection is no keep-alive at all.

@@ -14,7 +14,7 @@ from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.erlang_vm import SYS_CONFIG, erl_with, eval_argv, ssl_versions, vm_env
 from gauntlet.servers.launch import Launch, launch
 from gauntlet.servers.spec import ServerSpec
-from gauntlet.servers.support import installed, setting, unsupported
+from gauntlet.servers.support import installed, unsupported
 from gauntlet.servers.tls_pin import tls_pin
 
 DEFAULT_KEEPALIVE_REQUESTS = 1000
@@ -39,13 +39,12 @@ def start_mochiweb(spec: ServerSpec, *, port: int | None = None, ready_timeout_s
     if spec.keepalive_timeout_s is not None:
         raise unsupported("mochiweb", "keepalive_timeout_s", "MochiWeb waits 300 s for the next request, a constant")
     erl = installed(mochiweb_binary(), "mochiweb", "erlang-mochiweb")
-    schedulers = setting(spec, "workers", 0)
 
     return launch(
         Launch(
             spec=spec,
             template="gauntlet_mochiweb.erl.j2",
-            argv=eval_argv(erl, schedulers, START_SCRIPT),
+            argv=eval_argv(erl, spec, START_SCRIPT),
             settings={
                 "max_connections": MAX_CONNECTIONS,
                 "keepalive": spec.keepalive,

@@ -26,7 +26,7 @@ from gauntlet.servers.backends.catalog import (
 from gauntlet.servers.base import ServerInstance, program_version
 from gauntlet.servers.builtin import start_builtin
 from gauntlet.servers.caddy import caddy_binary, start_caddy
-from gauntlet.servers.erlang_vm import application_version, otp_version
+from gauntlet.servers.erlang_vm import ERLANG_KINDS, application_version, otp_version
 from gauntlet.servers.h2o import h2o_binary, start_h2o
 from gauntlet.servers.inets import inets_binary, start_inets
 from gauntlet.servers.lighttpd import lighttpd_binary, start_lighttpd
@@ -250,6 +250,10 @@ def check_spec(spec: ServerSpec) -> tuple[Availability, Combination | None]:
         raise GauntletError(
             f"{spec.kind} cannot add an HTTPS port: {why}", "use protocol http+https on apache-* or tomcat, without tls"
         )
+    if spec.max_request_workers is not None and spec.kind != "apache-prefork":
+        raise unsupported(spec.kind, "max_request_workers", "it is Apache prefork's process limit")
+    if not spec.scheduler_busy_wait and spec.kind not in ERLANG_KINDS:
+        raise unsupported(spec.kind, "scheduler_busy_wait", f"it is the Erlang VM's ({', '.join(ERLANG_KINDS)})")
     if spec.app is not None and spec.backend is None and spec.kind != "tomcat":
         raise GauntletError(f"{spec.app} needs a PHP backend", "add --backend php-fpm (or mod_php on apache-prefork)")
     refusal = app_refusal(spec)

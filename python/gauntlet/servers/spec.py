@@ -23,8 +23,14 @@ class ServerSpec:
     workers: int | None = None
     #: Apache worker/event: threads in each child process.
     threads_per_child: int | None = None
+    #: Apache prefork: the most processes, so the most connections served at once (MaxRequestWorkers
+    #: and ServerLimit; None: Debian's 150).
+    max_request_workers: int | None = None
     #: Built-in server: processes serving its port (SO_REUSEPORT), each with its own open-files limit.
     processes: int | None = None
+    #: Erlang VM (yaws, inets, mochiweb): an idle scheduler spins before it sleeps (the VM's default);
+    #: False: `+sbwt none`, it sleeps at once.
+    scheduler_busy_wait: bool = True
     keepalive: bool = True
     keepalive_timeout_s: int | None = None
     #: Requests a connection may carry before the server closes it (0: unlimited where allowed).

@@ -46,14 +46,13 @@ def start_yaws(spec: ServerSpec, *, port: int | None = None, ready_timeout_s: fl
     `access_log`, each request is one line `CLIENT_PORT STATUS BYTES "REQUEST"` in
     `workdir/logs/access.log`; the readiness probe is not logged.
     """
-    schedulers = setting(spec, "workers", 0)  # 0: the VM's own choice, one per CPU
     keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
     requests = spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=0)
     pin = tls_pin(spec)
     erl = installed(erl_binary() if yaws_binary() and EBIN.is_dir() else None, "yaws", "yaws")
 
     def argv(config: Path) -> list[str]:
-        return [*vm_argv(erl, schedulers, config.parent), "-pa", str(EBIN), "-run", "yaws", "-conf", str(config)]
+        return [*vm_argv(erl, spec, config.parent), "-pa", str(EBIN), "-run", "yaws", "-conf", str(config)]
 
     return launch(
         Launch(

@@ -48,6 +48,7 @@ def server_specs(entry: ServerEntry, group: Group) -> Iterable[tuple[ServerSpec,
         "backend_workers": group.backend_workers,
         "opcache": group.opcache,
         "php_sessions": group.php_sessions,
+        "scheduler_busy_wait": group.scheduler_busy_wait,
     }
     for point in _product(axes):
         protocol, keepalive, http_version = point.pop("protocol"), point.pop("keepalive"), point.pop("http_version")

@@ -68,6 +68,7 @@ class ServerEntry(_Strict):
     kind: str
     workers: Workers | None = None
     threads_per_child: Workers | None = None
+    max_request_workers: Workers | None = None
     keepalive_timeout_s: KeepaliveTimeout | None = None
     keepalive_requests: KeepaliveRequests | None = None
     tls_version: Literal["1.2", "1.3"] | None = None
@@ -118,6 +119,8 @@ class Group(_Strict):
     opcache: Axis[bool] | None = None
     #: Where the specweb application keeps its PHP sessions: disk (the work dir) or memory (a tmpfs).
     php_sessions: Axis[Literal["disk", "memory"]] | None = None
+    #: The Erlang VM's schedulers spin before they sleep (yaws, inets, mochiweb; false: `+sbwt none`).
+    scheduler_busy_wait: Axis[bool] | None = None
     # Load axes.
     workload: Axis[str] | None = None
     path: Axis[Annotated[str, Field(pattern=r"^/")]] | None = None
