@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 LOOPBACK = "127.0.0.1"
 PROBE_INTERVAL_S = 0.05
 PROBE_TIMEOUT_S = 0.5
+#: How long a SIGKILLed server may take to exit: it cannot refuse, but with thousands of its
+#: processes exiting on two cores (Apache prefork with 1,024 started) its own exit waits its turn.
+KILLED_EXIT_S = 60.0
 
 
 def free_port(host: str = LOOPBACK) -> int:
@@ -290,15 +293,26 @@ def stop_processes(
         try:
             proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
+            kill_all(others.values())
             proc.kill()
-            proc.wait(timeout=grace_s)
+            try:
+                proc.wait(timeout=KILLED_EXIT_S)
+            except subprocess.TimeoutExpired:
+                raise GauntletError(
+                    f"server pid {proc.pid} has not exited {KILLED_EXIT_S:g} s after SIGKILL",
+                    f"see what holds it (cat /proc/{proc.pid}/stack), then kill it by hand",
+                ) from None
     alive = wait_gone(others.values(), max(0.0, deadline - time.monotonic()))
-    for leftover in alive:
+    kill_all(alive)
+    wait_gone(alive, KILLED_EXIT_S)
+
+
+def kill_all(processes: Iterable[psutil.Process]) -> None:
+    for process in processes:
         try:
-            leftover.kill()
+            process.kill()
         except psutil.NoSuchProcess:
             pass
-    wait_gone(alive, grace_s)
 
 
 def listening_pids(port: int) -> list[int | None]:
