@@ -130,6 +130,26 @@ fn measured(url: &str, load: &str, window_us: u64) -> (RunResult, LatencySummary
     (result, LatencySummary::of(&histogram))
 }
 
+/// `measured`, repeated (at most twice) while the machine is busy: the peer's own 20 ms holds
+/// ran more than a millisecond late at p99, so that other work took the cores, and a client kept
+/// off its core between taking a request's start time and writing it counts the wait as the
+/// server's (a CI run failed so: the peer's p99 was 23.2 ms, the client's 24.5 ms). The last run
+/// is judged whatever the machine's state.
+fn quiet_run(url: &str, load: &str, window_us: u64) -> (RunResult, LatencySummary) {
+    let busy_p99_us = HOLD.as_micros() as u64 + 1_000;
+    for _ in 0..2 {
+        let (result, by_peer) = measured(url, load, window_us);
+        if by_peer.p99 <= busy_p99_us {
+            return (result, by_peer);
+        }
+        eprintln!(
+            "{load}, window {window_us} µs: the machine was busy (the peer's p99 {} µs), measuring again",
+            by_peer.p99
+        );
+    }
+    measured(url, load, window_us)
+}
+
 /// The client's median and p99 against the peer's for the same answers, without and with the
 /// window: within 1 % or 10 µs.
 fn compare(load: &str) {
@@ -138,7 +158,7 @@ fn compare(load: &str) {
     let peer = Peer::start(held_ok);
     let url = peer.url("/");
     for window_us in [0, WINDOW_US] {
-        let (result, by_peer) = measured(&url, load, window_us);
+        let (result, by_peer) = quiet_run(&url, load, window_us);
         assert_eq!(result.errors_total, 0, "{:?}", result.errors);
         assert!(
             result.responses.abs_diff(by_peer.count) <= 20,
