@@ -259,9 +259,12 @@ WORKERS = Bound(
     options=("run --workers", "run --backend-workers", "sweep concurrency --workers", "sweep rate --workers",
              "capacity --workers", "calibrate --workers", "calibrate-noise --workers", "serve --threads", "serve --processes"),
     fields=("suite servers[].workers", "suite servers[].threads_per_child", "suite servers[].max_request_workers",
+            "suite servers[].min_spare_servers", "suite servers[].max_spare_servers",
             "suite servers[].backend_workers", "suite servers[].backend_threads", "suite servers[].processes",
             "suite groups[].workers", "suite groups[].backend_workers"),
 )
+#: A JVM's largest heap (Tomcat's -Xmx), MiB: at least the 64 MiB it starts with (-Xms), a TiB at most.
+HEAP_MB = Bound("java_heap_mb", "count", 64, 2**20, fields=("suite servers[].java_heap_mb",))
 KEEPALIVE_TIMEOUT_S = Bound("keepalive_timeout_s", "count", 1, SIZE_MAX, fields=("suite servers[].keepalive_timeout_s",))
 #: The servers keep it in a C int; 0: unlimited.
 KEEPALIVE_REQUESTS = Bound("keepalive_requests", "count", 0, 2**31 - 1, fields=("suite servers[].keepalive_requests",))
@@ -286,7 +289,7 @@ RUN_ID = Bound(
 TABLE: tuple[Bound, ...] = (
     DURATION, TIMEOUT, WARMUP, THINK, QOS_TIME, IDLE_SEND_INTERVAL, IO_BATCH, REQUESTS, CALLS_PER_CONNECTION, CONNECTIONS,
     THREADS, STREAMS, IDLE, RATE, USERS, ARRIVAL_RATE, DOWNLOAD_RATE, SHARE, WEIGHT, THINK_SCALE, SEED, REPEATS, RESTART_EVERY, PROBES,
-    PAIRS, WORKERS, KEEPALIVE_TIMEOUT_S, KEEPALIVE_REQUESTS, AGENTS, PORT, STALL_MS, LINK, THRESHOLD, RUN_ID,
+    PAIRS, WORKERS, HEAP_MB, KEEPALIVE_TIMEOUT_S, KEEPALIVE_REQUESTS, AGENTS, PORT, STALL_MS, LINK, THRESHOLD, RUN_ID,
 )
 
 

@@ -4,6 +4,7 @@ and every shipped study's claims well formed and traced to the paper."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,9 +12,11 @@ import pytest
 
 from gauntlet.analysis.findings import DOES_NOT_HOLD, HOLDS, NOT_MEASURED, Reach, _reach, judge
 from gauntlet.analysis.machine import MACHINE_BUSY
+from gauntlet.analysis.verdict import NoiseFloor
 from gauntlet.store import CaseRow, Store
 from gauntlet.suite.load import load_suite, run_claims, shipped_names
 from tests.helpers.cli_process import run_cli
+from tests.helpers.loads import per_user_delay_load
 
 SUITE = """
 name: findings-check
@@ -198,3 +201,60 @@ def test_a_claim_about_a_figure_the_store_lacks_is_refused_in_one_line(tmp_path:
     assert done.code == 2
     assert "finding slower-by-far is about 'latency_p50_ms', which is not a stored figure" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "runs.db").exists()
+
+
+CAPACITY_SUITE = """
+name: at-capacity
+servers: [builtin]
+groups:
+  - {name: quick, model: sessions, load: quick.yaml, capacity: {start: 4, max_probes: 5}}
+  - {name: slow, model: sessions, load: slow.yaml, capacity: {start: 4, max_probes: 5}}
+findings:
+  - id: slower-at-equal-load
+    claim: at the same users, a page that waits 20 ms per connection takes about twice one that waits 10 ms
+    source: the built-in server's delay_per_connection_ms
+    paper: 2x
+    kind: ratio
+    figure: latency_p50_us
+    where: {group: [quick, slow]}
+    ignore: [load]
+    by: group
+    numerator: slow
+    denominator: quick
+    at_least: 1.6
+  - id: alike-at-capacity
+    claim: each at its own capacity, both pages take about the QoS limit
+    source: the built-in server's delay_per_connection_ms
+    paper: 1x
+    kind: ratio
+    figure: latency_p50_us
+    where: {group: [quick, slow]}
+    ignore: [load]
+    by: group
+    numerator: slow
+    denominator: quick
+    at_least: 0.6
+    at_most: 1.6
+    compared_at: capacity
+"""
+
+
+def test_a_ratio_compared_at_capacity_takes_each_search_at_its_largest_valid_level(tmp_path: Path) -> None:
+    """Users wait 10 or 20 ms per simultaneous user: at equal users the slow page takes twice as
+    long; each at its own capacity (about 16 and 8 users) both take about the QoS limit. Judged on
+    a 10 % noise floor: latency's default floor (140 %) leaves any 2x ratio inconclusive."""
+    suite = tmp_path / "capacity.yaml"
+    suite.write_text(CAPACITY_SUITE)
+    (tmp_path / "quick.yaml").write_text(per_user_delay_load(10))
+    (tmp_path / "slow.yaml").write_text(per_user_delay_load(20))
+    db = tmp_path / "runs.db"
+    assert run_cli("suite", "run", suite, "--db", db, "-o", tmp_path / "report.html", timeout_s=180).code == 0
+    with Store.open_read_only(db) as store:
+        cases = store.cases([1])
+        claims = run_claims("at-capacity", store.run(1).suite_text)[0]
+    found = {judged.claim.id: judged for judged in judge(claims, cases, lambda figure: NoiseFloor(figure, 0.1, "the test's"))}
+    equal_load, at_capacity = found["slower-at-equal-load"], found["alike-at-capacity"]
+    assert equal_load.verdict == HOLDS, equal_load
+    assert "(users 4)" in equal_load.measured and "(users 8)" in equal_load.measured
+    assert at_capacity.verdict == HOLDS, at_capacity
+    assert re.search(r"\(at capacity: \d+ and \d+ users\)", at_capacity.measured), at_capacity.measured

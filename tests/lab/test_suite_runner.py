@@ -3,18 +3,24 @@ cannot start, capacity searches that resume from their stored probes."""
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 
 from gauntlet import engine
+from gauntlet.errors import GauntletError
+from gauntlet.lab import suite
 from gauntlet.lab.suite import Agenda, SuiteRunner
 from gauntlet.model.record import CaseRecord, case_key
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.suite.expand import expand
 from gauntlet.suite.load import load_suite
 from tests.conftest import require_available
+from tests.helpers.loads import per_user_delay_load
 
 SUITE = """\
 name: runner
@@ -33,24 +39,19 @@ groups:
     requests: 100
 """
 
-CAPACITY_LOAD = """\
-sessions:
-  - name: one
-    pages: [{name: slow, path: "/hello?delay_per_connection_ms=10"}]
-users: 1
-measure: 1s
-qos: {good: 200ms, tolerable: 250ms}
-"""
+CAPACITY_LOAD = per_user_delay_load(10)
 
 
 class ListSink:
-    """Keeps every record, and the built-in server's pid when each case started (to see restarts)."""
+    """Keeps every record, and the params and the built-in server's pid of each case started (to see restarts)."""
 
     def __init__(self) -> None:
         self.records: list[CaseRecord] = []
         self.server_pids: list[int] = []
+        self.params: list[dict[str, Any]] = []
 
     def case_started(self, params: dict[str, Any], repeat: int) -> None:
+        self.params.append(params)
         servers = [p.pid for p in psutil.Process().children() if "serve" in p.cmdline()]
         self.server_pids.append(servers[0] if servers else 0)
 
@@ -154,6 +155,70 @@ groups:
     sink_again = ListSink()
     SuiteRunner(agenda(tmp_path, text, done=dict(list(stored.items())[:1])), sink_again).run()
     assert sink_again.records[0].result.get("warm_up") is not None
+
+
+BREAKING_SEARCH = """\
+name: broken
+servers: [builtin]
+groups:
+  - name: search
+    model: sessions
+    load: slow.yaml
+    capacity: {start: 8, max_probes: 4, warm_up: 1s}
+"""
+
+
+def search_that_breaks_its_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, then: Any = None) -> ListSink:
+    """BREAKING_SEARCH with the built-in server frozen (SIGSTOP) after the 32-user probe, as a
+    server that collapsed under a level stays up but answers nothing; `then()` runs after it."""
+    monkeypatch.setattr(suite, "ANSWER_AFTER_PROBE_S", 1.0)
+    (tmp_path / "slow.yaml").write_text(CAPACITY_LOAD)
+    sink = ListSink()
+
+    def freeze_after_32(plan_json: str, on_progress: Any) -> engine.RunOutcome:
+        outcome = engine.run(plan_json, on_progress)
+        if sink.params[-1].get("users") == 32:
+            os.kill(sink.server_pids[-1], signal.SIGSTOP)
+            if then is not None:
+                then()
+        return outcome
+
+    SuiteRunner(agenda(tmp_path, BREAKING_SEARCH), sink, freeze_after_32).run()
+    return sink
+
+
+def test_a_capacity_probe_after_one_that_broke_the_server_runs_on_a_server_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probe that broke the server says so, and the next level runs on a new server, warmed
+    up again, not on the frozen one."""
+    sink = search_that_breaks_its_server(tmp_path, monkeypatch)
+    assert [p["users"] for p in sink.params] == [8, 16, 32, 24]
+    broke, after = sink.records[2], sink.records[3]
+    assert broke.result["qos"] == broke.result["qos"] | {"valid": False, "server_answered_after": False}
+    assert sink.server_pids[3] != sink.server_pids[2], "the probe after it ran on a new server"
+    assert after.result["sessions"]["pages"]["slow"]["count"] > 0 and after.result["errors_total"] == 0
+    assert after.result.get("warm_up") is not None, "the new server was warmed up before it was measured"
+    assert [r.result["qos"].get("server_answered_after") for r in sink.records[:2]] == [None, None], "valid probes"
+
+
+def test_a_capacity_search_whose_server_cannot_start_again_stops_and_a_resume_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No level is measured on the broken server: the search ends with an error record that says
+    why, and the run is not done (a resume probes the next level)."""
+
+    def cannot_start(spec: ServerSpec) -> None:
+        raise GauntletError("builtin cannot start: no port", "free one")
+
+    sink = search_that_breaks_its_server(tmp_path, monkeypatch, lambda: monkeypatch.setattr(suite, "start_server", cannot_start))
+    assert [p.get("users") for p in sink.params] == [8, 16, 32, None]
+    stopped = sink.records[3]
+    assert stopped.result is None
+    assert stopped.error == "the capacity search stopped before 24 users: builtin cannot start: no port. free one"
+    assert not psutil.pid_exists(sink.server_pids[2]), "the frozen server was stopped"
+    probes = {(r.key, r.repeat): r.result["qos"]["valid"] for r in sink.records[:3]}
+    assert agenda(tmp_path, BREAKING_SEARCH, done=probes).total() == 1, "the search is not done"
 
 
 def test_a_dynamic_case_records_its_backend_and_unsupported_pairs_say_why(tmp_path: Path) -> None:

@@ -108,9 +108,22 @@ def test_prefork_serves_at_most_max_request_workers_connections_at_once(server: 
 
 
 @pytest.mark.parametrize("kind", ["nginx", "apache-event"])
-def test_a_process_limit_on_another_kind_is_refused_before_the_start(kind: str) -> None:
-    with pytest.raises(GauntletError, match=f"{kind} does not support max_request_workers: it is Apache prefork's"):
-        start_server(ServerSpec(kind, max_request_workers=300))
+@pytest.mark.parametrize("setting", ["max_request_workers", "min_spare_servers", "max_spare_servers"])
+def test_a_prefork_setting_on_another_kind_is_refused_before_the_start(kind: str, setting: str) -> None:
+    with pytest.raises(GauntletError, match=f"{kind} does not support {setting}: it is an Apache prefork setting"):
+        start_server(ServerSpec(kind, **{setting: 30}))
+
+
+def test_prefork_keeps_its_spare_processes_idle(server: Start) -> None:
+    """By default prefork keeps the processes it started and no more idle; with
+    `min_spare_servers` it forks idle ones until it has as many, with no request made."""
+    fixed = server("apache-prefork", workers=1)
+    spare = server("apache-prefork", workers=1, min_spare_servers=4, max_spare_servers=6)
+    deadline_s = time.monotonic() + 10
+    while len(spare.pids()) < 1 + 4 and time.monotonic() < deadline_s:
+        time.sleep(0.1)
+    assert len(spare.pids()) == 1 + 4, "the parent and its 4 idle children"
+    assert len(fixed.pids()) == 1 + 1, "the parent and the one child it started"
 
 
 @pytest.mark.parametrize(
@@ -118,6 +131,7 @@ def test_a_process_limit_on_another_kind_is_refused_before_the_start(kind: str) 
     [
         (ServerSpec("apache-prefork", workers=8, max_request_workers=4), "cannot start 8 processes .max_request_workers is 4"),
         (ServerSpec("apache-prefork", max_request_workers=200_001), "ServerLimit is at most 200,000"),
+        (ServerSpec("apache-prefork", min_spare_servers=8, max_spare_servers=4), "at least 8 and at most 4 idle processes"),
     ],
 )
 def test_a_process_limit_prefork_cannot_honour_is_refused(spec: ServerSpec, refusal: str) -> None:

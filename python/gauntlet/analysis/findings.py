@@ -33,7 +33,8 @@ NOT_MEASURED = "not measured"
 #: Params that tell cases of one server apart from another's without being what a claim compares:
 #: ignored when cells pair servers.
 SERVER_SETTINGS = (
-    "workers", "threads_per_child", "max_request_workers", "keepalive_timeout_s", "keepalive_requests", "backend_workers",
+    "workers", "threads_per_child", "max_request_workers", "min_spare_servers", "max_spare_servers", "java_heap_mb",
+    "keepalive_timeout_s", "keepalive_requests", "backend_workers",
     "backend_threads", "processes", "app",
 )
 #: How a capacity ratio's interval was found.
@@ -177,12 +178,20 @@ def _order(claim: OrderClaim, cases: list[MeasuredCase], floors: Floors) -> Judg
 def _ratio(claim: RatioClaim, cases: list[MeasuredCase], floors: Floors) -> Judged:
     sides = (claim.numerator, claim.denominator)
     capacity = claim.figure == CAPACITY
-    cells = _cells((c for c in cases if c.params.get(claim.by) in sides), claim, claim.by, *(["users"] if capacity else []))
+    at_capacity = claim.compared_at == "capacity"
+    levels = ["users"] if capacity or at_capacity else []
+    cells = _cells((c for c in cases if c.params.get(claim.by) in sides), claim, claim.by, *levels)
     signs, words, ratios = [], [], []
     low_bound, high_bound = claim.at_least or 0.0, claim.at_most or math.inf
     for key, members in cells.items():
         top = [c for c in members if c.params[claim.by] == claim.numerator]
         bottom = [c for c in members if c.params[claim.by] == claim.denominator]
+        where = _cell_words(key, list(cells))
+        if at_capacity:
+            top, bottom = _at_capacity(top), _at_capacity(bottom)
+            if top and bottom:
+                levels_words = f"at capacity: {top[0].params['users']:,} and {bottom[0].params['users']:,} users"
+                where = f"{where}, {levels_words}" if where else levels_words
         if capacity:
             ratio = _capacity_ratio(top, bottom)
             bounds = None if ratio is None else (ratio.low, ratio.high)
@@ -193,7 +202,6 @@ def _ratio(claim: RatioClaim, cases: list[MeasuredCase], floors: Floors) -> Judg
             continue
         low, high = bounds
         signs.append(1 if low >= low_bound and high <= high_bound else -1 if high < low_bound or low > high_bound else 0)
-        where = _cell_words(key, list(cells))
         ratios.append(ratio)
         words.append(_ratio_text(ratio) + (f" ({where})" if where else ""))
     if not signs:
@@ -218,6 +226,14 @@ def _capacity_ratio(top: list[MeasuredCase], bottom: list[MeasuredCase]) -> stat
     low = mine.held / theirs.failed if theirs.failed is not None else 0.0
     high = mine.failed / theirs.held if mine.failed is not None else math.inf
     return stats.Estimate(mine.held / theirs.held, low, high, 1, CAPACITY_BRACKETS)
+
+
+def _at_capacity(cases: list[MeasuredCase]) -> list[MeasuredCase]:
+    """A capacity search's cases at its capacity (the largest valid level below the first invalid
+    one); none when no level was valid."""
+    reach = _users_reach(cases)
+    held = None if reach is None else reach.held
+    return [case for case in cases if held is not None and case.params.get("users") == held]
 
 
 def _users_reach(cases: list[MeasuredCase]) -> Reach | None:

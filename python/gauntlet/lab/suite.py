@@ -3,7 +3,9 @@
 
 Cases already stored (a resumed run) are skipped; a capacity search resumes from the probes it
 stored. A server that cannot start leaves one error record per case it would have served, and the
-suite goes on."""
+suite goes on. Each capacity probe measures a server that answers: one the previous level broke
+is started again (and warmed up again) first, and its breaking probe says so
+(`qos.server_answered_after`)."""
 
 from __future__ import annotations
 
@@ -110,9 +112,19 @@ class Agenda:
         return sum(len(self.pending(block, r)) for block in self.blocks for r in range(self.repeats))
 
 
+#: How long a server has, after a capacity probe it failed, to answer one request: longer, and the
+#: next probe would measure a server the last one broke.
+ANSWER_AFTER_PROBE_S = 10.0
+
+
+class _SearchStopped(Exception):
+    """A capacity search cannot go on: its server stopped answering and could not start again."""
+
+
 class _BlockServer:
     """A block's server, started for its first case and again for the next case after one of its
-    processes exited (the case it killed is stored as an error); stopped when the block ends."""
+    processes exited (the case it killed is stored as an error), or for the next capacity probe
+    after it stopped answering; stopped when the block ends."""
 
     def __init__(self, block: Block) -> None:
         self._block = block
@@ -128,6 +140,12 @@ class _BlockServer:
             except GauntletError as err:
                 self._running = str(err)
         return self._running
+
+    def answering(self) -> ServerInstance | str:
+        """`current()`, started again first if it no longer answers."""
+        if isinstance(self._running, ServerInstance) and not self._running.answers(ANSWER_AFTER_PROBE_S):
+            self._stop()
+        return self.current()
 
     def _stop(self) -> None:
         running, self._running = self._running, None
@@ -161,29 +179,42 @@ class SuiteRunner:
                 with _BlockServer(block) as server:
                     while True:
                         for case in agenda.pending(block, repeat):
-                            self._case(case, repeat, server.current(), version)
+                            self._case(case, repeat, server, version)
                         repeat += 1
                         if repeat >= agenda.repeats or (agenda.restart_every and repeat % agenda.restart_every == 0):
                             break
 
-    def _case(self, case: Case, repeat: int, server: ServerInstance | str, version: str | None) -> None:
+    def _case(self, case: Case, repeat: int, block_server: _BlockServer, version: str | None) -> None:
+        server = block_server.current()
         if isinstance(server, str):
-            self._sink.case_started(case.params, repeat)
-            started = now_ms()
-            self._sink.case_done(CaseRecord(case.params, repeat, version, error=server, started_unix_ms=started, ended_unix_ms=started))
+            self._failed(case, repeat, version, server)
         elif case.sessions is not None and case.sessions.capacity_start is not None:
-            warm_up = WarmUp(case, server, probe_params(case, case.sessions.capacity_start))
-            self._agenda.search_capacity(case, lambda users: self._probe(case, repeat, server, version, users, warm_up))
+            warm_up = WarmUp(case, probe_params(case, case.sessions.capacity_start))
+            try:
+                self._agenda.search_capacity(case, lambda users: self._probe(case, repeat, block_server, version, users, warm_up))
+            except _SearchStopped as stopped:
+                self._failed(case, repeat, version, str(stopped))
         else:
             self._measure(case, case.params, repeat, server, version)
 
+    def _failed(self, case: Case, repeat: int, version: str | None, error: str) -> None:
+        """An error record for a case its server could not serve."""
+        self._sink.case_started(case.params, repeat)
+        started = now_ms()
+        self._sink.case_done(CaseRecord(case.params, repeat, version, error=error, started_unix_ms=started, ended_unix_ms=started))
+
     def _probe(
-        self, case: Case, repeat: int, server: ServerInstance, version: str | None, users: int, warm_up: WarmUp
+        self, case: Case, repeat: int, block_server: _BlockServer, version: str | None, users: int, warm_up: WarmUp
     ) -> bool:
+        """One level of a capacity search, on a server that answers: one the last level broke is
+        started again (and warmed up again) first; one that cannot start ends the search."""
         with contextlib.suppress(_NotStored):
             return self._agenda.stored_verdict(case, repeat, users)
+        server = block_server.answering()
+        if isinstance(server, str):
+            raise _SearchStopped(f"the capacity search stopped before {users} users: {server}")
         try:
-            warmed = warm_up.once()
+            warmed = warm_up.once(server)
         except WarmUpInterrupted:
             raise Interrupted from None
         result = self._measure(case, probe_params(case, users), repeat, server, version, warmed)
@@ -209,6 +240,8 @@ class SuiteRunner:
             record.result["qos"] = qos_summary(case.sessions.load, record.result)
             if warm_up is not None:
                 record.result["warm_up"] = warm_up
+            if not record.result["qos"]["valid"]:
+                record.result["qos"]["server_answered_after"] = server.answers(ANSWER_AFTER_PROBE_S)
         self._sink.case_done(record)
         if measured.interrupted:
             raise Interrupted

@@ -49,18 +49,19 @@ def run_warm_up(plan: Plan, server: ServerInstance | None, users: int) -> dict[s
 
 
 class WarmUp:
-    """The warm-up of one capacity search on one running server: `once()` runs it the first time
-    it is called (before the first probe measured there) and hands its summary back; None after."""
+    """The warm-up of one capacity search: `once(server)` runs it the first time it is called for a
+    server (before the first probe measured there: a server started again after a probe broke it is
+    cold again) and hands its summary back; None after."""
 
-    def __init__(self, case: Case, server: ServerInstance, params: dict[str, Any]) -> None:
-        self._case, self._server, self._params = case, server, params
-        self._done = False
+    def __init__(self, case: Case, params: dict[str, Any]) -> None:
+        self._case, self._params = case, params
+        self._warmed: ServerInstance | None = None
 
-    def once(self) -> dict[str, Any] | None:
+    def once(self, server: ServerInstance) -> dict[str, Any] | None:
         sessions = self._case.sessions
-        if self._done or sessions is None or not sessions.capacity_warm_up_us or sessions.capacity_start is None:
+        if self._warmed is server or sessions is None or not sessions.capacity_warm_up_us or sessions.capacity_start is None:
             return None
-        self._done = True
+        self._warmed = server
         load = warm_up_load(sessions.load, sessions.capacity_warm_up_us)
-        plan = dataclasses.replace(sessions, load=load).plan(self._params, self._server.url, self._server.https_url)
-        return run_warm_up(plan, self._server, sessions.capacity_start)
+        plan = dataclasses.replace(sessions, load=load).plan(self._params, server.url, server.https_url)
+        return run_warm_up(plan, server, sessions.capacity_start)

@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import BeforeValidator
 
 from gauntlet.bounds import (
-    ARRIVAL_RATE, CALLS_PER_CONNECTION, CONNECTIONS, DOWNLOAD_RATE, DURATION, IDLE, IDLE_SEND_INTERVAL, KEEPALIVE_REQUESTS,
+    ARRIVAL_RATE, CALLS_PER_CONNECTION, CONNECTIONS, DOWNLOAD_RATE, DURATION, HEAP_MB, IDLE, IDLE_SEND_INTERVAL, KEEPALIVE_REQUESTS,
     KEEPALIVE_TIMEOUT_S, PROBES, QOS_TIME, RATE, REPEATS, REQUESTS, RESTART_EVERY, SEED, SHARE, STREAMS, THINK_SCALE, THREADS,
     TIMEOUT, USERS, WARMUP, WEIGHT, WORKERS,
 )
@@ -37,5 +37,6 @@ Repeats = Annotated[int, BeforeValidator(REPEATS.from_file)]
 RestartEvery = Annotated[int, BeforeValidator(RESTART_EVERY.from_file)]
 Probes = Annotated[int, BeforeValidator(PROBES.from_file)]
 Workers = Annotated[int, BeforeValidator(WORKERS.from_file)]
+HeapMb = Annotated[int, BeforeValidator(HEAP_MB.from_file)]
 KeepaliveTimeout = Annotated[int, BeforeValidator(KEEPALIVE_TIMEOUT_S.from_file)]
 KeepaliveRequests = Annotated[int, BeforeValidator(KEEPALIVE_REQUESTS.from_file)]

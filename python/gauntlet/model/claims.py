@@ -55,11 +55,17 @@ class RatioClaim(_Claim):
     denominator: Any
     at_least: float | None = Field(default=None, gt=0)
     at_most: float | None = Field(default=None, gt=0)
+    #: Where two capacity searches' figures are compared: at each level both probed (`equal load`),
+    #: or each at its own capacity, its largest valid level (`capacity`: as a paper that tabulates
+    #: each configuration's figures at its most sessions).
+    compared_at: Literal["equal load", "capacity"] = "equal load"
 
     @model_validator(mode="after")
     def bounded(self) -> RatioClaim:
         if self.at_least is None and self.at_most is None:
             raise ValueError("a ratio claim gives at_least, at_most or both")
+        if self.compared_at == "capacity" and self.figure == CAPACITY:
+            raise ValueError("a capacity ratio is compared at capacity already: leave compared_at out")
         if self.at_least is not None and self.at_most is not None and self.at_least > self.at_most:
             raise ValueError("a ratio claim's at_least is above its at_most")
         return self

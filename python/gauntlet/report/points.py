@@ -25,7 +25,8 @@ def _number(value: Any) -> str:
 
 #: The order in which parameters describe a case, most telling first; others follow by name.
 PARAM_ORDER = (
-    "run", "group", "server", "workers", "threads_per_child", "max_request_workers", "backend", "backend_workers", "protocol", "tls_version",
+    "run", "group", "server", "workers", "threads_per_child", "max_request_workers", "min_spare_servers", "max_spare_servers", "java_heap_mb", "backend",
+    "backend_workers", "protocol", "tls_version",
     "cipher", "keepalive", "calls_per_connection", "http_version", "streams", "workload", "path", "model", "connections", "rate_per_s", "users",
     "requests", "duration_s", "timeout_s", "warmup_s",
 )
@@ -35,6 +36,9 @@ PARAM_WORDS: dict[str, Callable[[Any], str]] = {
     "workers": lambda v: _counted(v, "worker"),
     "threads_per_child": lambda v: f"{v} threads/child",
     "max_request_workers": lambda v: f"at most {v} processes",
+    "min_spare_servers": lambda v: f"at least {v} idle",
+    "max_spare_servers": lambda v: f"at most {v} idle",
+    "java_heap_mb": lambda v: f"heap {v} MiB",
     "scheduler_busy_wait": lambda v: "schedulers busy-wait" if v else "no busy wait",
     "backend_workers": lambda v: _counted(v, "backend worker"),
     "tls_version": lambda v: f"TLS {v}",

@@ -244,22 +244,31 @@ LEVELS = ("users", "peak_users_per_s")
 def capacity_table(points: list[GridPoint]) -> Table:
     """The most simultaneous sessions (or new users/s at the peak phase) that stayed valid, per
     series of levels."""
-    levels: dict[str, list[tuple[int, bool]]] = defaultdict(list)
+    levels: dict[str, list[tuple[int, bool, bool]]] = defaultdict(list)
     for level in LEVELS:
         sessions = [p for p in points if isinstance(p.params.get(level), int) and probe_valid(p) is not None]
         for point, name in zip(sessions, point_names(sessions, [level]), strict=True):
-            levels[f"{name} (users/s at the peak)" if level != "users" else name].append((point.params[level], bool(probe_valid(point))))
+            broke = any(r["qos"].get("server_answered_after") is False for r in point.sessions_results() if "qos" in r)
+            levels[f"{name} (users/s at the peak)" if level != "users" else name].append(
+                (point.params[level], bool(probe_valid(point)), broke)
+            )
     rows = []
     for name, probes in levels.items():
         if len(probes) < 2:
             continue
         probes.sort()
-        capacity = max((users for users, valid in probes if valid), default=0)
-        above = [users for users, valid in probes if not valid and users > capacity]
-        shown = ", ".join(f"{format_count(users)} {'valid' if valid else 'invalid'}" for users, valid in probes)
+        capacity = max((users for users, valid, _ in probes if valid), default=0)
+        above = [users for users, valid, _ in probes if not valid and users > capacity]
+        shown = ", ".join(
+            f"{format_count(users)} {'valid' if valid else 'invalid'}{' (server stopped answering)' if broke else ''}"
+            for users, valid, broke in probes
+        )
         rows.append([name, shown, format_count(capacity), format_count(min(above)) if above else "none failed"])
     columns = (Column("case", False), Column("levels probed", False), Column("capacity (users)"), Column("first invalid above"))
-    note = "The true capacity lies between the largest valid level and the first invalid one above it."
+    note = (
+        "The true capacity lies between the largest valid level and the first invalid one above it. A level "
+        "after which the server stopped answering broke it: the next level ran on a server started again."
+    )
     return Table("capacity", "Capacity", note, columns, rows)
 
 

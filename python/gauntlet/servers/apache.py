@@ -55,6 +55,19 @@ def max_request_workers(spec: ServerSpec, mpm: str, processes: int, threads_per_
     return limit
 
 
+def spare_servers(spec: ServerSpec, processes: int) -> tuple[int, int]:
+    """prefork's idle processes, at least and at most: the spec's, by default the processes it
+    starts."""
+    least = setting(spec, "min_spare_servers", processes)
+    most = setting(spec, "max_spare_servers", max(processes, least))
+    if least > most:
+        raise GauntletError(
+            f"Apache prefork cannot keep at least {least} and at most {most} idle processes",
+            "give min_spare_servers no larger than max_spare_servers",
+        )
+    return least, most
+
+
 def backends(mpm: str) -> dict[str, Gateway]:
     return PREFORK_BACKENDS if mpm == "prefork" else THREADED_BACKENDS
 
@@ -65,9 +78,9 @@ def start_apache(
     """Start Apache with the MPM the spec's kind names (apache-prefork, ...) on 127.0.0.1 and
     return once it answers HTTP.
 
-    `spec.workers` is StartServers (default 2; prefork keeps exactly that many, spare limits
-    included; worker and event run that many processes of `threads_per_child` threads, default
-    25). With `access_log`, each request is one line `CLIENT_PORT KEEPALIVE_COUNT STATUS BYTES
+    `spec.workers` is StartServers (default 2; prefork keeps that many idle, or between
+    `min_spare_servers` and `max_spare_servers`; worker and event run that many processes of
+    `threads_per_child` threads, default 25). With `access_log`, each request is one line `CLIENT_PORT KEEPALIVE_COUNT STATUS BYTES
     "REQUEST"`; the readiness probe is not logged. `modules` is where the modules are (a test
     points it elsewhere to see a missing module fail the start). With `http2` (worker and event;
     the registry refuses prefork), mod_http2 serves h2 through ALPN over TLS and h2c with prior knowledge in clear.
@@ -79,12 +92,15 @@ def start_apache(
     processes = setting(spec, "workers", DEFAULT_PROCESSES)
     threads_per_child = setting(spec, "threads_per_child", DEFAULT_THREADS_PER_CHILD)
     request_workers = max_request_workers(spec, mpm, processes, threads_per_child)
+    min_spare, max_spare = spare_servers(spec, processes)
     settings = {
         "modules": modules,
         "mpm": mpm,
         "processes": processes,
         "threads_per_child": threads_per_child,
         "max_request_workers": request_workers,
+        "min_spare_servers": min_spare,
+        "max_spare_servers": max_spare,
         "listen_backlog": listen_backlog(spec),
         "keepalive": spec.keepalive,
         "keepalive_timeout_s": setting(spec, "keepalive_timeout_s", 5),

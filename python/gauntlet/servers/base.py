@@ -22,7 +22,7 @@ import psutil
 from gauntlet.engine import self_signed_certificate
 from gauntlet.errors import GauntletError
 from gauntlet.servers.premises import Premises
-from gauntlet.servers.process import LOOPBACK, processes_under, stop_processes
+from gauntlet.servers.process import LOOPBACK, READY_PATH, answers_h2c, answers_http, processes_under, stop_processes
 from gauntlet.servers.spec import ServerSpec
 
 VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
@@ -69,6 +69,7 @@ class ServerInstance:
         preface_log_marker: bytes | None = None,
         holders: int | None = 1,
         https_port: int | None = None,
+        h2c_only: bool = False,
     ) -> None:
         self.kind = kind
         self.host = host
@@ -98,6 +99,7 @@ class ServerInstance:
         #: The processes that share its connections, each under its own open-files limit (None: a
         #: process per connection); servers/sizing.py says when a run brings more than they can hold.
         self.holders = holders
+        self._h2c_only = h2c_only
         self._premises = premises
         self._proc = proc
         self._stop_signal = stop_signal
@@ -168,6 +170,15 @@ class ServerInstance:
             return []
         roots = [(self.kind, self._proc), *((b.name, b.proc) for b in self.backends)]
         return [(name, status) for name, proc in roots if (status := proc.poll()) is not None]
+
+    def answers(self, timeout_s: float) -> bool:
+        """Whether it still answers as it did when it was ready (HTTP, or the HTTP/2 preface on an
+        h2c-only server) within `timeout_s`, with none of its processes exited."""
+        if self.exits():
+            return False
+        if self._h2c_only:
+            return answers_h2c(self.host, self.port, timeout_s)
+        return answers_http(self.host, self.port, READY_PATH, self.scheme == "https", timeout_s)
 
     def _tree(self, root: subprocess.Popen[bytes]) -> list[int]:
         if self._stopped:

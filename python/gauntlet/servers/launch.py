@@ -27,12 +27,21 @@ from gauntlet.servers.base import (
     write_docroot,
 )
 from gauntlet.servers.premises import Premises
-from gauntlet.servers.process import LOOPBACK, free_port, http_get, log_tail, spawn, stop_processes, wait_for_processes, wait_ready
+from gauntlet.servers.process import (
+    LOOPBACK,
+    READY_PATH,
+    free_port,
+    http_get,
+    log_tail,
+    spawn,
+    stop_processes,
+    wait_for_processes,
+    wait_ready,
+)
 from gauntlet.servers.spec import ServerSpec
 from gauntlet.servers.tls_pin import TlsPin, tls_pin
 from gauntlet.servers.tree import link_tree
 
-READY_PATH = "/__gauntlet/ready"
 ERROR_LOG = Path("logs") / "error.log"
 ACCESS_LOG = Path("logs") / "access.log"
 
@@ -112,6 +121,7 @@ def launch(setup: Launch) -> ServerInstance:
         preface_log_marker=setup.preface_log_marker,
         holders=setup.holders,
         https_port=spawned.https_port,
+        h2c_only=setup.h2c_only,
     )
     try:
         log_path = workdir / ERROR_LOG

@@ -149,6 +149,10 @@ def http_get(
         conn.close()
 
 
+#: What the lab asks a server it started for, to learn that it answers (any status will do).
+READY_PATH = "/__gauntlet/ready"
+
+
 def answers_http(host: str, port: int, path: str, tls: bool = False, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
     """True when a GET to host:port/path gets any HTTP response (any status)."""
     return http_get(host, port, path, tls, timeout_s) is not None

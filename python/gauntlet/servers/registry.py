@@ -250,8 +250,11 @@ def check_spec(spec: ServerSpec) -> tuple[Availability, Combination | None]:
         raise GauntletError(
             f"{spec.kind} cannot add an HTTPS port: {why}", "use protocol http+https on apache-* or tomcat, without tls"
         )
-    if spec.max_request_workers is not None and spec.kind != "apache-prefork":
-        raise unsupported(spec.kind, "max_request_workers", "it is Apache prefork's process limit")
+    for name in ("max_request_workers", "min_spare_servers", "max_spare_servers"):
+        if getattr(spec, name) is not None and spec.kind != "apache-prefork":
+            raise unsupported(spec.kind, name, "it is an Apache prefork setting")
+    if spec.java_heap_mb is not None and spec.kind != "tomcat":
+        raise unsupported(spec.kind, "java_heap_mb", "it is Tomcat's JVM heap")
     if not spec.scheduler_busy_wait and spec.kind not in ERLANG_KINDS:
         raise unsupported(spec.kind, "scheduler_busy_wait", f"it is the Erlang VM's ({', '.join(ERLANG_KINDS)})")
     if spec.app is not None and spec.backend is None and spec.kind != "tomcat":

@@ -26,6 +26,13 @@ class ServerSpec:
     #: Apache prefork: the most processes, so the most connections served at once (MaxRequestWorkers
     #: and ServerLimit; None: Debian's 150).
     max_request_workers: int | None = None
+    #: Apache prefork: the idle processes it keeps, at least and at most (MinSpareServers and
+    #: MaxSpareServers; None: as many as it starts). It forks more while fewer are idle, at most 32
+    #: a second, up to `max_request_workers`.
+    min_spare_servers: int | None = None
+    max_spare_servers: int | None = None
+    #: Tomcat: the JVM's largest heap in MiB (-Xmx; None: 256).
+    java_heap_mb: int | None = None
     #: Built-in server: processes serving its port (SO_REUSEPORT), each with its own open-files limit.
     processes: int | None = None
     #: Erlang VM (yaws, inets, mochiweb): an idle scheduler spins before it sleeps (the VM's default);

@@ -20,9 +20,10 @@ from gauntlet.servers.support import installed, setting
 from gauntlet.servers.tls_pin import tls_pin
 
 CATALINA_HOME = Path("/usr/share/tomcat10")
-#: A modest heap for 2-core test machines; Tomcat exits, rather than runs without its connector,
-#: when it cannot bind the port.
-JAVA_OPTS = "-Xms64m -Xmx256m -Dorg.apache.catalina.startup.EXIT_ON_INIT_FAILURE=true"
+#: A modest heap for 2-core test machines, in MiB, unless the spec's `java_heap_mb` says otherwise.
+DEFAULT_HEAP_MB = 256
+#: Tomcat exits, rather than runs without its connector, when it cannot bind the port.
+JAVA_OPTS = "-Xms64m -Dorg.apache.catalina.startup.EXIT_ON_INIT_FAILURE=true"
 #: Tomcat's own pool sizes, used when `workers` is not set.
 DEFAULT_MAX_THREADS = 200
 DEFAULT_MIN_SPARE_THREADS = 10
@@ -51,6 +52,7 @@ def start_tomcat(
     max_threads = setting(spec, "workers", DEFAULT_MAX_THREADS)
     min_spare_threads = DEFAULT_MIN_SPARE_THREADS if spec.workers is None else max_threads
     keepalive_timeout_s = setting(spec, "keepalive_timeout_s", DEFAULT_KEEPALIVE_TIMEOUT_S)
+    heap_mb = setting(spec, "java_heap_mb", DEFAULT_HEAP_MB)
     requests = spec.requests_per_connection(DEFAULT_KEEPALIVE_REQUESTS, unlimited=-1)
     pin = tls_pin(spec)
     catalina = installed(tomcat_binary(), "tomcat", "tomcat10")
@@ -60,7 +62,7 @@ def start_tomcat(
             "CATALINA_HOME": str(CATALINA_HOME),
             "CATALINA_BASE": str(workdir),
             "CATALINA_TMPDIR": str(workdir / "temp"),
-            "JAVA_OPTS": JAVA_OPTS,
+            "JAVA_OPTS": f"{JAVA_OPTS} -Xmx{heap_mb}m",
         }
 
     return launch(

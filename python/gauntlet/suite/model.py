@@ -14,7 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationIn
 
 from gauntlet.bounds import RANGE_VALUES_MAX
 from gauntlet.model.bounded import (
-    CallsPerConnection, Connections, Duration, Idle, IdleSendInterval, KeepaliveRequests, KeepaliveTimeout, Probes, Rate,
+    CallsPerConnection, Connections, Duration, HeapMb, Idle, IdleSendInterval, KeepaliveRequests, KeepaliveTimeout, Probes, Rate,
     Repeats, Requests, RestartEvery, Streams, Threads, Timeout, Users, Warmup, Workers,
 )
 from gauntlet.model.claims import CAPACITY, Claim
@@ -69,6 +69,9 @@ class ServerEntry(_Strict):
     workers: Workers | None = None
     threads_per_child: Workers | None = None
     max_request_workers: Workers | None = None
+    min_spare_servers: Workers | None = None
+    max_spare_servers: Workers | None = None
+    java_heap_mb: HeapMb | None = None
     keepalive_timeout_s: KeepaliveTimeout | None = None
     keepalive_requests: KeepaliveRequests | None = None
     tls_version: Literal["1.2", "1.3"] | None = None
