@@ -128,3 +128,17 @@ def test_a_level_whose_server_stalled_is_an_invalid_probe() -> None:
     assert [views.probe_valid(point) for point in points] == [True, False]
     assert views.probe_valid(GridPoint("none", {"users": 1})) is None
     assert views.capacity_table(points).rows == [["all cases", "40 valid, 80 invalid", "40", "80"]]
+
+
+def test_a_level_after_which_the_server_stopped_answering_is_marked() -> None:
+    def probe(users: int, qos: dict[str, object]) -> CaseRow:
+        return CaseRow(users, 1, f"u{users}", 0, {"users": users}, "ok", None, None, None, None, None, None, None, None,
+                       [], [], None, 0, 0, {}, {"sessions": {"pages": []}, "qos": qos})
+
+    points = [GridPoint(f"u{users}", {"users": users}) for users in (40, 80, 60)]
+    for point, qos in zip(points, [{"valid": True}, {"valid": False, "server_answered_after": False},
+                                   {"valid": False, "server_answered_after": True}], strict=True):
+        point.measured.append(probe(point.params["users"], qos))
+    assert views.capacity_table(points).rows == [
+        ["all cases", "40 valid, 60 invalid, 80 invalid (server stopped answering)", "40", "60"]
+    ]
