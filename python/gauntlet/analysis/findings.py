@@ -232,8 +232,9 @@ def _at_capacity(cases: list[MeasuredCase]) -> list[MeasuredCase]:
     """A capacity search's cases at its capacity (the largest valid level below the first invalid
     one); none when no level was valid."""
     reach = _users_reach(cases)
-    held = None if reach is None else reach.held
-    return [case for case in cases if held is not None and case.params.get("users") == held]
+    if reach is None or reach.held is None:
+        return []
+    return [case for case in cases if case.params.get("users") == reach.held]
 
 
 def _users_reach(cases: list[MeasuredCase]) -> Reach | None:

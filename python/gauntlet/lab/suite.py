@@ -133,7 +133,7 @@ class _BlockServer:
     def current(self) -> ServerInstance | str:
         """The running server, or why it could not start."""
         if isinstance(self._running, ServerInstance) and self._running.exits():
-            self._stop()
+            self.stop()
         if self._running is None:
             try:
                 self._running = start_server(self._block.server)
@@ -144,10 +144,10 @@ class _BlockServer:
     def answering(self) -> ServerInstance | str:
         """`current()`, started again first if it no longer answers."""
         if isinstance(self._running, ServerInstance) and not self._running.answers(ANSWER_AFTER_PROBE_S):
-            self._stop()
+            self.stop()
         return self.current()
 
-    def _stop(self) -> None:
+    def stop(self) -> None:
         running, self._running = self._running, None
         if isinstance(running, ServerInstance):
             running.stop()
@@ -156,7 +156,7 @@ class _BlockServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop()
+        self.stop()
 
 
 class SuiteRunner:
@@ -218,6 +218,8 @@ class SuiteRunner:
         except WarmUpInterrupted:
             raise Interrupted from None
         result = self._measure(case, probe_params(case, users), repeat, server, version, warmed)
+        if result is not None and result["qos"].get("server_answered_after") is False:
+            block_server.stop()  # already found dead: the next level starts one without asking again
         return result is not None and bool(result["qos"]["valid"])
 
     def _measure(
