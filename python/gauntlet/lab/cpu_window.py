@@ -46,7 +46,11 @@ def thread_times(pids: list[int]) -> dict[int, ThreadTime]:
     """Every thread of these processes, by thread id (processes that are gone are skipped)."""
     found = {}
     for pid in pids:
-        for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:  # a process can end between being listed and being read (a CGI child)
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
             try:
                 found[int(task.name)] = read_schedstat((task / "schedstat").read_text())
             except (OSError, ValueError):
