@@ -159,6 +159,66 @@ def test_findings_refuses_a_run_that_is_not_a_suite(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+FAILING_SUITE = """
+name: failing-statuses
+servers: [builtin]
+groups:
+  - name: pages
+    path: ["/webtest.html?delay_ms=5", "/webtest.html?delay_ms=40", "/webtest.html?status=502"]
+    connections: [2, 4]
+    duration: 2s
+    warmup: 200ms
+findings:
+  - id: quick-first
+    claim: the page held 5 ms serves more requests/s than the one held 40 ms and the failing one
+    source: the built-in server's delay_ms and status
+    paper: none
+    kind: order
+    figure: requests_per_s
+    by: path
+    order: [["/webtest.html?delay_ms=5"], ["/webtest.html?delay_ms=40", "/webtest.html?status=502"]]
+  - id: failing-fastest
+    claim: the page answered 502 at once serves more requests/s than the one held 40 ms
+    source: made up; a 502 is not the page
+    paper: none
+    kind: ratio
+    figure: requests_per_s
+    by: path
+    numerator: /webtest.html?status=502
+    denominator: /webtest.html?delay_ms=40
+    at_least: 2
+  - id: held-longer
+    claim: the page held 40 ms holds more connections than the failing one
+    source: the built-in server's status
+    paper: none
+    kind: held
+    by: path
+    axis: connections
+    order: [["/webtest.html?delay_ms=40"], ["/webtest.html?status=502"]]
+"""
+
+
+def test_a_page_answered_502_is_not_a_fast_page(tmp_path: Path) -> None:
+    """A gateway answering 502 at once to every request (php-cgi behind nginx at 500 connections)
+    serves many "requests/s": the run's line says how many were not 2xx/3xx, figure claims leave
+    such error-bound cases out, and a held claim counts them failed."""
+    suite, db = tmp_path / "failing.yaml", tmp_path / "runs.db"
+    suite.write_text(FAILING_SUITE)
+    ran = run_cli("suite", "run", suite, "--db", db, "-o", tmp_path / "report.html", timeout_s=180)
+    assert ran.code == 0, ran.stderr
+    failing_lines = [line for line in ran.stderr.splitlines() if "status=502" in line and " req/s " in line]
+    assert len(failing_lines) == 2 and all("non-2xx/3xx" in line and "error-bound" in line for line in failing_lines), ran.stderr
+    done = run_cli("findings", "1", "--db", db, "--json", timeout_s=60)
+    assert done.code == 0, done.stderr
+    found = {item["id"]: item for item in json.loads(done.stdout)["findings"]}
+    left_out = "left out, error-bound: /webtest.html?status=502 (connections 2); /webtest.html?status=502 (connections 4)"
+    assert found["quick-first"]["verdict"] == HOLDS, found["quick-first"]
+    assert found["quick-first"]["measured"].endswith(left_out), found["quick-first"]
+    assert (found["failing-fastest"]["verdict"], found["failing-fastest"]["why"]) == (NOT_MEASURED, left_out)
+    assert found["held-longer"]["verdict"] == HOLDS, found["held-longer"]
+    assert "/webtest.html?status=502 held no level, failed at connections 2" in found["held-longer"]["measured"], found["held-longer"]
+
+
 @pytest.mark.parametrize(
     ("levels", "held", "failed"),
     [

@@ -123,11 +123,15 @@ def _rate_reason(schedule: dict[str, Any], machine: dict[str, Any] | None) -> st
     return reason
 
 
+def failing_statuses(result: dict[str, Any]) -> int:
+    """Responses with a status other than 2xx or 3xx (a 502 from a gateway whose backend is full)."""
+    return sum(n for code, n in result["status_codes"].items() if not 200 <= int(code) < 400)
+
+
 def failed_requests(result: dict[str, Any]) -> int:
     """Errors (timeouts included), responses that were not 2xx or 3xx, and requests stuck
     unanswered at the end (`stuck_unanswered`)."""
-    bad = sum(n for code, n in result["status_codes"].items() if not 200 <= int(code) < 400)
-    return result["errors_total"] + bad + stuck_unanswered(result)
+    return result["errors_total"] + failing_statuses(result) + stuck_unanswered(result)
 
 
 def stuck_unanswered(result: dict[str, Any]) -> int:

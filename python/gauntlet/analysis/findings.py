@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gauntlet.analysis import stats, verdict
+from gauntlet.analysis.bottleneck import ERROR_BOUND, failed_share
 from gauntlet.analysis.machine import MACHINE_BUSY
 from gauntlet.analysis.qos import verdict as qos_verdict
 from gauntlet.analysis.verdict import NoiseFloor
 from gauntlet.model.claims import CAPACITY, Claim, HeldClaim, OrderClaim, RatioClaim
+from gauntlet.servers.spec import SIZING
 
 #: The noise floor of a figure, by its name.
 Floors = Callable[[str], NoiseFloor]
@@ -32,11 +34,7 @@ NOT_MEASURED = "not measured"
 
 #: Params that tell cases of one server apart from another's without being what a claim compares:
 #: ignored when cells pair servers.
-SERVER_SETTINGS = (
-    "workers", "threads_per_child", "max_request_workers", "min_spare_servers", "max_spare_servers", "java_heap_mb",
-    "keepalive_timeout_s", "keepalive_requests", "backend_workers",
-    "backend_threads", "processes", "app",
-)
+SERVER_SETTINGS = (*SIZING, "app")
 #: How a capacity ratio's interval was found.
 CAPACITY_BRACKETS = "between the last valid and the first invalid levels"
 #: Params that differ whenever the named one does: a workload has its own path, each server its
@@ -128,12 +126,29 @@ def _ratio_text(ratio: stats.Estimate) -> str:
     return f"{ratio.point:.2f}x [{ratio.low:.2f}-{high}]"
 
 
-def _measured(figure: str, words: list[str], ratios: list[stats.Estimate]) -> str:
-    """'figure: what each cell measured', and once why some ratios have no interval (the noise floor
-    stood in for it)."""
+def _measured(figure: str, words: list[str], ratios: list[stats.Estimate], left_out: str) -> str:
+    """'figure: what each cell measured', once why some ratios have no interval (the noise floor
+    stood in for it), and the cases left out (_comparable)."""
     missing = sorted({ratio.method.partition(": ")[2] for ratio in ratios if not ratio.has_interval})
     lacking = f" (no interval: {'; '.join(missing)}; the noise floor stands in)" if missing else ""
-    return f"{figure}: " + "; ".join(words) + lacking
+    return f"{figure}: " + "; ".join(words) + lacking + (f"; {left_out}" if left_out else "")
+
+
+def _comparable(cases: list[MeasuredCase], claim: Claim, *varied: str) -> tuple[list[MeasuredCase], str]:
+    """The cases whose figures a claim may compare, and in words those it leaves out: error-bound
+    ones, more of whose requests failed than the run allowed (a gateway's 502, answered at once,
+    would count as a fast request)."""
+    failing = [case for case in cases if ERROR_BOUND in case.labels]
+    if not failing:
+        return cases, ""
+    keys = list(_cells(cases, claim, *varied))
+    described = {
+        f"{case.params.get(claim.by)}" + (f" ({where})" if (where := _cell_words(key, keys)) else "")
+        for key, members in _cells(failing, claim, *varied).items()
+        for case in members
+    }
+    kept = [case for case in cases if ERROR_BOUND not in case.labels]
+    return kept, "left out, error-bound: " + "; ".join(sorted(described))
 
 
 def _overall(per_cell: list[int]) -> str:
@@ -147,7 +162,8 @@ def _overall(per_cell: list[int]) -> str:
 
 def _order(claim: OrderClaim, cases: list[MeasuredCase], floors: Floors) -> Judged:
     ranked = {value for tier in claim.order for value in tier}
-    cells = _cells((c for c in cases if c.params.get(claim.by) in ranked), claim, claim.by)
+    compared, left_out = _comparable([c for c in cases if c.params.get(claim.by) in ranked], claim, claim.by)
+    cells = _cells(compared, claim, claim.by)
     signs, words, ratios = [], [], []
     for key, members in cells.items():
         by_value = defaultdict(list)
@@ -171,8 +187,8 @@ def _order(claim: OrderClaim, cases: list[MeasuredCase], floors: Floors) -> Judg
             ratios.append(ratio)
             words.append(f"{better} {_ratio_text(ratio)} {worse}" + (f" ({where})" if where else ""))
     if not signs:
-        return _not_measured(claim, cases, claim.by, ranked)
-    return _judged(claim, _overall(signs), _measured(claim.figure, words, ratios), cases)
+        return Judged(claim, NOT_MEASURED, "-", left_out) if left_out else _not_measured(claim, cases, claim.by, ranked)
+    return _judged(claim, _overall(signs), _measured(claim.figure, words, ratios, left_out), cases)
 
 
 def _ratio(claim: RatioClaim, cases: list[MeasuredCase], floors: Floors) -> Judged:
@@ -180,7 +196,11 @@ def _ratio(claim: RatioClaim, cases: list[MeasuredCase], floors: Floors) -> Judg
     capacity = claim.figure == CAPACITY
     at_capacity = claim.compared_at == "capacity"
     levels = ["users"] if capacity or at_capacity else []
-    cells = _cells((c for c in cases if c.params.get(claim.by) in sides), claim, claim.by, *levels)
+    chosen = [c for c in cases if c.params.get(claim.by) in sides]
+    # A capacity search's invalid levels are what bounds it: only a figure compared at equal load
+    # leaves the error-bound out.
+    compared, left_out = (chosen, "") if levels else _comparable(chosen, claim, claim.by)
+    cells = _cells(compared, claim, claim.by, *levels)
     signs, words, ratios = [], [], []
     low_bound, high_bound = claim.at_least or 0.0, claim.at_most or math.inf
     for key, members in cells.items():
@@ -205,8 +225,8 @@ def _ratio(claim: RatioClaim, cases: list[MeasuredCase], floors: Floors) -> Judg
         ratios.append(ratio)
         words.append(_ratio_text(ratio) + (f" ({where})" if where else ""))
     if not signs:
-        return _not_measured(claim, cases, claim.by, set(sides))
-    return _judged(claim, _overall(signs), _measured(claim.figure, words, ratios), cases)
+        return Judged(claim, NOT_MEASURED, "-", left_out) if left_out else _not_measured(claim, cases, claim.by, set(sides))
+    return _judged(claim, _overall(signs), _measured(claim.figure, words, ratios, left_out), cases)
 
 
 def _figure_ratio(top: list[MeasuredCase], bottom: list[MeasuredCase], figure: str) -> stats.Estimate | None:
@@ -243,13 +263,14 @@ def _users_reach(cases: list[MeasuredCase]) -> Reach | None:
 
 
 def _held(case: MeasuredCase, failed_share_at_most: float) -> bool:
-    """Whether one case held its load: QoS-valid sessions, or few enough failures (and, at a
-    constant rate, the offered rate reached within 5 %)."""
+    """Whether one case held its load: QoS-valid sessions, or few enough failed requests (errors,
+    statuses other than 2xx/3xx, stuck unanswered: analysis.bottleneck.failed_share) and, at a
+    constant rate, the offered rate reached within 5 %."""
     assert case.result is not None
     sessions = case.result.get("sessions")
     if sessions is not None:
         return qos_verdict(sessions).valid
-    failed = case.figures.get("failed_share") or 0.0
+    failed = failed_share(case.result)
     rate = case.params.get("rate_per_s")
     reached = rate is None or (case.figures.get("requests_per_s") or 0.0) >= 0.95 * rate
     return failed <= failed_share_at_most and reached

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gauntlet.analysis.bottleneck import format_link, rate_held
+from gauntlet.analysis.bottleneck import failing_statuses, format_link, rate_held
 from gauntlet.analysis.invariants import breach_reasons
 from gauntlet.analysis import stats
 from gauntlet.model.record import CaseRecord
@@ -360,6 +360,8 @@ def case_line(record: CaseRecord) -> str:
         f"{format_count(result['requests_per_s'])} req/s  p99 {_latency_cell(result['latency_us'], 'p99')}  "
         f"{format_count(result['errors_total'])} errors"
     )
+    if bad := failing_statuses(result):
+        figures += f"  {format_count(bad)} non-2xx/3xx"
     if "qos" in result:
         figures += "  QoS " + ("[green]valid[/green]" if result["qos"]["valid"] else "[red]invalid[/red]")
     if record.labels:

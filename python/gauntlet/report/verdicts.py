@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gauntlet.analysis.bottleneck import CLIENT_BOUND, SERVER_CPU_BOUND
+from gauntlet.analysis.bottleneck import CLIENT_BOUND, SERVER_CPU_BOUND, failed_share
 from gauntlet.analysis.stats import Estimate
 from gauntlet.analysis.verdict import NoiseFloor, Verdict
 from gauntlet.report.points import GridPoint
@@ -99,7 +99,7 @@ def _undetected(verdict: Verdict | None) -> str:
 
 
 def _failed_text(contender: Contender) -> str:
-    share = contender.point.figure("failed_share")
+    share = contender.point.value(lambda case: None if case.result is None else failed_share(case.result))
     return f"{contender.name} error-bound" + ("" if share is None else f" ({share.point:.0%} of its requests failed)")
 
 

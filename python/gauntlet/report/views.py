@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from gauntlet.analysis.bottleneck import failed_requests, stuck_unanswered
 from gauntlet.analysis.machine import BUSY_SHARE
 from gauntlet.analysis.invariants import breach_reasons
 from gauntlet.analysis.qos import verdict
@@ -64,11 +65,12 @@ def _merged_percentile(point: GridPoint, name: str, value_us: int | None) -> str
 
 
 def _failed_share(point: GridPoint) -> str:
-    """Over every repeat with a result, errors included: a case where nothing was answered is 100 %."""
-    cases = [*point.measured, *point.failed]
-    responses = sum(c.figures.get("responses") or 0 for c in cases)
-    failed = sum((c.figures.get("errors_total") or 0) + (c.figures.get("unanswered_failed") or 0) for c in cases)
-    return "-" if responses + failed == 0 else _percent(failed / (responses + failed))
+    """Over every repeat with a result, as `error-bound` counts them (analysis.bottleneck.failed_requests:
+    errors, statuses other than 2xx/3xx, requests stuck unanswered): a case where nothing was
+    answered is 100 %."""
+    results = [c.result for c in (*point.measured, *point.failed) if c.result is not None]
+    ended = sum(r["requests"] + stuck_unanswered(r) for r in results)
+    return "-" if ended == 0 else _percent(sum(failed_requests(r) for r in results) / ended)
 
 
 def case_cells(points: list[GridPoint]) -> tuple[tuple[Column, ...], list[list[str]]]:
@@ -121,7 +123,7 @@ def cases_table(points: list[GridPoint]) -> Table:
     note = (
         "Medians over the repeats; 95 %: the interval of requests/s (docs/metrics.md); p50 and p99 from the repeats' "
         "histograms merged (n too small: p99 needs 1,000 responses); failed: the share of requests that ended in an "
-        "error; CPU in µs per request; other CPU: the machine's cores used by neither client nor server while "
+        "error or a status other than 2xx/3xx, or stuck unanswered; CPU in µs per request; other CPU: the machine's cores used by neither client nor server while "
         f"measured (machine-busy past {BUSY_SHARE:.0%})."
     )
     return Table("cases", "Cases", note, columns, rows)
