@@ -8,6 +8,7 @@ from gauntlet.analysis import stats
 from gauntlet.report.downsample import lttb
 from gauntlet.report import views
 from gauntlet.report.points import GridPoint, describe, difference_text, point_names, varying
+from gauntlet.servers.spec import SIZING
 from gauntlet.store import CaseRow
 
 
@@ -21,10 +22,21 @@ from gauntlet.store import CaseRow
         ({"server": "h2o", "color": "blue", "workers": None}, None, "h2o, color=blue"),
         ({"rate_per_s": "fast", "duration_s": 0.5}, None, "fast/s, 0.5 s"),
         ({"server": "nginx", "workers": 4, "connections": 10}, ["connections"], "10 conns"),
+        ({"server": "builtin", "processes": 1, "keepalive_requests": 0}, None, "builtin, 1 process, unlimited requests/conn"),
+        (
+            {"server": "apache-event", "backend": "uwsgi", "backend_threads": 2, "keepalive_timeout_s": 5},
+            None,
+            "apache-event, keep-alive timeout 5 s, 2 backend threads/process, uwsgi",
+        ),
     ],
 )
 def test_describe(params: dict[str, object], names: list[str] | None, words: str) -> None:
     assert describe(params, params if names is None else names) == words
+
+
+def test_every_server_sizing_setting_has_words() -> None:
+    """A setting added to servers.spec.SIZING is named in words in every case label, not as name=value."""
+    assert [name for name in SIZING if "=" in describe({name: 3}, [name])] == []
 
 
 def points(*params: dict[str, object]) -> list[GridPoint]:

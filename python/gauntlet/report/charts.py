@@ -38,6 +38,7 @@ from gauntlet.report.points import (
     stored_figure,
     varying,
 )
+from gauntlet.servers.spec import SIZING
 from gauntlet.store import CaseRow
 from gauntlet.store.figures import ERROR_KINDS
 
@@ -310,8 +311,7 @@ def _second_value(key: str, second: dict[str, Any], latency_divisor: float) -> f
 
 
 #: The parameters that say which server (and how configured) measured a case.
-SERVER_PARAMS = {"server", "workers", "threads_per_child", "max_request_workers", "min_spare_servers", "max_spare_servers",
-                 "java_heap_mb", "backend", "backend_workers", "backend_socket"}
+SERVER_PARAMS = {"server", "backend", "backend_socket", *SIZING}
 
 
 def servers_over_time(points: list[GridPoint]) -> list[Chart]:

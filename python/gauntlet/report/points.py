@@ -11,6 +11,7 @@ from gauntlet import engine
 from gauntlet.analysis import stats
 from gauntlet.analysis.stats import Estimate
 from gauntlet.analysis.verdict import default_floor, judge
+from gauntlet.servers.spec import SIZING
 from gauntlet.store import CaseRow
 
 
@@ -25,8 +26,7 @@ def _number(value: Any) -> str:
 
 #: The order in which parameters describe a case, most telling first; others follow by name.
 PARAM_ORDER = (
-    "run", "group", "server", "workers", "threads_per_child", "max_request_workers", "min_spare_servers", "max_spare_servers", "java_heap_mb", "backend",
-    "backend_workers", "protocol", "tls_version",
+    "run", "group", "server", *SIZING, "backend", "protocol", "tls_version",
     "cipher", "keepalive", "calls_per_connection", "http_version", "streams", "workload", "path", "model", "connections", "rate_per_s", "users",
     "requests", "duration_s", "timeout_s", "warmup_s",
 )
@@ -39,8 +39,12 @@ PARAM_WORDS: dict[str, Callable[[Any], str]] = {
     "min_spare_servers": lambda v: f"at least {v} idle",
     "max_spare_servers": lambda v: f"at most {v} idle",
     "java_heap_mb": lambda v: f"heap {v} MiB",
+    "processes": lambda v: f"{v} process" if v == 1 else f"{v} processes",
+    "keepalive_timeout_s": lambda v: f"keep-alive timeout {_number(v)} s",
+    "keepalive_requests": lambda v: f"{v} requests/conn" if v else "unlimited requests/conn",
     "scheduler_busy_wait": lambda v: "schedulers busy-wait" if v else "no busy wait",
     "backend_workers": lambda v: _counted(v, "backend worker"),
+    "backend_threads": lambda v: f"{_counted(v, 'backend thread')}/process",
     "tls_version": lambda v: f"TLS {v}",
     "calls_per_connection": lambda v: f"{v} calls/conn",
     "http_version": lambda v: f"HTTP/{v}",

@@ -14,6 +14,12 @@ from gauntlet.errors import GauntletError
 
 #: Fields that size a server for a run without being one of its settings.
 HINTS = frozenset({"expected_connections"})
+#: Settings that size or tune a server without changing what it is (its kind, backend, protocol), in
+#: the order a case's description names them: findings pair servers across them, the report names them.
+SIZING = (
+    "workers", "processes", "threads_per_child", "max_request_workers", "min_spare_servers", "max_spare_servers",
+    "java_heap_mb", "keepalive_timeout_s", "keepalive_requests", "backend_workers", "backend_threads",
+)
 
 
 @dataclass(frozen=True)
