@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -146,7 +147,7 @@ def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: 
         err.print(f"run {run_id}: {prepared.loaded.suite.name}{which}, {total} cases on {', '.join(prepared.kinds)}, {where}")
         for line in prepared.agenda.departures():
             err.print(f"[yellow]{escape(line)}[/yellow]")
-        status = "failed"
+        status, crash = "failed", None
         try:
             feed = Feed("suite", observers, total, run_id=run_id)
             with SuiteProgress(err, total) as display, load_runner(agents, scheduler) as run_plan, feed:
@@ -154,18 +155,33 @@ def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: 
             status = "complete"
         except (Interrupted, KeyboardInterrupt):
             status = "interrupted"
+        except Exception as error:  # a bug in Gauntlet: what was measured is still reported, and can be resumed
+            crash = error
         finally:
             store.end_run(run_id, status)
         print_summary(out, store, run_id)
         write_report(store, [run_id], report)
         measured = [(case_label(c.params, c.repeat), c.result) for c in store.cases([run_id]) if c.result is not None]
+        ended = len(store.done(run_id))
     out.print(f"report: {report} (open it in a browser; it needs no network)")
+    if crash is not None:
+        rest = f"measure the rest with: gauntlet suite run --resume {run_id} --db {db}" if stored else "run it again"
+        raise GauntletError(
+            f"the suite stopped on an unexpected error: {_where(crash)}",
+            f"The {ended} finished cases are in the summary and the report; {rest}; and report the error: it is a bug in Gauntlet",
+        )
     if status == "interrupted":
         if stored:
             err.print(f"[yellow]interrupted: the finished cases are stored; measure the rest with: "
                       f"gauntlet suite run --resume {run_id} --db {db}[/yellow]")
         return EXIT_INTERRUPTED
     return measuring.fail_on(thresholds, [result for _, result in measured], [label for label, _ in measured])
+
+
+def _where(error: Exception) -> str:
+    """'FileNotFoundError: ... (cpu_window.py:49)': the error and the line that raised it."""
+    frame = traceback.extract_tb(error.__traceback__)[-1]
+    return f"{type(error).__name__}: {error} ({Path(frame.filename).name}:{frame.lineno})"
 
 
 @app.command("list")
