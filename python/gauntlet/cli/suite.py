@@ -155,7 +155,7 @@ def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: 
             status = "complete"
         except (Interrupted, KeyboardInterrupt):
             status = "interrupted"
-        except Exception as error:  # a bug in Gauntlet: what was measured is still reported, and can be resumed
+        except Exception as error:  # what was measured is still reported, and can be resumed
             crash = error
         finally:
             store.end_run(run_id, status)
@@ -164,6 +164,8 @@ def _run_suite(out: Console, err: Console, db: Path, suite: str | None, resume: 
         measured = [(case_label(c.params, c.repeat), c.result) for c in store.cases([run_id]) if c.result is not None]
         ended = len(store.done(run_id))
     out.print(f"report: {report} (open it in a browser; it needs no network)")
+    if isinstance(crash, GauntletError):  # a stated cause and its fix, not a bug
+        raise crash
     if crash is not None:
         rest = f"measure the rest with: gauntlet suite run --resume {run_id} --db {db}" if stored else "run it again"
         raise GauntletError(
