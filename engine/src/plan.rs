@@ -83,7 +83,8 @@ pub struct Plan {
     /// of its requests in flight) before it handles them, on either `io`, HTTP/1 and HTTP/2,
     /// plain and TLS. Fewer wake-ups cost less CPU, but a response's latency may then read up to
     /// this much late (the thread's timer slack is set to 1 ns). It applies only while a thread has
-    /// 6 or more requests in flight, and never naps past a send due on a schedule. On epoll the
+    /// 6 or more requests in flight and none of them is opening its connection (so never without
+    /// keep-alive), and never naps past a send due on a schedule. On epoll the
     /// thread naps through the window, then collects what came; on io_uring the wait asks the
     /// kernel for a minimum wait (Linux 6.12; on older kernels the run falls back to epoll). 0
     /// (the default): each response is handled as soon as it comes.

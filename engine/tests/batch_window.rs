@@ -33,6 +33,7 @@ fn h2_tls(stream: TcpStream, counters: &Counters) {
 /// A run on epoll (whatever GAUNTLET_TEST_IO says) with the window: one thread, so that its 8
 /// requests in flight are enough to batch.
 fn windowed(url: &str, fields: &str) -> RunResult {
+    let _stamps_on = common::stamps_on();
     let json =
         format!(r#"{{"url": "{url}", "threads": 1, "requests": {REQUESTS}, "io_batch_us": {WINDOW_US}, {fields}}}"#);
     let mut plan = Plan::from_json(&json).unwrap();

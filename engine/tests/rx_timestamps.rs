@@ -10,8 +10,9 @@
 //! client's CPU between the time it takes for a request and the request's write. Without the
 //! window the client's reading agrees with the peer's; with it, it must agree as closely.
 //!
-//! Not covered: the window also holds back connects (a new connection's first request goes out
-//! up to a window late), so the runs measure after a warm-up that opened the connections.
+//! A server that closes each connection after a few answers makes some requests open their
+//! connection inside the measured interval: a window that held back their connects' completions
+//! would send them up to the window late, and the client's p99 would show it.
 
 mod common;
 
@@ -19,9 +20,9 @@ use std::io::Write;
 use std::mem::zeroed;
 use std::os::fd::AsRawFd;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Counters, Peer};
+use common::{Counters, Handler, Peer};
 use gauntlet_engine::clock::{engine_us_of_realtime_ns, monotonic_us};
 use gauntlet_engine::conn::rx_time::{self, StampedRead};
 use gauntlet_engine::conn::sockopt::set_int;
@@ -35,10 +36,22 @@ const HOLD: Duration = Duration::from_millis(20);
 /// Each answer as the peer saw it: when its request arrived and when the answer went, engine µs.
 static ANSWERED: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 
+/// Answers `held` gives on a connection before it closes it, in `held_closing`.
+const ANSWERS_PER_CONNECTION: usize = 10;
+
+fn held_ok(stream: std::net::TcpStream, _: &Counters) {
+    held(stream, None);
+}
+
+fn held_closing(stream: std::net::TcpStream, _: &Counters) {
+    held(stream, Some(ANSWERS_PER_CONNECTION));
+}
+
 /// Hold each answer 20 ms in a thread of the connection's own, so that when it answers does not
 /// depend on when requests arrive (the built-in server releases held answers at its loop's
-/// wake-ups, which a client sending in bursts makes later).
-fn held_ok(stream: std::net::TcpStream, _: &Counters) {
+/// wake-ups, which a client sending in bursts makes later); with `answers`, close the connection
+/// with the last of them.
+fn held(stream: std::net::TcpStream, answers: Option<usize>) {
     stream.set_nodelay(true).unwrap();
     // SAFETY: setpriority on this thread (who 0 with PRIO_PROCESS is the calling thread on Linux).
     unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
@@ -46,7 +59,7 @@ fn held_ok(stream: std::net::TcpStream, _: &Counters) {
     rx_time::enable(&stream).unwrap();
     time_sends(&stream);
     let (mut buffer, mut head) = ([0u8; 4096], Vec::new());
-    loop {
+    for answer in 1.. {
         let Ok((n, arrived_us)) = stream.read_stamped(&mut buffer) else { return };
         if n == 0 {
             return;
@@ -56,13 +69,19 @@ fn held_ok(stream: std::net::TcpStream, _: &Counters) {
             continue;
         }
         head.clear();
-        let Some(arrived_us) = arrived_us else { panic!("the kernel stamped no request (see stamps_on)") };
+        let Some(arrived_us) = arrived_us else { panic!("the kernel stamped no request (see common::stamps_on)") };
         std::thread::sleep(HOLD);
-        if stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello").is_err() {
+        let last = answers == Some(answer);
+        let close: &[u8] = if last { b"Connection: close\r\n" } else { b"" };
+        let response = [b"HTTP/1.1 200 OK\r\n", close, b"Content-Length: 5\r\n\r\nhello"].concat();
+        if stream.write_all(&response).is_err() {
             return;
         }
         let sent_us = engine_us_of_realtime_ns(sent_ns(&stream));
         ANSWERED.lock().unwrap().push((arrived_us, sent_us));
+        if last {
+            return;
+        }
     }
 }
 
@@ -89,29 +108,9 @@ fn sent_ns(socket: &impl AsRawFd) -> u64 {
     rx_time::timestamp_ns(&message, libc::SCM_TIMESTAMPING).expect("the error queue held a send timestamp")
 }
 
-/// The kernel stamps a system's first segments after timestamping is first asked for without
-/// (it is switched on after a delay): wait until it stamps one, at most a second.
-fn stamps_on() -> (mio::net::TcpStream, std::net::TcpStream) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let mut client =
-        mio::net::TcpStream::from_std(std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap());
-    let (mut server, _) = listener.accept().unwrap();
-    rx_time::enable(&client).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(1);
-    let mut byte = [0u8];
-    while Instant::now() < deadline {
-        server.write_all(b"x").unwrap();
-        std::thread::sleep(Duration::from_millis(1));
-        if client.read_stamped(&mut byte).unwrap().1.is_some() {
-            return (client, server);
-        }
-    }
-    panic!("the kernel stamped nothing received in a second");
-}
-
-/// A run past a warm-up (so that connects, which the window delays, are over), and the peer's
-/// summary of the answers the run measured: asked for inside the measured interval and answered
-/// before its end, recorded as the engine records latency.
+/// A run past a warm-up, and the peer's summary of the answers the run measured: asked for
+/// inside the measured interval and answered before its end, recorded as the engine records
+/// latency.
 fn measured(url: &str, load: &str, window_us: u64) -> (RunResult, LatencySummary) {
     ANSWERED.lock().unwrap().clear();
     let json = format!(
@@ -152,10 +151,10 @@ fn quiet_run(url: &str, load: &str, window_us: u64) -> (RunResult, LatencySummar
 
 /// The client's median and p99 against the peer's for the same answers, without and with the
 /// window: within 1 % or 10 µs.
-fn compare(load: &str) {
+fn compare(load: &str, peer: Handler) {
     let _alone = common::timing_alone();
-    let _stamps_on = stamps_on();
-    let peer = Peer::start(held_ok);
+    let _stamps_on = common::stamps_on();
+    let peer = Peer::start(peer);
     let url = peer.url("/");
     for window_us in [0, WINDOW_US] {
         let (result, by_peer) = quiet_run(&url, load, window_us);
@@ -181,10 +180,16 @@ fn compare(load: &str) {
 
 #[test]
 fn closed_loop_latency_is_the_servers_under_a_window() {
-    compare(r#""connections": 16"#);
+    compare(r#""connections": 16"#, held_ok);
 }
 
 #[test]
 fn constant_rate_latency_is_the_servers_under_a_window() {
-    compare(r#""connections": 60, "rate_per_s": 500"#);
+    compare(r#""connections": 60, "rate_per_s": 500"#, held_ok);
+}
+
+/// A tenth of the requests open their connection: the window must not delay their connects.
+#[test]
+fn latency_is_the_servers_under_a_window_as_connections_open() {
+    compare(r#""connections": 16"#, held_closing);
 }

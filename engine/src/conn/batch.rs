@@ -3,7 +3,9 @@
 //! flight with a minimum wait (`uring::wait`); epoll has no minimum wait, so there the thread
 //! naps through the window and then collects what came without blocking (`epoll_nap`). Both
 //! batch only when more than one response is wanted: with few requests in flight a wait is as
-//! without a window.
+//! without a window. Neither batches while a request is opening its connection (the worker's
+//! `opening`): a connect's completion and a TLS handshake's replies would wait out the window,
+//! and the request would go out that much late.
 
 use std::time::Duration;
 

@@ -81,6 +81,9 @@ pub struct Conn {
     pub resent: bool,
     /// Failed connects in a row, and when the next may start.
     pub backoff: Backoff,
+    /// The current request opened this connection (a connect, and over TLS its handshake): its
+    /// thread counts it in `opening` until the request ends.
+    pub opens: bool,
     parser: ResponseParser,
     /// The start of a response head split across reads.
     pending: Vec<u8>,
@@ -105,6 +108,7 @@ impl Conn {
             request: 0,
             resent: false,
             backoff: Backoff::default(),
+            opens: false,
             parser: ResponseParser::new(false),
             pending: Vec::new(),
             composed: Vec::new(),

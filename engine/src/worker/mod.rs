@@ -145,6 +145,9 @@ pub struct Worker {
     recorder: Recorder,
     /// Connections with a request in flight.
     busy: usize,
+    /// Requests in flight that opened their connection (`Conn::opens`): while there are any, a wait
+    /// does not batch, which would hold back their connects' completions and TLS handshakes.
+    opening: usize,
     /// What the scheduler asked for and the loop has not done yet.
     actions: Actions,
     timer: SendTimer,
@@ -183,6 +186,7 @@ impl Worker {
             scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
             recorder,
             busy: 0,
+            opening: 0,
             actions: Actions::with_capacity(64),
             timer,
             reconnects: BinaryHeap::new(),
@@ -331,11 +335,13 @@ impl Worker {
 
     /// Wait for events: epoll's, or on the ring its completions and (polled through it) epoll's.
     /// Under a batch window epoll's wait first naps (never past `until_next`, the next send, tick
-    /// or end) and collects what came meanwhile; it blocks as usual only when nothing did.
+    /// or end) and collects what came meanwhile; it blocks as usual only when nothing did. Neither
+    /// batches while a request is opening its connection.
     fn wait(&mut self, events: &mut Events, wait: Duration, until_next: Duration) {
+        let batched = if self.opening > 0 { 0 } else { self.busy };
         let polled = if uring::installed() {
             let epoll_fd = self.poll.as_raw_fd();
-            let epoll_ready = uring::wait(epoll_fd, wait, self.busy, &mut self.conns, &mut self.ring_ready)
+            let epoll_ready = uring::wait(epoll_fd, wait, batched, &mut self.conns, &mut self.ring_ready)
                 .unwrap_or_else(|e| panic!("io_uring_enter failed: {e}"));
             events.clear();
             if epoll_ready {
@@ -344,7 +350,7 @@ impl Worker {
                 Ok(())
             }
         } else {
-            let nap = batch::epoll_nap(self.shared.io_batch_us, self.busy, until_next);
+            let nap = batch::epoll_nap(self.shared.io_batch_us, batched, until_next);
             if nap.is_zero() {
                 self.poll.poll(events, Some(wait))
             } else {
@@ -570,6 +576,9 @@ impl Worker {
 
     /// Start connecting `i`; a connect that fails at once is counted here and backs off.
     fn open(&mut self, i: usize, now: u64) -> io::Result<()> {
+        if !std::mem::replace(&mut self.conns[i].opens, true) {
+            self.opening += 1;
+        }
         if self.conns[i].backoff.is_retry() && self.conns[i].measured {
             self.recorder.counts.connect_retries += 1;
         }
@@ -686,6 +695,7 @@ impl Worker {
         let counted = conn.measured && conn.ended_us(now) < self.window.measure_end_us;
         let ended = Ended { outcome, counted, bytes_in: conn.bytes_in };
         self.busy -= usize::from(conn.is_busy());
+        self.opening -= usize::from(std::mem::take(&mut conn.opens));
         conn.phase = Phase::Idle;
         schedule.on_free(i, now, ended, &mut self.actions);
         self.perform(schedule, now);
