@@ -10,7 +10,8 @@ keep-alive on nginx's plain port; HTTP/2 over TLS with 10 streams a connection) 
 engine at that constant rate with the policy and without, the order reversed every other round.
 Each run reports its send lag (µs from a request's due time to when the loop started it, the
 result's `schedule.send_lag_us`) at p50 and p99, its latency (from the due time) at p50 and p99,
-the rate achieved, and the client's and nginx's CPU per request. Medians over rounds; `lag p99
+the rate achieved, and the client's and nginx's CPU per request (the client's as
+`gauntlet.lab.calibrate` takes it: the child process's, its interpreter's start included). Medians over rounds; `lag p99
 ratio` is batch / normal within a round, then the median. nginx runs 2 workers under the normal
 policy: only the client's threads change. Loopback only; every run is bounded in time. Raw samples
 go to bench/out/send-lag-<time>.json.
