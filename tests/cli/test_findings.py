@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from gauntlet.analysis.findings import DOES_NOT_HOLD, HOLDS, NOT_MEASURED, Reach, _reach, judge
+from gauntlet.analysis.findings import DOES_NOT_HOLD, HOLDS, NOT_MEASURED, Judged, Reach, _reach, judge
 from gauntlet.analysis.machine import MACHINE_BUSY
 from gauntlet.analysis.verdict import NoiseFloor
+from gauntlet.report.findings import judged_run
 from gauntlet.store import CaseRow, Store
 from gauntlet.suite.load import load_suite, run_claims, shipped_names
 from tests.helpers.cli_process import run_cli
@@ -299,22 +302,57 @@ findings:
 """
 
 
-def test_a_ratio_compared_at_capacity_takes_each_search_at_its_largest_valid_level(tmp_path: Path) -> None:
-    """Users wait 10 or 20 ms per simultaneous user: at equal users the slow page takes twice as
-    long; each at its own capacity (about 16 and 8 users) both take about the QoS limit. Judged on
-    a 10 % noise floor: latency's default floor (140 %) leaves any 2x ratio inconclusive."""
-    suite = tmp_path / "capacity.yaml"
+@pytest.fixture(scope="module")
+def capacity_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of one complete run of CAPACITY_SUITE: the suite, its load files, runs.db."""
+    folder = tmp_path_factory.mktemp("capacity")
+    suite = folder / "capacity.yaml"
     suite.write_text(CAPACITY_SUITE)
-    (tmp_path / "quick.yaml").write_text(per_user_delay_load(10))
-    (tmp_path / "slow.yaml").write_text(per_user_delay_load(20))
-    db = tmp_path / "runs.db"
-    assert run_cli("suite", "run", suite, "--db", db, "-o", tmp_path / "report.html", timeout_s=180).code == 0
+    (folder / "quick.yaml").write_text(per_user_delay_load(10))
+    (folder / "slow.yaml").write_text(per_user_delay_load(20))
+    ran = run_cli("suite", "run", suite, "--db", folder / "runs.db", "-o", folder / "report.html", timeout_s=180)
+    assert ran.code == 0, ran.stderr
+    return folder
+
+
+def judged_at_capacity(db: Path) -> dict[str, Judged]:
+    """Run 1's claims judged as `gauntlet findings` judges them, on a 10 % noise floor: latency's
+    default floor (140 %) leaves any 2x ratio inconclusive."""
     with Store.open_read_only(db) as store:
-        cases = store.cases([1])
-        claims = run_claims("at-capacity", store.run(1).suite_text)[0]
-    found = {judged.claim.id: judged for judged in judge(claims, cases, lambda figure: NoiseFloor(figure, 0.1, "the test's"))}
+        judged, _ = judged_run(store.run(1), store.cases([1]), {"latency_p50_us": NoiseFloor("latency_p50_us", 0.1, "the test's")},
+                               store.done(1))
+    return {item.claim.id: item for item in judged}
+
+
+def test_a_ratio_compared_at_capacity_takes_each_search_at_its_largest_valid_level(capacity_run: Path) -> None:
+    """Users wait 10 or 20 ms per simultaneous user: at equal users the slow page takes twice as
+    long; each at its own capacity (about 16 and 8 users) both take about the QoS limit."""
+    found = judged_at_capacity(capacity_run / "runs.db")
     equal_load, at_capacity = found["slower-at-equal-load"], found["alike-at-capacity"]
     assert equal_load.verdict == HOLDS, equal_load
     assert "(users 4)" in equal_load.measured and "(users 8)" in equal_load.measured
     assert at_capacity.verdict == HOLDS, at_capacity
     assert re.search(r"\(at capacity: \d+ and \d+ users\)", at_capacity.measured), at_capacity.measured
+
+
+def test_a_search_the_run_did_not_finish_is_not_judged_until_resumed(capacity_run: Path, tmp_path: Path) -> None:
+    """The run as Ctrl-C in the slow search's last probe leaves it (that probe stored partial, the
+    run interrupted): its highest valid probe is no capacity, so the claim at capacity is not
+    measured, and says why; the resume measures the probe again and the claim is judged."""
+    for name in ("capacity.yaml", "quick.yaml", "slow.yaml"):
+        shutil.copy(capacity_run / name, tmp_path / name)
+    db = tmp_path / "runs.db"
+    shutil.copy(capacity_run / "runs.db", db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE runs SET status = 'interrupted', options_json = replace(options_json, ?, ?)",
+                     (str(capacity_run), str(tmp_path)))
+        conn.execute("UPDATE cases SET status = 'partial' WHERE case_id = (SELECT max(case_id) FROM cases"
+                     " WHERE json_extract(params_json, '$.group') = 'slow')")
+    cut = judged_at_capacity(db)
+    assert (cut["alike-at-capacity"].verdict, cut["alike-at-capacity"].why) == (
+        NOT_MEASURED, "left out, capacity search not finished (resume the run): slow"
+    ), cut["alike-at-capacity"]
+    assert cut["slower-at-equal-load"].verdict == HOLDS, cut["slower-at-equal-load"]
+    resumed = run_cli("suite", "run", "--resume", "1", "--db", db, timeout_s=180)
+    assert resumed.code == 0, resumed.stderr
+    assert judged_at_capacity(db)["alike-at-capacity"].verdict == HOLDS

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from gauntlet.analysis import stats, verdict
@@ -35,6 +35,8 @@ NOT_MEASURED = "not measured"
 #: Params that tell cases of one server apart from another's without being what a claim compares:
 #: ignored when cells pair servers.
 SERVER_SETTINGS = (*SIZING, "app")
+#: Why a capacity claim leaves a search out.
+SEARCH_NOT_ENDED = "capacity search not finished (resume the run)"
 #: How a capacity ratio's interval was found.
 CAPACITY_BRACKETS = "between the last valid and the first invalid levels"
 #: Params that differ whenever the named one does: a workload has its own path, each server its
@@ -138,17 +140,24 @@ def _comparable(cases: list[MeasuredCase], claim: Claim, *varied: str) -> tuple[
     """The cases whose figures a claim may compare, and in words those it leaves out: error-bound
     ones, more of whose requests failed than the run allowed (a gateway's 502, answered at once,
     would count as a fast request)."""
-    failing = [case for case in cases if ERROR_BOUND in case.labels]
-    if not failing:
+    return _leave_out(cases, claim, varied, lambda case: ERROR_BOUND in case.labels, "error-bound")
+
+
+def _leave_out(
+    cases: list[MeasuredCase], claim: Claim, varied: Sequence[str], leaving: Callable[[MeasuredCase], bool], reason: str
+) -> tuple[list[MeasuredCase], str]:
+    """The cases `leaving` does not pick, and in words those it picks: each by its value of the
+    claim's `by`, in its cell."""
+    left = [case for case in cases if leaving(case)]
+    if not left:
         return cases, ""
     keys = list(_cells(cases, claim, *varied))
     described = {
         f"{case.params.get(claim.by)}" + (f" ({where})" if (where := _cell_words(key, keys)) else "")
-        for key, members in _cells(failing, claim, *varied).items()
+        for key, members in _cells(left, claim, *varied).items()
         for case in members
     }
-    kept = [case for case in cases if ERROR_BOUND not in case.labels]
-    return kept, "left out, error-bound: " + "; ".join(sorted(described))
+    return [case for case in cases if not leaving(case)], f"left out, {reason}: " + "; ".join(sorted(described))
 
 
 def _overall(per_cell: list[int]) -> str:
@@ -372,7 +381,32 @@ JUDGES: dict[str, Callable[[Any, list[MeasuredCase], Floors], Judged]] = {
 }
 
 
-def judge(claims: Sequence[Claim], cases: Sequence[MeasuredCase], floors: Floors = verdict.default_floor) -> list[Judged]:
+def judge(
+    claims: Sequence[Claim], cases: Sequence[MeasuredCase], floors: Floors = verdict.default_floor,
+    unfinished: Sequence[MeasuredCase] = (),
+) -> list[Judged]:
     """Every claim's verdict on these cases (one run's); `floors` gives the machine's noise floor
-    of a figure (the store's measured one, else analysis.verdict's default)."""
-    return [JUDGES[claim.kind](claim, _selected(cases, claim), floors) for claim in claims]
+    of a figure (the store's measured one, else analysis.verdict's default). `unfinished`: the
+    probes of capacity searches that had not ended (an interrupted run's), which no claim about
+    where a search ends may judge."""
+    return [_judge_one(claim, _selected(cases, claim), floors, unfinished) for claim in claims]
+
+
+def _judge_one(claim: Claim, cases: list[MeasuredCase], floors: Floors, unfinished: Sequence[MeasuredCase]) -> Judged:
+    if not _at_search_end(claim):
+        return JUDGES[claim.kind](claim, cases, floors)
+    ended, left_out = _leave_out(cases, claim, (claim.by, "users"), lambda case: case in unfinished, SEARCH_NOT_ENDED)
+    judged = JUDGES[claim.kind](claim, ended, floors)
+    if not left_out:
+        return judged
+    if judged.verdict == NOT_MEASURED:
+        return replace(judged, why=left_out)
+    return replace(judged, measured=f"{judged.measured}; {left_out}")
+
+
+def _at_search_end(claim: Claim) -> bool:
+    """Whether a claim is about where capacity searches end: their capacities, the figures at
+    them, how far up the users each held."""
+    if isinstance(claim, RatioClaim):
+        return claim.figure == CAPACITY or claim.compared_at == "capacity"
+    return isinstance(claim, HeldClaim) and claim.axis == "users"

@@ -35,7 +35,7 @@ def findings_command(
                 "Give the id of a `gauntlet suite run` (gauntlet report --list shows them)",
             )
         floors = store.noise_floors()
-        judged, origin = judged_run(run_row, store.cases([run]), floors)
+        judged, origin = judged_run(run_row, store.cases([run]), floors, store.done(run))
     out = console()
     if as_json:
         out.print_json(json.dumps(findings_json(judged, origin)))

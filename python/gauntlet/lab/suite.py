@@ -21,7 +21,7 @@ from gauntlet.lab.case import measure, now_ms
 from gauntlet.lab.observers import running_version
 from gauntlet.lab.warm_up import WarmUp, WarmUpInterrupted
 from gauntlet.model.case import Case
-from gauntlet.model.loadfile import LoadFile
+from gauntlet.model.loadfile import LEVEL_NAMES, LoadFile
 from gauntlet.model.record import CaseRecord, case_key
 from gauntlet.servers.base import ServerInstance
 from gauntlet.servers.registry import availability, start_server
@@ -49,6 +49,11 @@ def probe_params(case: Case, level: int) -> dict[str, Any]:
     """A capacity probe's params: the case's, with the level probed (users, or peak users/s)."""
     assert case.sessions is not None
     return case.params | {case.sessions.load.level_name: level}
+
+
+def search_key(params: dict[str, Any]) -> str:
+    """The key of the capacity search a probe with these params belongs to (the level left out)."""
+    return case_key({name: value for name, value in params.items() if name not in LEVEL_NAMES})
 
 
 def qos_summary(load: LoadFile, result: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +99,15 @@ class Agenda:
         except _NotStored:
             return False
         return True
+
+    def searches_not_ended(self) -> set[tuple[str, int]]:
+        """The capacity searches a resume would go on with, by (search_key, repeat)."""
+        return {
+            (search_key(case.params), repeat)
+            for block in self.blocks for case in block.cases
+            if case.sessions is not None and case.sessions.capacity_start is not None
+            for repeat in range(self.repeats) if not self.is_done(case, repeat)
+        }
 
     def pending(self, block: Block, repeat: int) -> list[Case]:
         return [case for case in block.cases if not self.is_done(case, repeat)]
@@ -306,5 +320,17 @@ def new_options(
 
 def resumed(suite_text: str, options: dict[str, Any], done: dict[tuple[str, int], bool | None]) -> Prepared:
     """The agenda of a stored run, from the suite text and options it started with, minus what is done."""
-    loaded = parse_suite(suite_text, Path(options["suite_path"]), options["quick"], options.get("full", False))
-    return prepare(loaded, options, done)
+    return prepare(_as_run(suite_text, options), options, done)
+
+
+def _as_run(suite_text: str, options: dict[str, Any]) -> LoadedSuite:
+    """A stored run's suite, the variant it ran."""
+    return parse_suite(suite_text, Path(options["suite_path"]), options["quick"], options.get("full", False))
+
+
+def searches_not_ended(suite_text: str, options: dict[str, Any], done: dict[tuple[str, int], bool | None]) -> set[tuple[str, int]]:
+    """A stored run's capacity searches that had not ended when it stopped, by (search_key,
+    repeat): whether its servers are installed here or not."""
+    loaded = _as_run(suite_text, options)
+    kinds = options["servers"] or [entry.kind for entry in loaded.suite.servers]
+    return Agenda(expand(loaded.suite, kinds, loaded.path.parent), options["repeats"], done=done).searches_not_ended()

@@ -65,6 +65,9 @@ class PageSpec(_Strict):
 END = "end"
 #: How far a row's sum may be from 1.
 ROW_SUM_TOLERANCE = 1e-6
+#: What a capacity search varies (a probe's param): simultaneous users, or with arrival phases the
+#: busiest phase's arrival rate.
+LEVEL_NAMES = ("users", "peak_users_per_s")
 
 
 class SessionSpec(_Strict):
@@ -145,7 +148,7 @@ class LoadFile(_Strict):
     def level_name(self) -> str:
         """What a capacity search varies: simultaneous users, or with arrival phases the rate of
         the busiest phase (new users per second), the others keeping their share of it."""
-        return "users" if self.phases is None else "peak_users_per_s"
+        return LEVEL_NAMES[0] if self.phases is None else LEVEL_NAMES[1]
 
     def at_level(self, level: int) -> LoadFile:
         """The load at `level` of `level_name`."""

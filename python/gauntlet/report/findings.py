@@ -4,13 +4,14 @@ run measured, and the verdict (gauntlet.analysis.findings)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from gauntlet.analysis.findings import Judged, judge
 from gauntlet.analysis.verdict import NOT_MEASURED, NoiseFloor, default_floor
 from gauntlet.errors import GauntletError
+from gauntlet.lab.suite import search_key, searches_not_ended
 from gauntlet.report.tables import markdown_table
 from gauntlet.report.views import Column, Table
 from gauntlet.store import CaseRow, RunRow
@@ -18,22 +19,37 @@ from gauntlet.suite.load import run_claims
 from gauntlet.units import format_duration_us
 
 
-def judged_run(run: RunRow, cases: Sequence[CaseRow], floors: dict[str, NoiseFloor]) -> tuple[list[Judged], str]:
+def judged_run(
+    run: RunRow, cases: Sequence[CaseRow], floors: dict[str, NoiseFloor], done: dict[tuple[str, int], bool | None]
+) -> tuple[list[Judged], str]:
     """A suite run's claims judged on its cases (the machine's measured noise floors where stored),
-    and where the claims came from; GauntletError when its suite states none."""
+    and where the claims came from; GauntletError when its suite states none. `done`: the run's
+    cases a resume would not measure again (Store.done)."""
     claims, origin = run_claims(run.suite, run.suite_text)
     mine = [case for case in cases if case.run_id == run.run_id]
-    return judge(claims, mine, lambda figure: floors.get(figure) or default_floor(figure)), origin
+    unfinished = _unfinished_probes(run, mine, done)
+    return judge(claims, mine, lambda figure: floors.get(figure) or default_floor(figure), unfinished), origin
 
 
-def study_findings(runs: Sequence[RunRow], cases: Sequence[CaseRow], floors: dict[str, NoiseFloor]) -> list[Table]:
+def _unfinished_probes(run: RunRow, cases: list[CaseRow], done: dict[tuple[str, int], bool | None]) -> list[CaseRow]:
+    """The probes of the run's capacity searches that had not ended when it stopped."""
+    if run.status == "complete" or run.suite_text is None:
+        return []
+    not_ended = searches_not_ended(run.suite_text, run.options, done)
+    return [case for case in cases if (search_key(case.params), case.repeat) in not_ended]
+
+
+def study_findings(
+    runs: Sequence[RunRow], cases: Sequence[CaseRow], floors: dict[str, NoiseFloor],
+    done: Callable[[int], dict[tuple[str, int], bool | None]],
+) -> list[Table]:
     """The findings table of every suite run whose study states claims (the report opens with them)."""
     found = []
     for run in runs:
         if run.command != "suite":
             continue
         try:
-            judged, origin = judged_run(run, cases, floors)
+            judged, origin = judged_run(run, cases, floors, done(run.run_id))
         except GauntletError:
             continue
         table = findings_table(judged, origin)

@@ -37,7 +37,7 @@ def render(store: Store, run_ids: list[int]) -> str:
     return TEMPLATES.get_template("report.html.j2").render(
         title=f"Gauntlet report: {', '.join(f'run {r.run_id} ({r.suite})' for r in runs)}",
         run_lines=[run_line(run) for run in runs],
-        findings=study_findings(runs, cases, store.noise_floors()),
+        findings=study_findings(runs, cases, store.noise_floors(), store.done),
         verdicts=verdict_views(points, store.noise_floors()),
         charts=charts,
         figures={chart.chart_id: chart.figure for chart in charts},

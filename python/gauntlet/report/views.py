@@ -17,6 +17,7 @@ from gauntlet.analysis.qos import verdict
 from gauntlet.report.phases import by_load, first_phased
 from gauntlet.analysis import stats
 from gauntlet.analysis.stats import Estimate
+from gauntlet.model.loadfile import LEVEL_NAMES
 from gauntlet.report.points import GridPoint, point_names
 from gauntlet.store import CaseHeadline, RunRow
 from gauntlet.units import format_bytes, format_count, format_duration_us
@@ -239,15 +240,11 @@ def qos_table(points: list[GridPoint]) -> Table:
     return Table("qos", "QoS verdicts", note, columns, rows)
 
 
-#: What a series of sessions cases varies: simultaneous users, or the busiest phase's arrival rate.
-LEVELS = ("users", "peak_users_per_s")
-
-
 def capacity_table(points: list[GridPoint]) -> Table:
     """The most simultaneous sessions (or new users/s at the peak phase) that stayed valid, per
     series of levels."""
     levels: dict[str, list[tuple[int, bool, bool]]] = defaultdict(list)
-    for level in LEVELS:
+    for level in LEVEL_NAMES:
         sessions = [p for p in points if isinstance(p.params.get(level), int) and probe_valid(p) is not None]
         for point, name in zip(sessions, point_names(sessions, [level]), strict=True):
             broke = any(r["qos"].get("server_answered_after") is False for r in point.sessions_results() if "qos" in r)
