@@ -79,15 +79,19 @@ pub struct Plan {
     /// the result's `client.io_fallback` when the kernel refuses it).
     #[serde(default)]
     pub io: Io,
-    /// How long (µs) a load thread's wait may hold responses back to gather more (about a third
-    /// of its requests in flight) before it handles them, on either `io`, HTTP/1 and HTTP/2,
-    /// plain and TLS. Fewer wake-ups cost less CPU, but a response's latency may then read up to
-    /// this much late (the thread's timer slack is set to 1 ns). It applies only while a thread has
-    /// 6 or more requests in flight and none of them is opening its connection (so never without
-    /// keep-alive), and never naps past a send due on a schedule. On epoll the
-    /// thread naps through the window, then collects what came; on io_uring the wait asks the
-    /// kernel for a minimum wait (Linux 6.12; on older kernels the run falls back to epoll). 0
-    /// (the default): each response is handled as soon as it comes.
+    /// How long (µs) at most a load thread's wait may hold responses back to gather more (about
+    /// a third of its requests in flight; on epoll for as long as they take to come at the
+    /// thread's recent pace) before it handles them, on either `io`, HTTP/1 and HTTP/2, plain and
+    /// TLS. Fewer wake-ups cost less CPU and preempt a server on the same cores less. On epoll
+    /// each response's latency is still taken when the kernel received it (SO_TIMESTAMPNS; the
+    /// result's `rx_timestamped` counts them); on io_uring, whose reads carry no receive
+    /// timestamps here, a latency may read up to this much late (the thread's timer slack is set
+    /// to 1 ns). It applies only while a thread has 6 or more requests in flight and none of them
+    /// is opening its connection (so never without keep-alive), and never naps past a send due on
+    /// a schedule. On epoll the thread naps, then collects what came (the result's `batch_naps`
+    /// counts naps); on io_uring the wait asks the kernel for a minimum wait (Linux 6.12; on older
+    /// kernels the run falls back to epoll). 0 (the default): each response is handled as soon as
+    /// it comes.
     #[serde(default)]
     #[schemars(range(max = MAX_IO_BATCH_US))]
     pub io_batch_us: u64,

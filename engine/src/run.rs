@@ -9,6 +9,7 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use crate::clock::{monotonic_us, now_us, unix_now_us};
+use crate::conn::rx_time;
 use crate::conn::tls::{client_config, server_name};
 use crate::limits;
 use crate::plan::{HttpVersion, Plan, PlanError};
@@ -74,6 +75,7 @@ fn wait_for_start(start_at_us: u64, cancel: &AtomicBool) {
 /// Validate the plan, start its threads, and return at once.
 pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
     let target = plan.resolve()?;
+    rx_time::switch_on();
     check_start_at(plan.start_at_unix_us)?;
     limits::check_connections(plan.all_connections())?;
     let sources = plan.source_ips(target.address)?;

@@ -69,7 +69,7 @@ fn held(stream: std::net::TcpStream, answers: Option<usize>) {
             continue;
         }
         head.clear();
-        let Some(arrived_us) = arrived_us else { panic!("the kernel stamped no request (see common::stamps_on)") };
+        let Some(arrived_us) = arrived_us else { panic!("the kernel stamped no request (see rx_time::switch_on)") };
         std::thread::sleep(HOLD);
         let last = answers == Some(answer);
         let close: &[u8] = if last { b"Connection: close\r\n" } else { b"" };
@@ -153,7 +153,6 @@ fn quiet_run(url: &str, load: &str, window_us: u64) -> (RunResult, LatencySummar
 /// window: within 1 % or 10 µs.
 fn compare(load: &str, peer: Handler) {
     let _alone = common::timing_alone();
-    let _stamps_on = common::stamps_on();
     let peer = Peer::start(peer);
     let url = peer.url("/");
     for window_us in [0, WINDOW_US] {

@@ -1,11 +1,12 @@
 //! The batch window (plan `io_batch_us`): a load thread's wait may hold responses back up to the
 //! window to handle several per wake-up. io_uring asks the kernel for a share of the requests in
 //! flight with a minimum wait (`uring::wait`); epoll has no minimum wait, so there the thread
-//! naps through the window and then collects what came without blocking (`epoll_nap`). Both
-//! batch only when more than one response is wanted: with few requests in flight a wait is as
-//! without a window. Neither batches while a request is opening its connection (the worker's
-//! `opening`): a connect's completion and a TLS handshake's replies would wait out the window,
-//! and the request would go out that much late.
+//! naps, then collects what came without blocking (`Nap`), for as long as the responses wanted
+//! take to come at the thread's recent pace, at most the window. Both batch only when more than
+//! one response is wanted: with few requests in flight a wait is as without a window. Neither
+//! batches while a request is opening its connection (the worker's `opening`): a connect's
+//! completion and a TLS handshake's replies would wait out the window, and the request would go
+//! out that much late.
 
 use std::time::Duration;
 
@@ -19,15 +20,68 @@ pub fn wanted(in_flight: usize) -> usize {
     (in_flight / SHARE).max(1)
 }
 
-/// How long an epoll thread naps before it collects its events: the window while more than one
-/// response is wanted, cut short at `until_next` (the next send, tick or end of the run, which
-/// the nap must not pass); zero (block in epoll_wait as usual) without a window or with few
-/// requests in flight.
-pub fn epoll_nap(window_us: u64, in_flight: usize, until_next: Duration) -> Duration {
-    if window_us == 0 || wanted(in_flight) < 2 {
-        return Duration::ZERO;
+/// Naps shorter than this are not taken: the timer would end most of them with one or two
+/// responses, and a wake-up per response is what the window saves (20 and 50 µs windows cost
+/// 1.01-1.13x the floor's CPU per request: bench/README.md).
+const MIN_NAP_US: u64 = 50;
+
+/// The span over which the pace of responses is counted before it is updated.
+const PACE_SPAN_US: u64 = 1_000;
+
+/// An epoll thread's nap under a window: as long as the responses wanted take to come at the
+/// thread's pace of the last millisecond or so, cut at the window and at the next send, tick or
+/// end of the run (`until_next`). A nap as long as the window whatever the pace held a closed
+/// loop's few connections idle past their answers, and the server with them (nginx served 0.93x
+/// the requests/s at 20 connections: bench/README.md); io_uring's wait returns by itself once
+/// the wanted responses came.
+pub struct Nap {
+    window_us: u64,
+    /// (responses ended, µs) over the last full span; None until one has passed.
+    pace: Option<(u64, u64)>,
+    span_start_us: u64,
+    span_ended: u64,
+}
+
+impl Nap {
+    pub fn new(window_us: u64) -> Nap {
+        Nap { window_us, pace: None, span_start_us: 0, span_ended: 0 }
     }
-    Duration::from_micros(window_us).min(until_next)
+
+    /// A response ended (answered or failed).
+    pub fn ended(&mut self) {
+        self.span_ended += 1;
+    }
+
+    /// How long to nap before collecting at `now_us` with `in_flight` requests wanting a
+    /// response: zero (block in epoll_wait as usual) without a window, with few requests in
+    /// flight, before the pace is known, or when the wanted responses come sooner than a nap
+    /// is worth.
+    pub fn length(&mut self, now_us: u64, in_flight: usize, until_next: Duration) -> Duration {
+        if self.window_us == 0 {
+            return Duration::ZERO;
+        }
+        self.keep_pace(now_us);
+        let Some((ended, span_us)) = self.pace.filter(|_| wanted(in_flight) >= 2) else {
+            return Duration::ZERO;
+        };
+        let window_ns = self.window_us * 1_000;
+        let nap_ns = (wanted(in_flight) as u64 * span_us * 1_000).checked_div(ended).map_or(window_ns, |ns| ns.min(window_ns));
+        if nap_ns < MIN_NAP_US * 1_000 {
+            return Duration::ZERO;
+        }
+        Duration::from_nanos(nap_ns).min(until_next)
+    }
+
+    fn keep_pace(&mut self, now_us: u64) {
+        let span_us = now_us.saturating_sub(self.span_start_us);
+        if span_us < PACE_SPAN_US {
+            return;
+        }
+        if self.span_start_us > 0 {
+            self.pace = Some((self.span_ended, span_us));
+        }
+        (self.span_start_us, self.span_ended) = (now_us, 0);
+    }
 }
 
 /// Make this thread's timers fire when asked: the kernel otherwise lets a sleep run up to 50 µs
@@ -41,13 +95,35 @@ pub fn exact_timers() {
 mod tests {
     use super::*;
 
+    /// A nap at `now_us` after `ended` responses spread over the span before it.
+    fn nap_after(window_us: u64, ended: u64, in_flight: usize, until_next: Duration) -> Duration {
+        let mut nap = Nap::new(window_us);
+        nap.length(1_000, in_flight, until_next);
+        (0..ended).for_each(|_| nap.ended());
+        nap.length(1_000 + PACE_SPAN_US, in_flight, until_next)
+    }
+
     #[test]
-    fn a_nap_needs_a_window_and_several_responses_wanted() {
+    fn a_nap_lasts_while_the_wanted_responses_come_at_most_the_window() {
         let long = Duration::from_millis(100);
-        assert_eq!(epoll_nap(0, 600, long), Duration::ZERO);
-        assert_eq!(epoll_nap(200, 5, long), Duration::ZERO, "5 in flight want 1: no batching");
-        assert_eq!(epoll_nap(200, 6, long), Duration::from_micros(200));
-        assert_eq!(epoll_nap(200, 600, Duration::from_micros(70)), Duration::from_micros(70), "cut at the next send");
+        // 40 responses a ms: one every 25 µs.
+        assert_eq!(nap_after(200, 40, 24, long), Duration::from_micros(200), "8 wanted take 200 µs");
+        assert_eq!(nap_after(200, 40, 12, long), Duration::from_micros(100), "4 wanted take 100 µs");
+        assert_eq!(nap_after(200, 40, 600, long), Duration::from_micros(200), "200 wanted: the window");
+        assert_eq!(nap_after(200, 40, 600, Duration::from_micros(70)), Duration::from_micros(70), "cut at the next send");
+        assert_eq!(nap_after(200, 40, 6, long), Duration::from_micros(50), "2 wanted come in 50 µs");
+        assert_eq!(nap_after(200, 41, 6, long), Duration::ZERO, "2 wanted come in under 50 µs: not worth a nap");
+        assert_eq!(nap_after(200, 40, 5, long), Duration::ZERO, "5 in flight want 1: no batching");
+        assert_eq!(nap_after(0, 40, 600, long), Duration::ZERO, "no window");
+        assert_eq!(nap_after(200, 0, 600, long), Duration::from_micros(200), "nothing came: the window");
         assert_eq!((wanted(0), wanted(2), wanted(600)), (1, 1, 200));
+    }
+
+    #[test]
+    fn no_nap_before_a_span_has_shown_the_pace() {
+        let mut nap = Nap::new(200);
+        assert_eq!(nap.length(1_000, 600, Duration::from_millis(100)), Duration::ZERO);
+        (0..40).for_each(|_| nap.ended());
+        assert_eq!(nap.length(1_000 + PACE_SPAN_US - 1, 600, Duration::from_millis(100)), Duration::ZERO);
     }
 }

@@ -6,7 +6,10 @@
 
 use std::io;
 use std::mem::zeroed;
-use std::os::fd::AsRawFd;
+use std::net::{Ipv4Addr, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 
@@ -30,22 +33,58 @@ struct Control([u8; 64]);
 
 impl StampedRead for TcpStream {
     fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
-        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-        let mut control = Control([0; 64]);
-        // SAFETY: a zeroed msghdr is valid (no name, no buffers) before the fields set below.
-        let mut message: libc::msghdr = unsafe { zeroed() };
-        message.msg_iov = &mut iov;
-        message.msg_iovlen = 1;
-        message.msg_control = control.0.as_mut_ptr().cast();
-        message.msg_controllen = control.0.len();
-        // SAFETY: the iovec points into `buf` and the control buffer is `control`, both live and
-        // writable for the lengths given; the socket is this stream's own descriptor.
-        let n = unsafe { libc::recvmsg(self.as_raw_fd(), &mut message, 0) };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok((n as usize, timestamp_ns(&message, libc::SCM_TIMESTAMPNS).map(engine_us_of_realtime_ns)))
+        recv_stamped(self.as_raw_fd(), buf)
     }
+}
+
+/// recvmsg on `fd` into `buf`, with the engine time the kernel received the last segment read.
+fn recv_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    let mut control = Control([0; 64]);
+    // SAFETY: a zeroed msghdr is valid (no name, no buffers) before the fields set below.
+    let mut message: libc::msghdr = unsafe { zeroed() };
+    message.msg_iov = &mut iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control.0.as_mut_ptr().cast();
+    message.msg_controllen = control.0.len();
+    // SAFETY: the iovec points into `buf` and the control buffer is `control`, both live and
+    // writable for the lengths given; `fd` is the caller's open socket.
+    let n = unsafe { libc::recvmsg(fd, &mut message, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((n as usize, timestamp_ns(&message, libc::SCM_TIMESTAMPNS).map(engine_us_of_realtime_ns)))
+}
+
+/// How long `switch_on` waits at most for the kernel to stamp.
+const SWITCH_ON_WAIT: Duration = Duration::from_millis(200);
+
+/// Switch the kernel's receive timestamping on for the rest of this process, and wait until it
+/// stamps (at most SWITCH_ON_WAIT, once a process). The kernel turns it on for the system a
+/// moment after a first socket asks for it, and off once none does: a run's first responses
+/// would otherwise be timed when read, up to a batch window late. A datagram socket that asks,
+/// kept open, holds it on; datagrams it sends itself on loopback show when it is. Whether it
+/// came on in time is what each run's `rx_timestamped` says.
+pub fn switch_on() {
+    static HOLDER: OnceLock<io::Result<UdpSocket>> = OnceLock::new();
+    HOLDER.get_or_init(stamping_socket);
+}
+
+fn stamping_socket() -> io::Result<UdpSocket> {
+    let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
+    enable(&socket)?;
+    socket.connect(socket.local_addr()?)?;
+    socket.set_read_timeout(Some(Duration::from_millis(10)))?;
+    let deadline = Instant::now() + SWITCH_ON_WAIT;
+    let mut byte = [0u8];
+    while Instant::now() < deadline {
+        socket.send(&[0])?;
+        if recv_stamped(socket.as_raw_fd(), &mut byte)?.1.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(socket)
 }
 
 /// The timestamp of control message `kind` (SOL_SOCKET's SCM_TIMESTAMPNS, or SCM_TIMESTAMPING

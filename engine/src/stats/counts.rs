@@ -54,6 +54,12 @@ pub struct Counts {
     /// in results from before it was counted.
     #[serde(default)]
     pub rx_timestamped: u64,
+    /// Waits on epoll (warm-up included) that napped under the batch window (plan `io_batch_us`)
+    /// before collecting what had come: 0 without a window, when too few requests were in flight or they came too
+    /// fast for a nap to pay, on io_uring (whose waits batch in the kernel), and in results from
+    /// before it was counted.
+    #[serde(default)]
+    pub batch_naps: u64,
 }
 
 impl Counts {
@@ -71,6 +77,7 @@ impl Counts {
             unsolicited,
             unsolicited_bytes,
             rx_timestamped,
+            batch_naps,
         } = other;
         self.bytes_in += bytes_in;
         self.bytes_out += bytes_out;
@@ -83,6 +90,7 @@ impl Counts {
         self.unsolicited += unsolicited;
         self.unsolicited_bytes += unsolicited_bytes;
         self.rx_timestamped += rx_timestamped;
+        self.batch_naps += batch_naps;
     }
 
     /// The counts of several parts (threads, agents) added up.

@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gauntlet_engine::conn::rx_time::{self, StampedRead};
 use gauntlet_engine::plan::{Io, Plan};
 
 #[derive(Default)]
@@ -170,25 +169,4 @@ pub fn plan(url: &str, fields: &str) -> Plan {
         plan.io = Io::Uring;
     }
     plan
-}
-
-/// The kernel stamps a system's first segments after timestamping is first asked for without
-/// (it is switched on after a delay): wait until it stamps one, at most a second. Keep the pair
-/// while measuring: timestamping stays on while a socket asks for it.
-pub fn stamps_on() -> (mio::net::TcpStream, std::net::TcpStream) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let mut client =
-        mio::net::TcpStream::from_std(std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap());
-    let (mut server, _) = listener.accept().unwrap();
-    rx_time::enable(&client).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(1);
-    let mut byte = [0u8];
-    while Instant::now() < deadline {
-        server.write_all(b"x").unwrap();
-        thread::sleep(Duration::from_millis(1));
-        if client.read_stamped(&mut byte).unwrap().1.is_some() {
-            return (client, server);
-        }
-    }
-    panic!("the kernel stamped nothing received in a second");
 }
