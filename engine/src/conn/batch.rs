@@ -65,7 +65,8 @@ impl Nap {
             return Duration::ZERO;
         };
         let window_ns = self.window_us * 1_000;
-        let nap_ns = (wanted(in_flight) as u64 * span_us * 1_000).checked_div(ended).map_or(window_ns, |ns| ns.min(window_ns));
+        let nap_ns =
+            (wanted(in_flight) as u64 * span_us * 1_000).checked_div(ended).map_or(window_ns, |ns| ns.min(window_ns));
         if nap_ns < MIN_NAP_US * 1_000 {
             return Duration::ZERO;
         }
@@ -110,7 +111,11 @@ mod tests {
         assert_eq!(nap_after(200, 40, 24, long), Duration::from_micros(200), "8 wanted take 200 µs");
         assert_eq!(nap_after(200, 40, 12, long), Duration::from_micros(100), "4 wanted take 100 µs");
         assert_eq!(nap_after(200, 40, 600, long), Duration::from_micros(200), "200 wanted: the window");
-        assert_eq!(nap_after(200, 40, 600, Duration::from_micros(70)), Duration::from_micros(70), "cut at the next send");
+        assert_eq!(
+            nap_after(200, 40, 600, Duration::from_micros(70)),
+            Duration::from_micros(70),
+            "cut at the next send"
+        );
         assert_eq!(nap_after(200, 40, 6, long), Duration::from_micros(50), "2 wanted come in 50 µs");
         assert_eq!(nap_after(200, 41, 6, long), Duration::ZERO, "2 wanted come in under 50 µs: not worth a nap");
         assert_eq!(nap_after(200, 40, 5, long), Duration::ZERO, "5 in flight want 1: no batching");

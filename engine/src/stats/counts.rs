@@ -55,9 +55,9 @@ pub struct Counts {
     #[serde(default)]
     pub rx_timestamped: u64,
     /// Waits on epoll (warm-up included) that napped under the batch window (plan `io_batch_us`)
-    /// before collecting what had come: 0 without a window, when too few requests were in flight or they came too
-    /// fast for a nap to pay, on io_uring (whose waits batch in the kernel), and in results from
-    /// before it was counted.
+    /// before collecting what had come: 0 without a window, when too few requests were in flight
+    /// or they came too fast for a nap to pay, on io_uring (whose waits batch in the kernel), and
+    /// in results from before it was counted.
     #[serde(default)]
     pub batch_naps: u64,
 }
