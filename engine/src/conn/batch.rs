@@ -43,8 +43,9 @@ pub struct Nap {
 }
 
 impl Nap {
-    pub fn new(window_us: u64) -> Nap {
-        Nap { window_us, pace: None, span_start_us: 0, span_ended: 0 }
+    /// The nap of a thread under a window of `window_us`; None without one (0).
+    pub fn for_window(window_us: u64) -> Option<Nap> {
+        (window_us > 0).then_some(Nap { window_us, pace: None, span_start_us: 0, span_ended: 0 })
     }
 
     /// A response ended (answered or failed).
@@ -53,13 +54,9 @@ impl Nap {
     }
 
     /// How long to nap before collecting at `now_us` with `in_flight` requests wanting a
-    /// response: zero (block in epoll_wait as usual) without a window, with few requests in
-    /// flight, before the pace is known, or when the wanted responses come sooner than a nap
-    /// is worth.
+    /// response: zero (block in epoll_wait as usual) with few requests in flight, before the
+    /// pace is known, or when the wanted responses come sooner than a nap is worth.
     pub fn length(&mut self, now_us: u64, in_flight: usize, until_next: Duration) -> Duration {
-        if self.window_us == 0 {
-            return Duration::ZERO;
-        }
         self.keep_pace(now_us);
         let Some((ended, span_us)) = self.pace.filter(|_| wanted(in_flight) >= 2) else {
             return Duration::ZERO;
@@ -98,7 +95,7 @@ mod tests {
 
     /// A nap at `now_us` after `ended` responses spread over the span before it.
     fn nap_after(window_us: u64, ended: u64, in_flight: usize, until_next: Duration) -> Duration {
-        let mut nap = Nap::new(window_us);
+        let mut nap = Nap::for_window(window_us).unwrap();
         nap.length(1_000, in_flight, until_next);
         (0..ended).for_each(|_| nap.ended());
         nap.length(1_000 + PACE_SPAN_US, in_flight, until_next)
@@ -119,14 +116,14 @@ mod tests {
         assert_eq!(nap_after(200, 40, 6, long), Duration::from_micros(50), "2 wanted come in 50 µs");
         assert_eq!(nap_after(200, 41, 6, long), Duration::ZERO, "2 wanted come in under 50 µs: not worth a nap");
         assert_eq!(nap_after(200, 40, 5, long), Duration::ZERO, "5 in flight want 1: no batching");
-        assert_eq!(nap_after(0, 40, 600, long), Duration::ZERO, "no window");
+        assert!(Nap::for_window(0).is_none(), "no window, no nap");
         assert_eq!(nap_after(200, 0, 600, long), Duration::from_micros(200), "nothing came: the window");
         assert_eq!((wanted(0), wanted(2), wanted(600)), (1, 1, 200));
     }
 
     #[test]
     fn no_nap_before_a_span_has_shown_the_pace() {
-        let mut nap = Nap::new(200);
+        let mut nap = Nap::for_window(200).unwrap();
         assert_eq!(nap.length(1_000, 600, Duration::from_millis(100)), Duration::ZERO);
         (0..40).for_each(|_| nap.ended());
         assert_eq!(nap.length(1_000 + PACE_SPAN_US - 1, 600, Duration::from_millis(100)), Duration::ZERO);

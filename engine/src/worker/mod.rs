@@ -148,8 +148,8 @@ pub struct Worker {
     /// Requests in flight that opened their connection (`Conn::opens`): while there are any, a wait
     /// does not batch, which would hold back their connects' completions and TLS handshakes.
     opening: usize,
-    /// How long an epoll wait naps under the batch window.
-    nap: batch::Nap,
+    /// How long an epoll wait naps under the batch window; None without one.
+    nap: Option<batch::Nap>,
     /// What the scheduler asked for and the loop has not done yet.
     actions: Actions,
     timer: SendTimer,
@@ -189,7 +189,7 @@ impl Worker {
             recorder,
             busy: 0,
             opening: 0,
-            nap: batch::Nap::new(shared.io_batch_us),
+            nap: batch::Nap::for_window(shared.io_batch_us),
             actions: Actions::with_capacity(64),
             timer,
             reconnects: BinaryHeap::new(),
@@ -353,7 +353,7 @@ impl Worker {
                 Ok(())
             }
         } else {
-            let nap = self.nap.length(now_us(), batched, until_next);
+            let nap = self.nap.as_mut().map_or(Duration::ZERO, |nap| nap.length(now_us(), batched, until_next));
             if nap.is_zero() {
                 self.poll.poll(events, Some(wait))
             } else {
@@ -701,7 +701,9 @@ impl Worker {
         self.busy -= usize::from(conn.is_busy());
         self.opening -= usize::from(std::mem::take(&mut conn.opens));
         conn.phase = Phase::Idle;
-        self.nap.ended();
+        if let Some(nap) = &mut self.nap {
+            nap.ended();
+        }
         schedule.on_free(i, now, ended, &mut self.actions);
         self.perform(schedule, now);
     }
