@@ -82,13 +82,13 @@ pub struct Plan {
     /// How long (µs) at most a load thread's wait may hold responses back to gather more (about
     /// a third of its requests in flight; on epoll for as long as they take to come at the
     /// thread's recent pace) before it handles them, on either `io`, HTTP/1 and HTTP/2, plain and
-    /// TLS. Fewer wake-ups cost less CPU and preempt a server on the same cores less. On epoll
-    /// each response's latency is still taken when the kernel received it (SO_TIMESTAMPNS; the
-    /// result's `rx_timestamped` counts them); on io_uring, whose reads carry no receive
-    /// timestamps here, a latency may read up to this much late (the thread's timer slack is set
-    /// to 1 ns). It applies only while a thread has 6 or more requests in flight and none of them
-    /// is opening its connection (so never without keep-alive), and never naps past a send due on
-    /// a schedule. On epoll the thread naps, then collects what came (the result's `batch_naps`
+    /// TLS. Fewer wake-ups cost less CPU and preempt a server on the same cores less. Each
+    /// response's latency is still taken when the kernel received it (SO_TIMESTAMPNS, on epoll's
+    /// reads and in io_uring's receive buffers; the result's `rx_timestamped` counts them), so
+    /// the window changes when the engine reads, not what it measures (the thread's timer slack
+    /// is set to 1 ns). It applies only while a thread has 6 or more requests in flight and none
+    /// of them is opening its connection (so never without keep-alive), and never naps past a
+    /// send due on a schedule. On epoll the thread naps, then collects what came (the result's `batch_naps`
     /// counts naps); on io_uring the wait asks the kernel for a minimum wait (Linux 6.12; on older
     /// kernels the run falls back to epoll). 0 (the default): each response is handled as soon as
     /// it comes.

@@ -8,7 +8,8 @@
 //! received it, on loopback), both kernel timestamps, so that the peer's threads being
 //! descheduled does not count. They run at the lowest priority, so that they seldom take the
 //! client's CPU between the time it takes for a request and the request's write. Without the
-//! window the client's reading agrees with the peer's; with it, it must agree as closely.
+//! window the client's reading agrees with the peer's; with it, it must agree as closely: on
+//! epoll and on io_uring, whose multishot receives carry the same timestamps.
 //!
 //! A server that closes each connection after a few answers makes some requests open their
 //! connection inside the measured interval: a window that held back their connects' completions
@@ -111,14 +112,15 @@ fn sent_ns(socket: &impl AsRawFd) -> u64 {
 /// A run past a warm-up, and the peer's summary of the answers the run measured: asked for
 /// inside the measured interval and answered before its end, recorded as the engine records
 /// latency.
-fn measured(url: &str, load: &str, window_us: u64) -> (RunResult, LatencySummary) {
+fn measured(url: &str, load: &str, io: Io, window_us: u64) -> (RunResult, LatencySummary) {
     ANSWERED.lock().unwrap().clear();
     let json = format!(
         r#"{{"url": "{url}", "threads": 1, "warmup_us": 300000, "duration_us": 2000000, "io_batch_us": {window_us}, {load}}}"#
     );
     let mut plan = Plan::from_json(&json).unwrap();
-    plan.io = Io::Epoll;
+    plan.io = io;
     let result = run(plan).unwrap();
+    assert_eq!(result.client.io, io, "{:?}", result.client.io_fallback);
     let interval_us = result.measured_from_monotonic_us..result.measured_to_monotonic_us;
     let mut histogram = latency::new_histogram();
     for &(arrived_us, answered_us) in ANSWERED.lock().unwrap().iter() {
@@ -134,29 +136,29 @@ fn measured(url: &str, load: &str, window_us: u64) -> (RunResult, LatencySummary
 /// off its core between taking a request's start time and writing it counts the wait as the
 /// server's (a CI run failed so: the peer's p99 was 23.2 ms, the client's 24.5 ms). The last run
 /// is judged whatever the machine's state.
-fn quiet_run(url: &str, load: &str, window_us: u64) -> (RunResult, LatencySummary) {
+fn quiet_run(url: &str, load: &str, io: Io, window_us: u64) -> (RunResult, LatencySummary) {
     let busy_p99_us = HOLD.as_micros() as u64 + 1_000;
     for _ in 0..2 {
-        let (result, by_peer) = measured(url, load, window_us);
+        let (result, by_peer) = measured(url, load, io, window_us);
         if by_peer.p99 <= busy_p99_us {
             return (result, by_peer);
         }
         eprintln!(
-            "{load}, window {window_us} µs: the machine was busy (the peer's p99 {} µs), measuring again",
+            "{load} on {io:?}, window {window_us} µs: the machine was busy (the peer's p99 {} µs), measuring again",
             by_peer.p99
         );
     }
-    measured(url, load, window_us)
+    measured(url, load, io, window_us)
 }
 
 /// The client's median and p99 against the peer's for the same answers, without and with the
 /// window: within 1 % or 10 µs.
-fn compare(load: &str, peer: Handler) {
+fn compare(load: &str, peer: Handler, io: Io) {
     let _alone = common::timing_alone();
     let peer = Peer::start(peer);
     let url = peer.url("/");
     for window_us in [0, WINDOW_US] {
-        let (result, by_peer) = quiet_run(&url, load, window_us);
+        let (result, by_peer) = quiet_run(&url, load, io, window_us);
         assert_eq!(result.errors_total, 0, "{:?}", result.errors);
         assert!(
             result.responses.abs_diff(by_peer.count) <= 20,
@@ -171,24 +173,37 @@ fn compare(load: &str, peer: Handler) {
             let tolerance_us = (peer_us / 100).max(10);
             assert!(
                 client_us.abs_diff(peer_us) <= tolerance_us,
-                "{load}, window {window_us} µs: {name} {client_us} µs by the client, {peer_us} µs by the peer"
+                "{load} on {io:?}, window {window_us} µs: {name} {client_us} µs by the client, {peer_us} µs by the peer"
             );
         }
     }
 }
 
+const CLOSED_LOOP: &str = r#""connections": 16"#;
+const CONSTANT_RATE: &str = r#""connections": 60, "rate_per_s": 500"#;
+
 #[test]
 fn closed_loop_latency_is_the_servers_under_a_window() {
-    compare(r#""connections": 16"#, held_ok);
+    compare(CLOSED_LOOP, held_ok, Io::Epoll);
 }
 
 #[test]
 fn constant_rate_latency_is_the_servers_under_a_window() {
-    compare(r#""connections": 60, "rate_per_s": 500"#, held_ok);
+    compare(CONSTANT_RATE, held_ok, Io::Epoll);
+}
+
+#[test]
+fn closed_loop_latency_on_io_uring_is_the_servers_under_a_window() {
+    compare(CLOSED_LOOP, held_ok, Io::Uring);
+}
+
+#[test]
+fn constant_rate_latency_on_io_uring_is_the_servers_under_a_window() {
+    compare(CONSTANT_RATE, held_ok, Io::Uring);
 }
 
 /// A tenth of the requests open their connection: the window must not delay their connects.
 #[test]
 fn latency_is_the_servers_under_a_window_as_connections_open() {
-    compare(r#""connections": 16"#, held_closing);
+    compare(CLOSED_LOOP, held_closing, Io::Epoll);
 }

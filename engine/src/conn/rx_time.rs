@@ -53,7 +53,27 @@ fn recv_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok((n as usize, timestamp_ns(&message, libc::SCM_TIMESTAMPNS).map(engine_us_of_realtime_ns)))
+    Ok((n as usize, arrival_us(&message)))
+}
+
+/// Bytes a receive buffer holds for the control data of one read: room for SCM_TIMESTAMPNS.
+pub const CONTROL_BYTES: usize = std::mem::size_of::<Control>();
+
+/// The engine time in a read's control data (io_uring writes it into the receive buffer, before
+/// the payload, unaligned), or None where the kernel gave no timestamp.
+pub fn arrival_us_in(control: &[u8]) -> Option<u64> {
+    let mut aligned = Control([0; 64]);
+    let len = control.len().min(CONTROL_BYTES);
+    aligned.0[..len].copy_from_slice(&control[..len]);
+    // SAFETY: a zeroed msghdr is valid; only its control buffer, `aligned`, is set and read.
+    let mut message: libc::msghdr = unsafe { zeroed() };
+    message.msg_control = aligned.0.as_mut_ptr().cast();
+    message.msg_controllen = len;
+    arrival_us(&message)
+}
+
+fn arrival_us(message: &libc::msghdr) -> Option<u64> {
+    timestamp_ns(message, libc::SCM_TIMESTAMPNS).map(engine_us_of_realtime_ns)
 }
 
 /// How long `switch_on` waits at most for the kernel to stamp.
@@ -140,6 +160,33 @@ mod tests {
         let (sent_us, arrived_us, read_us) = stamped.expect("the kernel stamped no read in 20");
         // Loopback delivers as the write returns: the stamp is by the send, 20 ms before the read.
         assert!(arrived_us <= sent_us + 1_000 && arrived_us + 19_000 <= read_us, "{sent_us} {arrived_us} {read_us}");
+    }
+
+    #[test]
+    fn a_stamp_in_unaligned_control_data_is_read() {
+        let before_us = now_us();
+        let a_millisecond_ago =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap() - Duration::from_millis(1);
+        let stamp = libc::timespec {
+            tv_sec: a_millisecond_ago.as_secs() as libc::time_t,
+            tv_nsec: a_millisecond_ago.subsec_nanos() as libc::c_long,
+        };
+        let size = std::mem::size_of::<libc::timespec>() as u32;
+        // SAFETY: CMSG_LEN and CMSG_SPACE only compute lengths.
+        let (data_at, cmsg_len, space) =
+            unsafe { (libc::CMSG_LEN(0) as usize, libc::CMSG_LEN(size) as usize, libc::CMSG_SPACE(size) as usize) };
+        let header = libc::cmsghdr { cmsg_len, cmsg_level: libc::SOL_SOCKET, cmsg_type: libc::SCM_TIMESTAMPNS };
+        // As io_uring writes it into a receive buffer: at any offset (here 1), so unaligned.
+        let mut bytes = vec![0u8; 1 + space];
+        // SAFETY: both writes lie within `bytes`; unaligned writes of plain structs.
+        unsafe {
+            std::ptr::write_unaligned(bytes[1..].as_mut_ptr().cast(), header);
+            std::ptr::write_unaligned(bytes[1 + data_at..].as_mut_ptr().cast(), stamp);
+        }
+        let arrived_us = arrival_us_in(&bytes[1..]).expect("a stamp");
+        let after_us = now_us();
+        assert!(before_us - 1_005 <= arrived_us && arrived_us <= after_us - 995, "{before_us} {arrived_us} {after_us}");
+        assert_eq!(arrival_us_in(&[]), None);
     }
 
     #[test]

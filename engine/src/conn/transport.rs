@@ -118,7 +118,7 @@ impl Transport {
     /// handing `take` each piece as it comes: a read into `scratch` from a socket, rustls's
     /// plaintext in place under TLS (what `take` stopped before is kept for the next call), the
     /// buffer the kernel received into on the ring. With each piece goes the engine time the
-    /// kernel received it (`rx_time`), or None where it gave none (always on the ring).
+    /// kernel received it (`rx_time`), or None where it gave none.
     /// `peer_closed`: the readiness event reported the peer's FIN, which raises no further event.
     pub fn read_with(
         &mut self,
@@ -133,7 +133,7 @@ impl Transport {
             Transport::Tls(tls) => tls.read_with(scratch, peer_closed, take),
             Transport::Ring(ring) => loop {
                 let mut go_on = true;
-                match ring.read_with(|input| go_on = take(input, None)) {
+                match ring.read_with(|input, arrived_us| go_on = take(input, arrived_us)) {
                     Ok(0) => return Ok(ReadEnd::Closed),
                     Ok(_) if !go_on => return Ok(ReadEnd::Stopped),
                     Ok(_) => {}

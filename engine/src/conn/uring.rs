@@ -1,6 +1,7 @@
 //! io_uring as the way to the peer of plain connections (plan `io: "uring"`). A connection is
 //! opened through epoll as usual; once connected, its socket moves to the thread's ring as a
-//! registered file with one multishot receive into provided buffers (a buffer ring). A send is
+//! registered file with one multishot receive into provided buffers (a buffer ring), each read's
+//! kernel receive timestamp (`rx_time`) written ahead of its bytes (a `recvmsg`). A send is
 //! one SQE; the loop submits every queued SQE and waits for completions in one `io_uring_enter`.
 //! The epoll set (connects, the send timer) is itself polled through the ring, so one wait covers
 //! both. The ring lives in a thread-local: each load thread has its own, and the connections'
@@ -17,7 +18,7 @@ use crate::plan::Io;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use mio::net::TcpStream;
 
-use super::{batch, Conn};
+use super::{batch, rx_time, Conn};
 
 const SUBMISSION_ENTRIES: u32 = 1024;
 const COMPLETION_ENTRIES: u32 = 16 * 1024;
@@ -108,10 +109,36 @@ impl Drop for ProvidedBuffers {
     }
 }
 
+/// The message header every multishot receive is armed with: no address, and room for the
+/// timestamp's control message, which the kernel writes into each buffer ahead of the payload.
+struct RecvHeader(Box<libc::msghdr>);
+
+// Only read by the kernel at submission and by the owning thread when parsing its buffers.
+unsafe impl Send for RecvHeader {}
+
+impl RecvHeader {
+    fn new() -> RecvHeader {
+        // SAFETY: a zeroed msghdr is valid: no address, no buffers; the control length is all the
+        // kernel reads from it for a multishot receive (the buffers are the provided ones).
+        let mut header: Box<libc::msghdr> = Box::new(unsafe { std::mem::zeroed() });
+        header.msg_controllen = rx_time::CONTROL_BYTES;
+        RecvHeader(header)
+    }
+}
+
+/// A receive's bytes waiting in a provided buffer, and when the kernel received them.
+struct Received {
+    bid: u16,
+    start: usize,
+    len: usize,
+    arrived_us: Option<u64>,
+}
+
 /// One thread's ring. Field order matters: the ring is torn down before its buffers.
 pub struct Ring {
     ring: IoUring,
     buffers: ProvidedBuffers,
+    recv_header: RecvHeader,
     /// Registered file slots: one per connection of the thread.
     slots: u32,
     /// Bytes being sent on each slot; owned here so that a send in flight never outlives them.
@@ -152,6 +179,7 @@ impl Ring {
         Ok(Ring {
             ring,
             buffers,
+            recv_header: RecvHeader::new(),
             slots,
             outboxes: vec![Vec::new(); slots as usize],
             retired: Vec::new(),
@@ -172,7 +200,7 @@ impl Ring {
     }
 
     fn arm_recv(&mut self, slot: u32, generation: u32) -> io::Result<()> {
-        let recv = opcode::RecvMulti::new(types::Fixed(slot), BUFFER_GROUP).build();
+        let recv = opcode::RecvMsgMulti::new(types::Fixed(slot), &*self.recv_header.0, BUFFER_GROUP).build();
         self.push(recv.user_data(user_data(RECV, slot, generation)))
     }
 
@@ -211,8 +239,8 @@ pub struct RingStream {
     pub socket: TcpStream,
     slot: u32,
     generation: u32,
-    /// Received buffers not read yet: (buffer id, bytes received into it).
-    inbox: VecDeque<(u16, usize)>,
+    /// Receives not read yet.
+    inbox: VecDeque<Received>,
     eof: bool,
     error: Option<i32>,
     /// Bytes of the send in flight, and how many the kernel has taken.
@@ -265,15 +293,18 @@ impl RingStream {
         self.eof || self.error.is_some()
     }
 
-    /// Hand the next received buffer (what is left of it) to `take` in place, then recycle it.
-    pub fn read_with(&mut self, take: impl FnOnce(&[u8])) -> io::Result<usize> {
-        let Some((bid, n)) = self.inbox.pop_front() else { return self.nothing_waiting() };
+    /// Hand the next receive's bytes to `take` in place, with when the kernel received them
+    /// (None where it gave no timestamp), then recycle its buffer.
+    pub fn read_with(&mut self, take: impl FnOnce(&[u8], Option<u64>)) -> io::Result<usize> {
+        let Some(Received { bid, start, len, arrived_us }) = self.inbox.pop_front() else {
+            return self.nothing_waiting();
+        };
         RING.with_borrow_mut(|ring| {
             let ring = ring.as_mut().expect("a ring stream outlived its ring");
-            take(ring.buffers.bytes(bid, n));
+            take(&ring.buffers.bytes(bid, start + len)[start..], arrived_us);
             ring.buffers.recycle(bid);
         });
-        Ok(n)
+        Ok(len)
     }
 
     /// Queue `buf` whole for sending; a failure shows on the next read.
@@ -306,8 +337,8 @@ impl Drop for RingStream {
     fn drop(&mut self) {
         RING.with_borrow_mut(|ring| {
             let Some(ring) = ring.as_mut() else { return };
-            for &(bid, _) in &self.inbox {
-                ring.buffers.recycle(bid);
+            for received in &self.inbox {
+                ring.buffers.recycle(received.bid);
             }
             // Cancel what is in flight on the slot and issue the cancel before the slot is
             // emptied and reused; the socket closes once the cancelled requests let go of it.
@@ -398,9 +429,19 @@ fn on_recv(ring: &mut Ring, cqe: &cqueue::Entry, stream: Option<&mut RingStream>
         }
         return;
     };
-    let result = cqe.result();
-    match (result, bid) {
-        (n, Some(bid)) if n > 0 => stream.inbox.push_back((bid, n as usize)),
+    match (cqe.result(), bid) {
+        (n, Some(bid)) if n > 0 => match received(ring, bid, n as usize) {
+            Some(received) if received.len > 0 => stream.inbox.push_back(received),
+            // A receive of no bytes is the peer's end of stream.
+            Some(_) => {
+                ring.buffers.recycle(bid);
+                stream.eof = true;
+            }
+            None => {
+                ring.buffers.recycle(bid);
+                stream.error = Some(libc::EPROTO);
+            }
+        },
         (0, _) => stream.eof = true,
         (errno, _) if errno == -libc::ENOBUFS => {}
         (errno, _) => stream.error = Some(-errno),
@@ -413,6 +454,20 @@ fn on_recv(ring: &mut Ring, cqe: &cqueue::Entry, stream: Option<&mut RingStream>
             stream.error = e.raw_os_error().or(Some(libc::EIO));
         }
     }
+}
+
+/// Where the payload of a receive of `n` bytes into buffer `bid` lies, past the kernel's header
+/// and control data, and the timestamp in them; None if the kernel wrote less than its header.
+fn received(ring: &Ring, bid: u16, n: usize) -> Option<Received> {
+    let buffer = ring.buffers.bytes(bid, n);
+    let message = types::RecvMsgOut::parse(buffer, &ring.recv_header.0).ok()?;
+    let arrived_us = match message.is_control_data_truncated() {
+        true => None,
+        false => rx_time::arrival_us_in(message.control_data()),
+    };
+    let payload = message.payload_data();
+    let start = payload.as_ptr() as usize - buffer.as_ptr() as usize;
+    Some(Received { bid, start, len: payload.len(), arrived_us })
 }
 
 fn on_send(ring: &mut Ring, result: i32, stream: &mut RingStream, ready: &mut Vec<usize>) -> io::Result<()> {
