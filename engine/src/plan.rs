@@ -88,10 +88,10 @@ pub struct Plan {
     /// the window changes when the engine reads, not what it measures (the thread's timer slack
     /// is set to 1 ns). It applies only while a thread has 6 or more requests in flight and none
     /// of them is opening its connection (so never without keep-alive), and never naps past a
-    /// send due on a schedule. On epoll the thread naps, then collects what came (the result's `batch_naps`
-    /// counts naps); on io_uring the wait asks the kernel for a minimum wait (Linux 6.12; on older
-    /// kernels the run falls back to epoll). 0 (the default): each response is handled as soon as
-    /// it comes.
+    /// send due on a schedule. On epoll the thread naps, then collects what came (the result's
+    /// `batch_naps` counts naps); on io_uring the wait asks the kernel for a minimum wait (Linux
+    /// 6.12; on older kernels the run falls back to epoll). 0 (the default): each response is
+    /// handled as soon as it comes.
     #[serde(default)]
     #[schemars(range(max = MAX_IO_BATCH_US))]
     pub io_batch_us: u64,

@@ -432,7 +432,7 @@ fn on_recv(ring: &mut Ring, cqe: &cqueue::Entry, stream: Option<&mut RingStream>
     match (cqe.result(), bid) {
         (n, Some(bid)) if n > 0 => match received(ring, bid, n as usize) {
             Some(received) if received.len > 0 => stream.inbox.push_back(received),
-            // A receive of no bytes is the peer's end of stream.
+            // The peer's end of stream: the kernel's header with no payload.
             Some(_) => {
                 ring.buffers.recycle(bid);
                 stream.eof = true;
