@@ -1,7 +1,7 @@
 """Gauntlet against h2load on the same nginx over HTTP/2 + TLS, rounds interleaved: requests/s and
 client CPU per request.
 
-    .venv/bin/python bench/h2.py [--rounds 3] [--duration 10] [--cipher NAME] [--sched-batch] [--io-batch-us N]
+    .venv/bin/python bench/h2.py [--rounds 3] [--duration 10] [--cipher NAME] [--sched-batch] [--io-batch-us N] [--warmup S]
 
 nginx (2 workers, access log off, `http2 on`, TLS with a self-signed certificate) serves the
 standard workload from a config written to a temporary directory (the lab's nginx driver serves
@@ -10,7 +10,9 @@ HTTP/1 only). For each page (webtest.html, 168 bytes, and the 83 KB image) every
 streams, 2 threads, http_version "2"), alternating which goes first; both on their default TLS
 cipher order (AES-128-GCM first), or both on `--cipher`. The table names the cipher each tool
 negotiated, and the script fails if they differ (not like for like). `--io-batch-us N` gives the
-engine's plan a batch window (plan `io_batch_us`; h2load has no such setting). The CPU measuring is
+engine's plan a batch window (plan `io_batch_us`; h2load has no such setting); `--warmup S` gives
+the engine's runs S seconds of warm-up, where its default tries the window and keeps it or not (its
+CPU in it taken off: `calibrate.without_warmup`). The CPU measuring is
 `gauntlet.lab.calibrate`'s: the client's from getrusage(RUSAGE_CHILDREN) around the child process,
 nginx's from /proc. Ratios are gauntlet / h2load within a round, then the median over rounds.
 Loopback only; every run is bounded in time. Raw samples go to bench/out/h2-<time>.json.
@@ -41,6 +43,7 @@ from gauntlet.lab.calibrate import (
     medians,
     parse,
     server_cpu_s,
+    without_warmup,
     write_samples,
 )
 from gauntlet.lab.peer_cipher import h2load_cipher
@@ -136,7 +139,8 @@ def argv(tool: str, url: str, args: argparse.Namespace) -> list[str]:
         http_version="2",
         streams_per_connection=args.streams,
         tls=None if args.cipher is None else TlsSettings(cipher=args.cipher),
-        io_batch_us=args.io_batch_us or None,
+        io_batch_us=args.io_batch_us,
+        warmup_us=args.warmup * 1_000_000 or None,
     )
     return [sys.executable, "-m", "gauntlet.lab.calibrate", json.dumps(plan.engine_json())]
 
@@ -167,6 +171,8 @@ def measure(tool: str, round_: int, url: str, pids: list[int], args: argparse.Na
     if done.returncode != 0:
         sys.exit(f"{tool} failed with status {done.returncode}: {done.stderr.strip()[-300:]}")
     requests, errors, requests_per_s = parse(tool, done.stdout)
+    if tool != PEER:
+        client_cpu_s, server_s = without_warmup(done.stdout, client_cpu_s, server_s)
     return Sample(tool, round_, requests, errors, requests_per_s, client_cpu_s, server_s), negotiated(tool, done.stdout)
 
 
@@ -174,8 +180,8 @@ def table(samples: dict[str, list[Sample]], ciphers: dict[tuple[str, str], set[s
     lines = [
         (
             f"nginx 2 workers, HTTP/2 over TLS, -c{args.connections} -m{args.streams} -t{args.threads}, "
-            f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds"
-            + (f"; gauntlet with io_batch_us {args.io_batch_us} (h2load has no such setting)" if args.io_batch_us else "")
+            f"{args.rounds} interleaved rounds of {args.duration} s (engine warm-up {args.warmup} s); medians over rounds"
+            + (f"; gauntlet with io_batch_us {args.io_batch_us} (h2load has no such setting)" if args.io_batch_us is not None else "")
         ),
         "",
         "| page | tool | req/s | / h2load | client µs/req | / h2load | nginx µs/req | errors | negotiated |",
@@ -218,14 +224,20 @@ def main() -> None:
     parser.add_argument(
         "--io-batch-us",
         type=int,
-        default=0,
-        help="the engine's batch window, µs (plan io_batch_us; 0: none): see bench/README.md",
+        help="the engine's batch window, µs (plan io_batch_us; 0: none; absent: its default): see bench/README.md",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="seconds of warm-up before each engine run's duration, where its default tries the batch window; "
+        "its CPU is taken off (h2load's has none)",
     )
     args = parser.parse_args()
     if args.rounds < 1 or args.duration < 1:
         parser.error("--rounds and --duration must be at least 1")
-    if args.io_batch_us < 0:
-        parser.error("--io-batch-us must be 0 (no window) or more")
+    if (args.io_batch_us or 0) < 0 or args.warmup < 0:
+        parser.error("--io-batch-us must be 0 (no window) or more, --warmup at least 0")
     needed = [(PEER, "nghttp2-client"), ("nginx", "nginx")] + ([("chrt", "util-linux")] if args.sched_batch else [])
     for binary, package in needed:
         if shutil.which(binary) is None:

@@ -1,6 +1,6 @@
 """Gauntlet against wrk and the floor on the same nginx, rounds interleaved: requests/s and CPU per request.
 
-    .venv/bin/python bench/peers.py [--rounds 3] [--duration 10] [--modes keep-alive,image] [--engines NAMES]
+    .venv/bin/python bench/peers.py [--rounds 3] [--duration 10] [--warmup 1] [--modes keep-alive,image] [--engines NAMES]
 
 nginx (2 workers, access log off) serves the standard workload on 127.0.0.1. For each mode
 (keep-alive on the 168 B webtest.html, a new connection per request, keep-alive over HTTPS with
@@ -9,7 +9,10 @@ round runs the floor (bench/floor/floor.c, built here with cc: the cheapest HTTP
 the socket API), wrk, and Gauntlet's engine on epoll, on epoll with a batch window (plan
 io_batch_us), on io_uring (plan io: "uring"; not over https) and on io_uring with the window
 (plain keep-alive modes only) with the same connections, threads and duration, the order reversed
-every other round; `--engines` runs some of the engine's four only. The measuring is
+every other round; `--engines` runs some of the engine's four only. `--warmup S` gives the engine's
+runs S seconds of warm-up before their duration, where its default (`gauntlet`) tries the batch
+window and keeps it or not; the engine's CPU in it comes off its client CPU and nginx's is scaled to
+the measured share (`calibrate.without_warmup`); wrk and the floor have none. The measuring is
 `gauntlet.lab.calibrate`'s (the same as `gauntlet calibrate`): requests/s from each tool's report,
 the client's CPU from getrusage(RUSAGE_CHILDREN) around the child process (the engine runs as
 `python -m gauntlet.lab.calibrate`), nginx's CPU from /proc of its master and workers. Ratios are
@@ -103,7 +106,7 @@ def table(samples: dict[str, list[Sample]], args: argparse.Namespace, engines: S
     lines = [
         (
             f"nginx 2 workers, webtest.html, -c{args.connections} -t{args.threads}, "
-            f"{args.rounds} interleaved rounds of {args.duration} s; medians over rounds; "
+            f"{args.rounds} interleaved rounds of {args.duration} s (engine warm-up {args.warmup} s); medians over rounds; "
             f"{ENGINE_BATCH} and {ENGINE_URING_BATCH}: io_batch_us {BATCH_US}"
         ),
         "",
@@ -129,14 +132,21 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10, help="seconds per run")
     parser.add_argument("--connections", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="seconds of warm-up before each engine run's duration, where its default tries the batch window; "
+        "its CPU is taken off (the peers have none)",
+    )
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
     parser.add_argument(
         "--engines", default=",".join(ENGINES), help=f"the engine's runs, comma-separated, of {', '.join(ENGINES)}"
     )
     args = parser.parse_args()
     modes, engines = args.modes.split(","), args.engines.split(",")
-    if args.rounds < 1 or args.duration < 1:
-        parser.error("--rounds and --duration must be at least 1")
+    if args.rounds < 1 or args.duration < 1 or args.warmup < 0:
+        parser.error("--rounds and --duration must be at least 1, --warmup at least 0")
     if unknown := set(modes) - set(MODES):
         parser.error(f"unknown mode {', '.join(sorted(unknown))}: choose among {', '.join(MODES)}")
     if unknown := set(engines) - set(ENGINES):
@@ -157,7 +167,10 @@ def main() -> None:
         # pinned to OpenSSL's choice, so that every tool pays for the same cipher.
         cipher = "TLS_AES_256_GCM_SHA384" if mode == "https" else None
         with start_nginx(ServerSpec("nginx", workers=2, tls=mode == "https", cipher=cipher)) as server:
-            load = Load(server.url + MODES[mode], args.connections, args.threads, args.duration, mode != "no-keep-alive")
+            load = Load(
+                server.url + MODES[mode], args.connections, args.threads, args.duration, mode != "no-keep-alive",
+                warmup_s=args.warmup,
+            )
 
             def show(sample: Sample, mode: str = mode) -> None:
                 print(

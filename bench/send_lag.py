@@ -2,7 +2,7 @@
 window, rounds interleaved.
 
     .venv/bin/python bench/send_lag.py [--rates 2000,10000,30000] [--rounds 3] [--duration 5] [--modes keep-alive,h2]
-        [--variants normal,batch,window]
+        [--variants normal,none,batch,window]
 
 A load thread under Linux's SCHED_BATCH (`chrt --batch 0`) does not preempt the server when a
 response wakes it: nginx keeps its core, which made the engine 1.45x h2load on HTTP/2 at 0.38x the
@@ -10,8 +10,10 @@ CPU (bench/README.md, "SCHED_BATCH"). But a thread woken by its send timer does 
 so under a constant rate a request may go out late; and a thread napping under a batch window
 (plan `io_batch_us`) must wake for each send. This measures both: for each mode (HTTP/1.1
 keep-alive on nginx's plain port; HTTP/2 over TLS with 10 streams a connection) and each rate, the
-engine at that constant rate as it runs by default (`normal`), under the policy (`batch`) and with
-a 200 µs window (`window`), the order reversed every other round.
+engine at that constant rate as it runs by default (`normal`: its warm-up tries the batch window and
+the run keeps it or not, the table's `window µs`), without a window (`none`, the default before that
+trial), under the policy (`batch`) and with a 200 µs window (`window`), the order reversed every
+other round.
 Each run reports its send lag (µs from a request's due time to when the loop started it, the
 result's `schedule.send_lag_us`) at p50 and p99, its latency (from the due time) at p50 and p99,
 the rate achieved, and the client's and nginx's CPU per request (the client's as
@@ -40,7 +42,7 @@ from gauntlet.servers.spec import ServerSpec
 OUT_DIR = Path(__file__).parent / "out"
 SCHED_BATCH = ["chrt", "--batch", "0"]
 MODES = ("keep-alive", "h2")
-VARIANTS = ("normal", "batch", "window")
+VARIANTS = ("normal", "none", "batch", "window")
 #: The batch window of the `window` variant, µs.
 WINDOW_US = 200
 H2_STREAMS = 10
@@ -61,6 +63,8 @@ class LagSample:
     errors: int
     client_cpu_us_per_request: float
     server_cpu_us_per_request: float
+    #: The window the measured interval ran with (µs; the result's `client.io_batch_us`).
+    window_us: int
 
 
 def plan_json(url: str, mode: str, rate_per_s: int, variant: str, args: argparse.Namespace) -> str:
@@ -74,7 +78,7 @@ def plan_json(url: str, mode: str, rate_per_s: int, variant: str, args: argparse
         duration_us=args.duration * 1_000_000,
         http_version="2" if h2 else None,
         streams_per_connection=H2_STREAMS if h2 else None,
-        io_batch_us=WINDOW_US if variant == "window" else None,
+        io_batch_us={"window": WINDOW_US, "none": 0}.get(variant),
     )
     return json.dumps(plan.engine_json())
 
@@ -101,6 +105,7 @@ def measure(url: str, pids: list[int], mode: str, rate_per_s: int, variant: str,
     return LagSample(
         mode, rate_per_s, variant, round_, result["schedule"]["achieved_rate_per_s"], lag["p50"], lag["p99"],
         latency["p50"], latency["p99"], result["errors_total"], client_s * 1e6 / responses, server_s * 1e6 / responses,
+        result["client"]["io_batch_us"],
     )
 
 
@@ -110,8 +115,8 @@ def table(samples: list[LagSample], args: argparse.Namespace) -> str:
         f" a connection, TLS), {args.rounds} interleaved rounds of {args.duration} s after 1 s of warm-up; medians",
         "",
         "| mode | rate/s | variant | achieved/s | send lag p50 µs | p99 µs | lag p99 ratio | latency p50 µs | p99 µs"
-        " | client µs/req | nginx µs/req | errors |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        " | client µs/req | nginx µs/req | errors | window µs |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for mode in args.modes:
         for rate in args.rates:
@@ -130,7 +135,8 @@ def table(samples: list[LagSample], args: argparse.Namespace) -> str:
                     f"| {mode} | {rate:,} | {variant} | {median('achieved_per_s'):,.0f} | {median('send_lag_p50_us'):,.0f}"
                     f" | {median('send_lag_p99_us'):,.0f} | {ratio:.2f} | {median('latency_p50_us'):,.0f}"
                     f" | {median('latency_p99_us'):,.0f} | {median('client_cpu_us_per_request'):.1f}"
-                    f" | {median('server_cpu_us_per_request'):.1f} | {sum(s.errors for s in mine)} |"
+                    f" | {median('server_cpu_us_per_request'):.1f} | {sum(s.errors for s in mine)}"
+                    f" | {', '.join(str(s.window_us) for s in mine)} |"
                 )
     return "\n".join(lines)
 

@@ -156,6 +156,8 @@ fn merge_client(results: &[&RunResult], requests: u64) -> ClientResult {
         // The shares ran one plan: a share that fell back makes the whole run epoll's.
         io: results.iter().find(|r| r.client.io_fallback.is_some()).map_or(results[0].client.io, |r| r.client.io),
         io_fallback: results.iter().find_map(|r| r.client.io_fallback.clone()),
+        io_batch_us: results.iter().map(|r| r.client.io_batch_us).max().unwrap_or(0),
+        batch_trial: None,
     }
 }
 

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use agent::AgentFigures;
 
+use crate::conn::batch_trial::BatchTrial;
 use crate::conn::tls::TlsNegotiated;
 use crate::plan::sessions::ArrivalPhase;
 use crate::plan::{HttpVersion, Io, Plan};
@@ -274,6 +275,15 @@ pub struct ClientResult {
     pub io: Io,
     /// Why the run used epoll although the plan asked for io_uring; None when it did not fall back.
     pub io_fallback: Option<String>,
+    /// The batch window the measured interval ran with (µs; 0: none): the plan's `io_batch_us`,
+    /// or what its warm-up's trial kept.
+    #[serde(default)]
+    pub io_batch_us: u64,
+    /// The warm-up's trial of the window (plan `io_batch_us` absent, on epoll, with a warm-up long
+    /// enough); None otherwise, and in a result merged from several agents' shares (each share's
+    /// own result has its trial).
+    #[serde(default)]
+    pub batch_trial: Option<BatchTrial>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -9,10 +9,11 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use crate::clock::{monotonic_us, now_us, unix_now_us};
+use crate::conn::batch_trial::Trial;
 use crate::conn::rx_time;
 use crate::conn::tls::{client_config, server_name};
 use crate::limits;
-use crate::plan::{HttpVersion, Plan, PlanError};
+use crate::plan::{HttpVersion, Io, Plan, PlanError};
 use crate::request::plan_requests;
 use crate::result::threads::merge;
 pub use crate::result::RunResult;
@@ -114,6 +115,9 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         keepalive: plan.keepalive,
         io: plan.io,
         io_batch_us: plan.io_batch_us,
+        batch_trial: (plan.io_batch_us.is_none() && plan.io == Io::Epoll)
+            .then(|| Trial::for_warmup(plan.warmup_us, threads).map(Arc::new))
+            .flatten(),
         calls_per_connection: plan.calls_per_connection,
         timeout_us: plan.timeout_us,
         warmup_us: plan.warmup_us,
@@ -197,6 +201,13 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
             let mut result = merge(plan, address, started_unix_ms, start_us + shared.warmup_us, outcomes, timeline);
             result.memory = Some(memory);
             result.idle = idle;
+            let trial = shared.batch_trial.as_ref().map(|trial| trial.record());
+            result.client.io_batch_us = match (shared.io_batch_us, &trial) {
+                (Some(window_us), _) => window_us,
+                (None, Some(trial)) if trial.kept => trial.window_us,
+                (None, _) => 0,
+            };
+            result.client.batch_trial = trial;
             let _ = result_tx.send(result);
         })
         .map_err(|e| PlanError(format!("cannot start the coordinator thread ({e}): use fewer threads")))?;

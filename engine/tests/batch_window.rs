@@ -1,7 +1,7 @@
 //! The batch window (plan `io_batch_us`) on epoll: HTTP/1 and HTTP/2, plain and TLS, count
 //! exactly while the thread naps, and each latency is when the kernel received the answer
 //! (rx_timestamps.rs checks those latencies against the server's); a constant rate keeps its
-//! schedule under it.
+//! schedule under it. A plan without a window tries one in its warm-up.
 
 mod common;
 #[path = "common/h2_peer.rs"]
@@ -11,6 +11,7 @@ mod h2_peer;
 use std::net::TcpStream;
 
 use common::{Counters, Peer};
+use gauntlet_engine::conn::batch_trial::{BatchTrial, TRIAL_WINDOW_US};
 use gauntlet_engine::plan::{Io, Plan};
 use gauntlet_engine::run::{run, RunResult};
 use gauntlet_engine::server::{serve as serve_builtin, ServeConfig};
@@ -95,4 +96,38 @@ fn a_constant_rate_keeps_its_schedule_under_a_window() {
     assert!((950..=1050).contains(&result.responses), "{} responses at 1,000/s for 1 s", result.responses);
     assert!(schedule.send_lag_us.p50 < 1_500, "sends lag the schedule: {:?}", schedule.send_lag_us);
     assert!(result.latency_us.p50 >= 20_000, "p50 {} µs under a 20 ms delay", result.latency_us.p50);
+}
+
+/// A run on epoll against the built-in server, IN_FLIGHT connections on one thread.
+fn on_builtin(fields: &str) -> RunResult {
+    let server = serve_builtin(&ServeConfig { threads: 1, ..ServeConfig::default() }).unwrap();
+    let url = format!("http://{}/webtest.html", server.local_addr());
+    let json =
+        format!(r#"{{"url": "{url}", "threads": 1, "connections": {IN_FLIGHT}, "duration_us": 300000, {fields}}}"#);
+    let mut plan = Plan::from_json(&json).unwrap();
+    plan.io = Io::Epoll;
+    let result = run(plan).unwrap();
+    server.stop();
+    assert_eq!(result.errors_total, 0, "{fields}: {:?}", result.errors);
+    result
+}
+
+#[test]
+fn a_plan_without_a_window_tries_one_in_its_warm_up() {
+    let _alone = common::timing_alone();
+    let result = on_builtin(r#""warmup_us": 400000"#);
+    let trial = result.client.batch_trial.as_ref().expect("a trial in the warm-up");
+    let order: Vec<bool> = trial.spans.iter().map(|span| span.window).collect();
+    assert_eq!(order, [false, true, true, false, false, true, true, false]);
+    assert!(trial.spans.iter().all(|span| span.responses > 0 && span.cpu_us > 0), "{trial:?}");
+    assert!(result.counts.batch_naps > 0, "the thread never napped in the spans with the window: {trial:?}");
+    assert_eq!(trial.kept, BatchTrial::window_wins(&trial.spans), "{trial:?}");
+    assert_eq!(result.client.io_batch_us, if trial.kept { TRIAL_WINDOW_US } else { 0 });
+
+    let (explicit_none, short_warmup) =
+        (on_builtin(r#""warmup_us": 400000, "io_batch_us": 0"#), on_builtin(r#""warmup_us": 200000"#));
+    for (what, result) in [("io_batch_us 0", explicit_none), ("a warm-up of 200 ms", short_warmup)] {
+        assert!(result.client.batch_trial.is_none(), "{what}: no trial");
+        assert_eq!((result.counts.batch_naps, result.client.io_batch_us), (0, 0), "{what}: no window");
+    }
 }

@@ -187,7 +187,10 @@ IDLE_SEND_INTERVAL = _durations(
     "idle_send_interval", engine_limit("idle.send_interval_us")[0], engine=("idle.send_interval_us",),
     options=("run --idle-send-interval",), fields=("suite groups[].idle_send_interval",),
 )
-IO_BATCH = _durations("io_batch", 0, engine_limit("io_batch_us")[1], engine=("io_batch_us",), options=("run --io-batch",))
+IO_BATCH = _durations(
+    "io_batch", 0, engine_limit("io_batch_us")[1], engine=("io_batch_us",), options=("run --io-batch",),
+    fields=("suite defaults.io_batch",),
+)
 REQUESTS = Bound(
     "requests", "count", 1, COUNT_MAX, engine=("requests",),
     options=("run -n", "sweep concurrency -n", "run --warmup-requests", "sweep concurrency --warmup-requests",

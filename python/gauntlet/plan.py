@@ -127,8 +127,8 @@ class Plan(_Strict):
     keepalive: bool | None = None
     #: The load threads' socket I/O: "epoll" (the engine's default) or "uring" (io_uring, plain http://).
     io: Literal["epoll", "uring"] | None = None
-    #: µs a load thread's wait may hold responses back to gather more (latency may read that late), on
-    #: epoll or io_uring; 0: none.
+    #: µs a load thread's wait may hold responses back to gather more, on epoll or io_uring; 0: none; None:
+    #: the engine's default (a warm-up tries one on epoll, and the run keeps it where it pays).
     io_batch_us: int | None = None
     tls: TlsSettings | None = None
     calls_per_connection: int | None = None

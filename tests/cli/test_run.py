@@ -225,3 +225,26 @@ def test_help_keeps_square_brackets_that_rich_would_take_for_markup(command: lis
     )
     assert done.returncode == 0, done.stderr
     assert "Dask worker processes (extra [distributed])" in done.stdout
+
+
+def test_the_warm_up_tries_the_batch_window_and_the_run_says_what_it_kept(
+    builtin_server: ServerInstance, tmp_path: Path
+) -> None:
+    """By default a warm-up long enough tries the window in spans with and without it; the client's
+    line names the window kept and what the trial measured. `--io-batch 0` never tries it."""
+    url = f"{builtin_server.url}webtest.html"
+    tried, pinned = tmp_path / "tried.json", tmp_path / "pinned.json"
+    done = run_cli("run", url, "-c", "60", "-t", "1", "-d", "300ms", "--warmup", "400ms", "--json", tried)
+    assert done.code == 0, done.stderr
+    client = json.loads(tried.read_text())["client"]
+    trial = client["batch_trial"]
+    assert [span["window"] for span in trial["spans"]] == [False, True, True, False, False, True, True, False]
+    assert all(span["responses"] > 0 for span in trial["spans"]), trial
+    assert client["io_batch_us"] == (400 if trial["kept"] else 0)
+    kept_words = "batch window 400µs" if trial["kept"] else "no batch window"
+    assert re.search(rf"{kept_words} \(the warm-up's trial of 400µs: [\d.]+x the responses at [\d.]+x", done.stdout), done.stdout
+    done = run_cli("run", url, "-c", "60", "-t", "1", "-d", "300ms", "--warmup", "400ms", "--io-batch", "0", "--json", pinned)
+    assert done.code == 0, done.stderr
+    client = json.loads(pinned.read_text())["client"]
+    assert (client["batch_trial"], client["io_batch_us"]) == (None, 0)
+    assert "batch window" not in done.stdout

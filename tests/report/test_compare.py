@@ -173,3 +173,26 @@ def test_runs_that_speak_differently_pair_no_case(tmp_path: Path) -> None:
         assert warnings(found, None, None) == [
             f"the runs speak differently in every case ({difference}); such cases measure different things and are not paired"
         ]
+
+
+def test_a_client_window_that_differs_is_warned_of(tmp_path: Path) -> None:
+    """By default each run's warm-up decides the client's batch window: where one run kept it and
+    the other did not, the cases still pair, and compare says so (pinned here to provoke it)."""
+    started = Started()
+    try:
+        server = started.add(start_builtin(threads=2))
+        with Store.open(tmp_path / "results.db") as store:
+            run_ids = []
+            for window_us in (0, 400):
+                run_id = store.begin_run(suite="compared", suite_text=None, options={}, environment={}, planned_cases=1)
+                store.add_case(run_id, load_case(server, {"connections": 20}, io_batch_us=window_us))
+                store.end_run(run_id, "complete")
+                run_ids.append(run_id)
+            before, after = (store.cases([run_id]) for run_id in run_ids)
+    finally:
+        started.stop_all_and_check()
+    found = compare(before, after, {}, {})
+    assert len(found.cases) == 1
+    assert found.window_differences() == [f"{found.cases[0].before.key}: none -> 400µs"]
+    assert any(line.startswith("the client's batch window differs in 1 paired cases") for line in warnings(found, None, None))
+    assert compare(after, after, {}, {}).window_differences() == []

@@ -219,3 +219,16 @@ def test_every_quick_case_is_bounded_by_at_least_2_s(name: str) -> None:
         phases = plan.sessions.phases if plan.sessions is not None else None
         measured_us = plan.duration_us if phases is None else sum(phase.duration_us for phase in phases)
         assert measured_us is not None and measured_us >= QUICK_MEASURED_US, case.group
+
+
+def test_a_pinned_batch_window_reaches_every_case_and_its_key(tmp_path: Path) -> None:
+    """Without `io_batch` each case's warm-up decides the client's window; `defaults.io_batch` pins it
+    for every case, and the pinned window is part of the case's identity."""
+    pinned = SUITE.replace("defaults:\n  threads: 2\n", "defaults:\n  threads: 2\n  io_batch: 200us\n")
+    for text, window_us in ((pinned, 200), (SUITE, None)):
+        blocks = expand(load_suite(str(write(tmp_path, text))).suite, ["builtin", "nginx"], tmp_path)
+        found = [case for block in blocks for case in block.cases]
+        assert {case.plan.io_batch_us for case in found if case.plan is not None} == {window_us}
+        assert {case.params.get("io_batch_us") for case in found} == {window_us}
+    with pytest.raises(GauntletError, match="io_batch"):
+        load_suite(str(write(tmp_path, SUITE.replace("defaults:\n  threads: 2\n", "defaults:\n  threads: 2\n  io_batch: 20ms\n"))))

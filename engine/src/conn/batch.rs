@@ -6,9 +6,11 @@
 //! one response is wanted: with few requests in flight a wait is as without a window. Neither
 //! batches while a request is opening its connection (the worker's `opening`): a connect's
 //! completion and a TLS handshake's replies would wait out the window, and the request would go
-//! out that much late.
+//! out that much late. A plan without a window tries one in its warm-up (`batch_trial`).
 
 use std::time::Duration;
+
+use super::batch_trial::{TrialCounter, TRIAL_WINDOW_US};
 
 /// A wait under a window asks for the responses of one in this many requests in flight (with a
 /// 200 µs window, 0.56 of the floor's CPU per request on io_uring keep-alive: bench/README.md).
@@ -33,9 +35,12 @@ const PACE_SPAN_US: u64 = 1_000;
 /// end of the run (`until_next`). A nap as long as the window whatever the pace held a closed
 /// loop's few connections idle past their answers, and the server with them (nginx served 0.93x
 /// the requests/s at 20 connections: bench/README.md); io_uring's wait returns by itself once
-/// the wanted responses came.
+/// the wanted responses came. On trial, it naps only where the trial says the window is on.
 pub struct Nap {
     window_us: u64,
+    trial: Option<TrialCounter>,
+    /// Whether this thread's timers are exact (`set_exact_timers`).
+    exact_timers: bool,
     /// (responses ended, µs) over the last full span; None until one has passed.
     pace: Option<(u64, u64)>,
     span_start_us: u64,
@@ -45,12 +50,39 @@ pub struct Nap {
 impl Nap {
     /// The nap of a thread under a window of `window_us`; None without one (0).
     pub fn for_window(window_us: u64) -> Option<Nap> {
-        (window_us > 0).then_some(Nap { window_us, pace: None, span_start_us: 0, span_ended: 0 })
+        (window_us > 0).then(|| Nap::new(window_us, None))
+    }
+
+    /// The nap of a thread taking part in a trial of the window.
+    pub fn on_trial(trial: TrialCounter) -> Nap {
+        Nap::new(TRIAL_WINDOW_US, Some(trial))
+    }
+
+    fn new(window_us: u64, trial: Option<TrialCounter>) -> Nap {
+        Nap { window_us, trial, exact_timers: false, pace: None, span_start_us: 0, span_ended: 0 }
+    }
+
+    /// The run started at `start_us`: a fixed window makes the thread's timers exact now, a trial
+    /// as its spans turn the window on and off.
+    pub fn start(&mut self, start_us: u64) {
+        match &mut self.trial {
+            Some(trial) => trial.start(start_us),
+            None => self.set_exact_timers(true),
+        }
     }
 
     /// A response ended (answered or failed).
     pub fn ended(&mut self) {
         self.span_ended += 1;
+        if let Some(trial) = &mut self.trial {
+            trial.ended();
+        }
+    }
+
+    /// When a wait must end so that the trial counts its span apart from the next; None without
+    /// a trial or after it.
+    pub fn wake_by_us(&self) -> Option<u64> {
+        self.trial.as_ref().and_then(TrialCounter::span_end_us)
     }
 
     /// How long to nap before collecting at `now_us` with `in_flight` requests wanting a
@@ -58,6 +90,15 @@ impl Nap {
     /// pace is known, or when the wanted responses come sooner than a nap is worth.
     pub fn length(&mut self, now_us: u64, in_flight: usize, until_next: Duration) -> Duration {
         self.keep_pace(now_us);
+        if let Some(trial) = &mut self.trial {
+            let window = trial.window_at(now_us);
+            if window != self.exact_timers {
+                self.set_exact_timers(window);
+            }
+            if !window {
+                return Duration::ZERO;
+            }
+        }
         let Some((ended, span_us)) = self.pace.filter(|_| wanted(in_flight) >= 2) else {
             return Duration::ZERO;
         };
@@ -80,13 +121,16 @@ impl Nap {
         }
         (self.span_start_us, self.span_ended) = (now_us, 0);
     }
-}
 
-/// Make this thread's timers fire when asked: the kernel otherwise lets a sleep run up to 50 µs
-/// long (its timer slack), which would carry a nap past the next send.
-pub fn exact_timers() {
-    // SAFETY: PR_SET_TIMERSLACK takes a value in ns and changes the calling thread only.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    /// Make this thread's timers fire when asked (or as by default again): the kernel otherwise
+    /// lets a sleep run up to 50 µs long (its timer slack), which would carry a nap past the next
+    /// send.
+    fn set_exact_timers(&mut self, exact: bool) {
+        // SAFETY: PR_SET_TIMERSLACK takes a value in ns (0: the thread's default) and changes the
+        // calling thread only.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, libc::c_ulong::from(exact)) };
+        self.exact_timers = exact;
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 pub mod backoff;
 pub mod batch;
+pub mod batch_trial;
 pub mod rx_time;
 pub mod sockopt;
 pub mod tcp;

@@ -40,6 +40,9 @@ fn client_cost(outcomes: &[WorkerOutcome], elapsed_us: u64, requests: u64) -> Cl
         busiest_thread_runnable_share,
         io,
         io_fallback,
+        // The run's own to tell (`run::start`).
+        io_batch_us: 0,
+        batch_trial: None,
     }
 }
 

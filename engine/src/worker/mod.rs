@@ -21,6 +21,7 @@ mod h2;
 
 use crate::clock::now_us;
 use crate::conn::batch;
+use crate::conn::batch_trial::{self, TrialCounter};
 use crate::conn::tls::TlsNegotiated;
 use crate::conn::transport::{TlsStream, Transport};
 use crate::conn::uring::{self, Ring};
@@ -70,8 +71,11 @@ pub struct Shared {
     pub keepalive: bool,
     /// epoll or io_uring.
     pub io: Io,
-    /// How long a wait may hold responses back to gather more (µs; `conn::batch`); 0: not at all.
-    pub io_batch_us: u64,
+    /// How long a wait may hold responses back to gather more (µs; `conn::batch`); 0: not at all;
+    /// None: as the warm-up's trial decides (`batch_trial`).
+    pub io_batch_us: Option<u64>,
+    /// The warm-up's trial of the window, when the plan gives none and the warm-up has room.
+    pub batch_trial: Option<Arc<batch_trial::Trial>>,
     pub calls_per_connection: Option<u64>,
     pub timeout_us: u64,
     pub warmup_us: u64,
@@ -179,7 +183,7 @@ impl Worker {
         let ring = match (shared.io, shared.h2_streams) {
             (Io::Uring, Some(_)) => Err("io_uring carries HTTP/1 only: HTTP/2 runs on epoll".into()),
             (Io::Uring, None) if one_request_per_connection => Err(uring::ONE_REQUEST_PER_CONNECTION.into()),
-            _ => uring::ring_for(shared.io, tls, setup.connections, shared.io_batch_us),
+            _ => uring::ring_for(shared.io, tls, setup.connections, shared.io_batch_us.unwrap_or(0)),
         };
         Ok(Worker {
             setup,
@@ -189,7 +193,10 @@ impl Worker {
             recorder,
             busy: 0,
             opening: 0,
-            nap: batch::Nap::for_window(shared.io_batch_us),
+            nap: match (shared.io_batch_us, &shared.batch_trial) {
+                (Some(window_us), _) => batch::Nap::for_window(window_us),
+                (None, trial) => trial.clone().map(|trial| batch::Nap::on_trial(TrialCounter::new(trial))),
+            },
             actions: Actions::with_capacity(64),
             timer,
             reconnects: BinaryHeap::new(),
@@ -214,8 +221,8 @@ impl Worker {
             },
             Err(reason) => (Io::Epoll, Some(reason)),
         };
-        if self.shared.io_batch_us > 0 {
-            batch::exact_timers();
+        if let Some(nap) = &mut self.nap {
+            nap.start(start_us);
         }
         let (cpu_start_us, wait_start_us) = (thread_cpu_us(), thread_cpu_wait_us());
         self.window = self.windows(start_us);
@@ -244,7 +251,9 @@ impl Worker {
             let due_us = self.arm_timer(&schedule, now);
             let since_us = now.saturating_sub(self.window.measure_start_us);
             let next_second_us = self.window.measure_start_us + (since_us / 1_000_000 + 1) * 1_000_000;
+            let span_end_us = self.nap.as_ref().and_then(batch::Nap::wake_by_us).unwrap_or(u64::MAX);
             let wake_us = next_second_us.min(self.window.run_end_us).min(next_scan_us).min(now + MAX_WAIT_US);
+            let wake_us = wake_us.min(span_end_us);
             // The ring's wait times out to the nanosecond: it wakes itself for the next send, where
             // the timer would reach it through epoll and a poll on the ring.
             let next_us = wake_us.min(due_us.unwrap_or(u64::MAX));

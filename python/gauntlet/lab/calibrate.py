@@ -50,6 +50,8 @@ class Load:
     http2_streams: int | None = None
     #: https: the one cipher suite (IANA name) the engine and h2load are pinned to; None: each its own order.
     cipher: str | None = None
+    #: The engine's warm-up before its `duration_s` (where it tries its batch window); the peers have none.
+    warmup_s: int = 0
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ def argv(tool: str, load: Load) -> list[str]:
 
         plan = Plan(
             url=load.url, connections=load.connections, threads=load.threads, duration_us=load.duration_s * 1_000_000,
-            keepalive=load.keepalive, http_version=None if load.http2_streams is None else "2",
+            warmup_us=load.warmup_s * 1_000_000 or None, keepalive=load.keepalive, http_version=None if load.http2_streams is None else "2",
             streams_per_connection=load.http2_streams, tls=None if load.cipher is None else TlsSettings(cipher=load.cipher),
         )
         return [sys.executable, "-m", "gauntlet.lab.calibrate", json.dumps(plan.engine_json())]
@@ -167,7 +169,24 @@ def measure(
     if done.returncode != 0:
         raise GauntletError(f"{tool} failed with status {done.returncode}: {done.stderr.strip()[-300:]}", "Run it by hand")
     requests, errors, requests_per_s = parse(tool, done.stdout)
+    if tool not in PEERS:
+        client_cpu, server_cpu = without_warmup(done.stdout, client_cpu, server_cpu)
     return Sample(tool, round_, requests, errors, requests_per_s, client_cpu, server_cpu)
+
+
+def without_warmup(stdout: str, client_cpu_s: float, server_cpu_s: float | None) -> tuple[float, float | None]:
+    """An engine run's client and server CPU less its warm-up's (plan `warmup_us`): the load threads' CPU in
+    it (their whole CPU less the measured interval's, as the result gives both) comes off the client's, and
+    the server's is scaled to the measured interval's share of the run. As given for a run without one, and
+    for the floor's report."""
+    result = json.loads(stdout)
+    warmup_us = result["plan"].get("warmup_us", 0) if "client" in result else 0
+    if not warmup_us:
+        return client_cpu_s, server_cpu_s
+    measured_cpu_us = result["client"]["cpu_us_per_request"] * (result["responses"] + result["errors_total"])
+    warmup_cpu_s = (result["client"]["cpu_us"] - measured_cpu_us) / 1e6
+    measured_share = result["elapsed_us"] / (result["elapsed_us"] + warmup_us)
+    return client_cpu_s - warmup_cpu_s, None if server_cpu_s is None else server_cpu_s * measured_share
 
 
 def run_rounds(

@@ -11,12 +11,13 @@ from pydantic import BeforeValidator
 from gauntlet.bounds import (
     ARRIVAL_RATE, CALLS_PER_CONNECTION, CONNECTIONS, DOWNLOAD_RATE, DURATION, HEAP_MB, IDLE, IDLE_SEND_INTERVAL, KEEPALIVE_REQUESTS,
     KEEPALIVE_TIMEOUT_S, PROBES, QOS_TIME, RATE, REPEATS, REQUESTS, RESTART_EVERY, SEED, SHARE, STREAMS, THINK_SCALE, THREADS,
-    TIMEOUT, USERS, WARMUP, WEIGHT, WORKERS,
+    TIMEOUT, USERS, WARMUP, WEIGHT, WORKERS, IO_BATCH,
 )
 
 Duration = Annotated[int, BeforeValidator(DURATION.from_file)]
 Timeout = Annotated[int, BeforeValidator(TIMEOUT.from_file)]
 Warmup = Annotated[int, BeforeValidator(WARMUP.from_file)]
+IoBatch = Annotated[int, BeforeValidator(IO_BATCH.from_file)]
 QosTime = Annotated[int, BeforeValidator(QOS_TIME.from_file)]
 IdleSendInterval = Annotated[int, BeforeValidator(IDLE_SEND_INTERVAL.from_file)]
 Requests = Annotated[int, BeforeValidator(REQUESTS.from_file)]

@@ -111,6 +111,15 @@ class Comparison:
     #: The parameters of the setting differences: the cases' names leave them out.
     paired_across: list[str] = field(default_factory=list)
 
+    def window_differences(self) -> list[str]:
+        """The paired cases whose client ran with another batch window in each run ('c 100: none ->
+        400µs'): by default each run's warm-up decides it (docs/architecture.md, "The window's trial")."""
+        return [
+            f"{case.before.key}: {before} -> {after}"
+            for case in self.cases
+            if (before := client_windows(case.before)) != (after := client_windows(case.after))
+        ]
+
     def verdicts(self) -> list[tuple[CaseChange, FigureVerdict]]:
         return [(case, c) for case in self.cases for c in case.changes if c.verdict is not None]
 
@@ -123,6 +132,12 @@ class Comparison:
     def unmeasured_floors(self) -> list[str]:
         """The figures judged against a default floor because this machine's was not measured."""
         return sorted({c.figure for _, c in self.verdicts() if c.verdict is not None and c.verdict.floor.source == NOT_MEASURED})
+
+
+def client_windows(point: GridPoint) -> str:
+    """The batch windows the point's measured repeats ran with, in words ('none', '400µs')."""
+    windows = sorted({(case.result or {}).get("client", {}).get("io_batch_us", 0) for case in point.measured})
+    return ", ".join(format_duration_us(us) if us else "none" for us in windows)
 
 
 def judge_figure(
@@ -220,6 +235,13 @@ def warnings(comparison: Comparison, suite_before: str | None, suite_after: str 
     if changed:
         more = f" and {len(changed) - SUITE_LINES_SHOWN} more" if len(changed) > SUITE_LINES_SHOWN else ""
         found.append(f"the runs' suite files differ ({' | '.join(changed[:SUITE_LINES_SHOWN])}{more})")
+    if windows := comparison.window_differences():
+        more = f" and {len(windows) - SUITE_LINES_SHOWN} more" if len(windows) > SUITE_LINES_SHOWN else ""
+        found.append(
+            f"the client's batch window differs in {len(windows)} paired cases ({'; '.join(windows[:SUITE_LINES_SHOWN])}{more}): "
+            "by default each case's warm-up decides it, and a client that batches loads a server differently; "
+            "pin it (gauntlet run --io-batch, a suite's defaults.io_batch) to compare like with like"
+        )
     if comparison.environment_differences:
         found.append(
             f"the runs' environments differ ({'; '.join(comparison.environment_differences)}); "

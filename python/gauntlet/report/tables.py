@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -187,6 +188,7 @@ def print_run(console: Console, result: dict[str, Any]) -> None:
     console.print(
         f"client: {client['cpu_us_per_request']:.1f} µs of CPU per request, "
         f"busiest load thread {client['busiest_thread_share']:.0%} busy{memory_words(result.get('memory'))}"
+        f"{window_words(client)}"
     )
     if result.get("idle") is not None:
         console.print(idle_line(result["idle"]), highlight=False)
@@ -210,6 +212,27 @@ def print_run(console: Console, result: dict[str, Any]) -> None:
             console.print(line, highlight=False)
     for reason in breach_reasons(result["invariants"]) if "invariants" in result else []:
         console.print(Text.assemble(("breaks ", "bold red"), reason))
+
+
+def window_words(client: dict[str, Any]) -> str:
+    """The batch window the measured interval ran with, and what the warm-up's trial measured when
+    it decided (medians over its pairs of spans, with the window over without)."""
+    window_us = client.get("io_batch_us", 0)
+    words = f", batch window {format_duration_us(window_us)}" if window_us else ", no batch window"
+    trial = client.get("batch_trial")
+    if trial is None:
+        return words if window_us else ""
+    pairs = [sorted(pair, key=lambda span: span["window"]) for pair in zip(trial["spans"][::2], trial["spans"][1::2], strict=True)]
+    if any(span["responses"] == 0 for pair in pairs for span in pair):
+        return f"{words} (the warm-up's trial of {format_duration_us(trial['window_us'])} saw a span without responses)"
+    served = statistics.median([with_["responses"] / without["responses"] for without, with_ in pairs])
+    cpu = statistics.median([
+        (with_["cpu_us"] / with_["responses"]) / max(without["cpu_us"] / without["responses"], 1e-9) for without, with_ in pairs
+    ])
+    return (
+        f"{words} (the warm-up's trial of {format_duration_us(trial['window_us'])}: {served:.2f}x the responses "
+        f"at {cpu:.2f}x the CPU per response)"
+    )
 
 
 def memory_words(memory: dict[str, Any] | None) -> str:

@@ -81,6 +81,7 @@ def _load_plan(group: Group, defaults: Defaults, point: dict[str, Any], keepaliv
         duration_us=duration_us if requests is None else None,
         warmup_us=group.warmup if group.warmup is not None else defaults.warmup,
         timeout_us=group.timeout if group.timeout is not None else defaults.timeout,
+        io_batch_us=defaults.io_batch,
         keepalive=keepalive,
         http_version=point["http_version"],
         streams_per_connection=point.get("streams"),

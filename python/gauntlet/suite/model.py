@@ -14,7 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationIn
 
 from gauntlet.bounds import RANGE_VALUES_MAX
 from gauntlet.model.bounded import (
-    CallsPerConnection, Connections, Duration, HeapMb, Idle, IdleSendInterval, KeepaliveRequests, KeepaliveTimeout, Probes, Rate,
+    CallsPerConnection, Connections, Duration, HeapMb, Idle, IdleSendInterval, IoBatch, KeepaliveRequests, KeepaliveTimeout, Probes, Rate,
     Repeats, Requests, RestartEvery, Streams, Threads, Timeout, Users, Warmup, Workers,
 )
 from gauntlet.model.claims import CAPACITY, Claim
@@ -236,6 +236,9 @@ class Defaults(_Strict):
     warmup: Warmup | None = None
     #: None: the engine's default.
     timeout: Timeout | None = None
+    #: The client's batch window in every case (0: none); None: the engine's default, where each
+    #: case's warm-up tries it and keeps it or not.
+    io_batch: IoBatch | None = None
 
 
 class Suite(_Strict):
