@@ -36,6 +36,7 @@ from pathlib import Path
 from gauntlet.engine import self_signed_certificate, workload_files
 from gauntlet.lab.calibrate import (
     ENGINE,
+    ENGINE_WARMUP_S,
     EXTRA_TIME_S,
     Sample,
     children_cpu_s,
@@ -229,7 +230,7 @@ def main() -> None:
     parser.add_argument(
         "--warmup",
         type=int,
-        default=1,
+        default=ENGINE_WARMUP_S,
         help="seconds of warm-up before each engine run's duration, where its default tries the batch window; "
         "its CPU is taken off (h2load's has none)",
     )

@@ -31,7 +31,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from gauntlet.lab.calibrate import ENGINE, Load, Sample, argv, median_ratio, medians, run_rounds, write_samples
+from gauntlet.lab.calibrate import (
+    ENGINE, ENGINE_WARMUP_S, Load, Sample, argv, median_ratio, medians, run_rounds, write_samples,
+)
 from gauntlet.servers.nginx import start_nginx
 from gauntlet.servers.spec import ServerSpec
 
@@ -135,7 +137,7 @@ def main() -> None:
     parser.add_argument(
         "--warmup",
         type=int,
-        default=1,
+        default=ENGINE_WARMUP_S,
         help="seconds of warm-up before each engine run's duration, where its default tries the batch window; "
         "its CPU is taken off (the peers have none)",
     )

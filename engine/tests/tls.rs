@@ -32,6 +32,20 @@ fn keep_alive_over_tls_does_one_handshake_per_connection() {
 }
 
 #[test]
+fn what_was_negotiated_is_reported_when_every_handshake_was_in_the_warm_up() {
+    let server = https_server();
+    let result = run(plan(&server, r#""connections": 2, "warmup_us": 200000, "duration_us": 200000"#)).unwrap();
+    assert_eq!(result.errors_total, 0, "{:?}", result.errors);
+    assert_eq!(result.tls.unwrap().handshakes, 0, "kept-alive connections opened in the warm-up");
+    let negotiated = &result.negotiated;
+    assert_eq!(
+        (negotiated.tls_version.as_deref(), negotiated.tls_cipher.as_deref()),
+        (Some("1.3"), Some("TLS13_AES_128_GCM_SHA256"))
+    );
+    server.stop();
+}
+
+#[test]
 fn a_connection_per_request_resumes_sessions_unless_told_not_to() {
     let server = https_server();
     let resumed = run(plan(&server, r#""connections": 2, "requests": 200, "keepalive": false"#)).unwrap();

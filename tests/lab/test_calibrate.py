@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from gauntlet.errors import GauntletError
-from gauntlet.lab.calibrate import ENGINE, Load, Sample, argv, installed_peers, median_ratio, parse
+from gauntlet.lab.calibrate import (
+    ENGINE, Load, Sample, argv, children_cpu_s, installed_peers, median_ratio, parse, without_warmup,
+)
+from gauntlet.servers.base import ServerInstance
 from gauntlet.store import Store
 from gauntlet.servers.spec import ServerSpec
 from tests.conftest import require_available, require_installed
@@ -66,6 +69,7 @@ def test_every_tool_gets_the_same_load() -> None:
     assert (plan["url"], plan["connections"], plan["threads"], plan["duration_us"], plan["keepalive"]) == (
         load.url, 100, 2, 5_000_000, True,
     )
+    assert plan["warmup_us"] == 1_000_000 and "io_batch_us" not in plan, "the engine's default, tried in its warm-up"
     closing = Load(load.url, 100, 2, 5, keepalive=False)
     assert argv("wrk", closing)[-3:] == ["-H", "Connection: close", load.url]
     with pytest.raises(GauntletError, match="h2load's duration mode"):
@@ -178,3 +182,18 @@ def test_calibrate_without_any_peer_says_what_to_install() -> None:
         "gauntlet: error: no peer load generator is installed (wrk, h2load). "
         "Install one: apt-get install wrk nghttp2-client\n"
     )
+
+
+def test_the_engines_warm_up_cpu_comes_off_its_client_cpu(builtin_server: ServerInstance) -> None:
+    """What is left of the child's CPU is at least the measured interval's load-thread CPU (the
+    child ran those threads) and not much more (the interpreter's start-up, about 0.07 s)."""
+    load = Load(f"{builtin_server.url}webtest.html", connections=10, threads=2, duration_s=1)
+    before_s = children_cpu_s()
+    done = subprocess.run(argv(ENGINE, load), capture_output=True, text=True, timeout=60, check=True)
+    child_s = children_cpu_s() - before_s
+    result = json.loads(done.stdout)
+    measured_s = result["client"]["cpu_us_per_request"] * (result["responses"] + result["errors_total"]) / 1e6
+    client_s, server_s = without_warmup(done.stdout, child_s, 2.0)
+    assert measured_s - 1e-3 <= client_s <= measured_s + 0.5, (client_s, measured_s, child_s)
+    assert client_s < child_s and server_s == pytest.approx(1.0, rel=0.01), "the server's CPU: 1 s measured of 2"
+    assert without_warmup('{"responses": 5, "errors_total": 0, "requests_per_s": 5.0}', 1.5, None) == (1.5, None), "the floor's report"

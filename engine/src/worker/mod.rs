@@ -665,6 +665,11 @@ impl Worker {
 
     fn count(&mut self, i: usize, now: u64, outcome: Outcome) {
         let conn = &self.conns[i];
+        // What was negotiated is the run's whether the handshake was measured or not: with
+        // keep-alive and a warm-up none is.
+        if let (None, Ok(_), 1, Some(Transport::Tls(tls))) = (&self.negotiated_tls, outcome, conn.calls, &conn.stream) {
+            self.negotiated_tls = TlsNegotiated::of(&tls.session);
+        }
         if !conn.measured {
             return;
         }
@@ -675,9 +680,6 @@ impl Worker {
         }
         if let (Ok(_), 1, Some(resumed)) = (outcome, conn.calls, conn.stream.as_ref().and_then(|s| s.resumed())) {
             self.recorder.tls_handshake(resumed);
-            if let (None, Some(Transport::Tls(tls))) = (&self.negotiated_tls, &conn.stream) {
-                self.negotiated_tls = TlsNegotiated::of(&tls.session);
-            }
         }
         match outcome {
             Ok(head) => {

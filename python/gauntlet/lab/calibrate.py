@@ -35,6 +35,9 @@ HTTP2_PEERS = ("h2load",)
 PEER_PACKAGES = {"wrk": "wrk", "h2load": "nghttp2-client"}
 #: Bound on a run beyond its duration (start-up, connection drain).
 EXTRA_TIME_S = 30
+#: The engine's warm-up before its measured duration, where its default tries the batch window
+#: (docs/architecture.md, "The window's trial"); the peers have none, and its CPU comes off.
+ENGINE_WARMUP_S = 1
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ class Load:
     #: https: the one cipher suite (IANA name) the engine and h2load are pinned to; None: each its own order.
     cipher: str | None = None
     #: The engine's warm-up before its `duration_s` (where it tries its batch window); the peers have none.
-    warmup_s: int = 0
+    warmup_s: int = ENGINE_WARMUP_S
 
 
 @dataclass(frozen=True)
