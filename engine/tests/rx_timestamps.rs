@@ -152,14 +152,16 @@ fn quiet_run(url: &str, load: &str, io: Io, window_us: Option<u64>) -> (RunResul
     measured(url, load, io, window_us)
 }
 
-/// The client's median and p99 against the peer's for the same answers, without and with the
-/// window, and with the engine's default (on epoll, what the warm-up's trial kept): within 1 %
-/// or 10 µs.
-fn compare(load: &str, peer: Handler, io: Io) {
+/// Without the window, with it, and the engine's default (on epoll, what the warm-up's trial kept).
+const EVERY_WINDOW: [Option<u64>; 3] = [Some(0), Some(WINDOW_US), None];
+
+/// The client's median and p99 against the peer's for the same answers under each of `windows`:
+/// within 1 % or 10 µs.
+fn compare(load: &str, peer: Handler, io: Io, windows: &[Option<u64>]) {
     let _alone = common::timing_alone();
     let peer = Peer::start(peer);
     let url = peer.url("/");
-    for window_us in [Some(0), Some(WINDOW_US), None] {
+    for &window_us in windows {
         let (result, by_peer) = quiet_run(&url, load, io, window_us);
         let tried = result.client.batch_trial.is_some();
         assert_eq!(tried, window_us.is_none() && io == Io::Epoll, "a trial only by default, on epoll");
@@ -188,26 +190,30 @@ const CONSTANT_RATE: &str = r#""connections": 60, "rate_per_s": 500"#;
 
 #[test]
 fn closed_loop_latency_is_the_servers_under_a_window() {
-    compare(CLOSED_LOOP, held_ok, Io::Epoll);
+    compare(CLOSED_LOOP, held_ok, Io::Epoll, &EVERY_WINDOW);
 }
 
 #[test]
 fn constant_rate_latency_is_the_servers_under_a_window() {
-    compare(CONSTANT_RATE, held_ok, Io::Epoll);
+    compare(CONSTANT_RATE, held_ok, Io::Epoll, &EVERY_WINDOW);
 }
 
 #[test]
 fn closed_loop_latency_on_io_uring_is_the_servers_under_a_window() {
-    compare(CLOSED_LOOP, held_ok, Io::Uring);
+    compare(CLOSED_LOOP, held_ok, Io::Uring, &EVERY_WINDOW);
 }
 
 #[test]
 fn constant_rate_latency_on_io_uring_is_the_servers_under_a_window() {
-    compare(CONSTANT_RATE, held_ok, Io::Uring);
+    compare(CONSTANT_RATE, held_ok, Io::Uring, &EVERY_WINDOW);
 }
 
-/// A tenth of the requests open their connection: the window must not delay their connects.
+/// A tenth of the requests open their connection: the window must not delay their connects. The
+/// peer's threads starting for new connections make its own holds late (its p99 is 21.3-21.8 ms
+/// in every window-less run here), so those runs are judged on `quiet_run`'s last attempt; the
+/// default, whose trial never batches while a request opens its connection, is left to the
+/// other loads rather than add a third such judgement.
 #[test]
 fn latency_is_the_servers_under_a_window_as_connections_open() {
-    compare(CLOSED_LOOP, held_closing, Io::Epoll);
+    compare(CLOSED_LOOP, held_closing, Io::Epoll, &[Some(0), Some(WINDOW_US)]);
 }
