@@ -79,10 +79,10 @@ impl Nap {
         }
     }
 
-    /// When a wait must end so that the trial counts its span apart from the next; None without
-    /// a trial or after it.
+    /// When a wait must end so that the trial counts each span apart (its first span's start, or
+    /// the end of the span being counted); None without a trial or after it.
     pub fn wake_by_us(&self) -> Option<u64> {
-        self.trial.as_ref().and_then(TrialCounter::span_end_us)
+        self.trial.as_ref().and_then(TrialCounter::next_boundary_us)
     }
 
     /// How long to nap before collecting at `now_us` with `in_flight` requests wanting a

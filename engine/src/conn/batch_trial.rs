@@ -56,27 +56,38 @@ pub struct BatchTrial {
     pub window_us: u64,
     /// The spans in order, each as long as the others.
     pub spans: Vec<TrialSpan>,
+    /// The median over pairs of spans of the responses with the window over those without; None
+    /// when a span had no responses (or no CPU) to compare.
+    pub responses_ratio: Option<f64>,
+    /// The median over pairs of the CPU per response with the window over without; None as above.
+    pub cpu_ratio: Option<f64>,
     /// Whether the measured interval ran with the window. False too when a load thread ended
     /// before the trial did (the spans are then incomplete).
     pub kept: bool,
 }
 
 impl BatchTrial {
-    /// The rule: per pair of spans, the responses with the window over those without, and the
-    /// CPU per response with over without; keep the window when the medians are at least
-    /// `MIN_RESPONSES_RATIO` and at most `MAX_CPU_RATIO`. A span without responses judges nothing.
-    pub fn window_wins(spans: &[TrialSpan]) -> bool {
+    /// Per pair of spans, the responses with the window over those without, and the CPU per
+    /// response with over without: their medians; None when a span judges nothing.
+    pub fn ratios(spans: &[TrialSpan]) -> Option<(f64, f64)> {
         let (mut responses, mut cpu): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
         for pair in spans.chunks_exact(2) {
             let (with, without) = if pair[0].window { (&pair[0], &pair[1]) } else { (&pair[1], &pair[0]) };
             if with.responses == 0 || without.responses == 0 || without.cpu_us == 0 {
-                return false;
+                return None;
             }
             responses.push(with.responses as f64 / without.responses as f64);
             let per_response = |s: &TrialSpan| s.cpu_us as f64 / s.responses as f64;
             cpu.push(per_response(with) / per_response(without));
         }
-        !responses.is_empty() && median(&mut responses) >= MIN_RESPONSES_RATIO && median(&mut cpu) <= MAX_CPU_RATIO
+        (!responses.is_empty()).then(|| (median(&mut responses), median(&mut cpu)))
+    }
+
+    /// The rule: keep the window when the medians are at least `MIN_RESPONSES_RATIO` and at most
+    /// `MAX_CPU_RATIO`.
+    pub fn window_wins(spans: &[TrialSpan]) -> bool {
+        BatchTrial::ratios(spans)
+            .is_some_and(|(responses, cpu)| responses >= MIN_RESPONSES_RATIO && cpu <= MAX_CPU_RATIO)
     }
 }
 
@@ -127,14 +138,21 @@ impl Trial {
 
     /// The spans as counted so far, and the verdict.
     pub fn record(&self) -> BatchTrial {
-        let spans = (0..SPANS)
+        let spans: Vec<TrialSpan> = (0..SPANS)
             .map(|k| TrialSpan {
                 window: span_has_window(k),
                 responses: self.responses[k].load(Ordering::Acquire),
                 cpu_us: self.cpu_us[k].load(Ordering::Acquire),
             })
             .collect();
-        BatchTrial { window_us: TRIAL_WINDOW_US, spans, kept: self.verdict.load(Ordering::Acquire) == WITH }
+        let ratios = BatchTrial::ratios(&spans);
+        BatchTrial {
+            window_us: TRIAL_WINDOW_US,
+            spans,
+            responses_ratio: ratios.map(|(responses, _)| responses),
+            cpu_ratio: ratios.map(|(_, cpu)| cpu),
+            kept: self.verdict.load(Ordering::Acquire) == WITH,
+        }
     }
 
     /// A thread counted its last span: the last one to do so draws the verdict from all spans.
@@ -155,14 +173,15 @@ pub struct TrialCounter {
     /// The span being counted; `SPANS` once all are counted.
     span: usize,
     responses: u64,
-    cpu_start_us: u64,
+    /// The thread's CPU when the span being counted began; None before the first span.
+    cpu_start_us: Option<u64>,
     /// The verdict as this thread read it, once drawn.
     verdict: u8,
 }
 
 impl TrialCounter {
     pub fn new(trial: Arc<Trial>) -> TrialCounter {
-        TrialCounter { trial, first_us: 0, span: 0, responses: 0, cpu_start_us: 0, verdict: PENDING }
+        TrialCounter { trial, first_us: 0, span: 0, responses: 0, cpu_start_us: None, verdict: PENDING }
     }
 
     /// The run started at `start_us`.
@@ -191,24 +210,30 @@ impl TrialCounter {
         }
     }
 
-    /// When the span being counted ends, so that a wait does not run past it; None after the
-    /// trial.
-    pub fn span_end_us(&self) -> Option<u64> {
-        (self.span < SPANS).then(|| self.first_us + (self.span as u64 + 1) * self.trial.span_us)
+    /// When the trial's next boundary comes (its first span's start, or the end of the span
+    /// being counted), so that a wait does not run past it; None after the trial.
+    pub fn next_boundary_us(&self) -> Option<u64> {
+        match self.cpu_start_us {
+            None => Some(self.first_us),
+            Some(_) => (self.span < SPANS).then(|| self.first_us + (self.span as u64 + 1) * self.trial.span_us),
+        }
     }
 
-    /// Add the spans that ended by `now_us` to the shared counts.
+    /// Begin counting at the first span's start; add the spans that ended by `now_us` to the
+    /// shared counts.
     fn count_until(&mut self, now_us: u64) {
         if now_us < self.first_us {
-            self.responses = 0;
-            self.cpu_start_us = thread_cpu_us();
             return;
         }
-        while self.span_end_us().is_some_and(|end_us| now_us >= end_us) {
+        if self.cpu_start_us.is_none() {
+            (self.responses, self.cpu_start_us) = (0, Some(thread_cpu_us()));
+        }
+        while self.next_boundary_us().is_some_and(|end_us| now_us >= end_us) {
             let cpu_us = thread_cpu_us();
+            let span_cpu_us = cpu_us - self.cpu_start_us.unwrap_or(cpu_us);
             self.trial.responses[self.span].fetch_add(std::mem::take(&mut self.responses), Ordering::AcqRel);
-            self.trial.cpu_us[self.span].fetch_add(cpu_us - self.cpu_start_us, Ordering::AcqRel);
-            self.cpu_start_us = cpu_us;
+            self.trial.cpu_us[self.span].fetch_add(span_cpu_us, Ordering::AcqRel);
+            self.cpu_start_us = Some(cpu_us);
             self.span += 1;
             if self.span == SPANS {
                 self.trial.thread_done();
@@ -246,6 +271,8 @@ mod tests {
 
     #[test]
     fn the_window_is_kept_where_it_served_as_much_at_less_cpu() {
+        let (responses, cpu) = BatchTrial::ratios(&spans(1.15, 0.73)).unwrap();
+        assert!((responses - 1.15).abs() < 1e-3 && (cpu - 0.73).abs() < 1e-3, "{responses} {cpu}");
         assert!(BatchTrial::window_wins(&spans(1.15, 0.73)), "nginx's figures");
         assert!(BatchTrial::window_wins(&spans(1.0, 0.8)), "a constant rate: same responses, less CPU");
         assert!(!BatchTrial::window_wins(&spans(0.95, 1.05)), "the built-in server's figures");
@@ -300,6 +327,6 @@ mod tests {
         assert_eq!(responses, [20, 40, 40, 20, 20, 40, 40, 20]);
         assert_eq!(record.kept, kept);
         assert_eq!(counters[0].window_at(end_us + 1), kept, "the first thread reads the verdict");
-        assert_eq!(counters[0].span_end_us(), None);
+        assert_eq!(counters[0].next_boundary_us(), None);
     }
 }

@@ -251,9 +251,9 @@ impl Worker {
             let due_us = self.arm_timer(&schedule, now);
             let since_us = now.saturating_sub(self.window.measure_start_us);
             let next_second_us = self.window.measure_start_us + (since_us / 1_000_000 + 1) * 1_000_000;
-            let span_end_us = self.nap.as_ref().and_then(batch::Nap::wake_by_us).unwrap_or(u64::MAX);
+            let trial_boundary_us = self.nap.as_ref().and_then(batch::Nap::wake_by_us).unwrap_or(u64::MAX);
             let wake_us = next_second_us.min(self.window.run_end_us).min(next_scan_us).min(now + MAX_WAIT_US);
-            let wake_us = wake_us.min(span_end_us);
+            let wake_us = wake_us.min(trial_boundary_us);
             // The ring's wait times out to the nanosecond: it wakes itself for the next send, where
             // the timer would reach it through epoll and a poll on the ring.
             let next_us = wake_us.min(due_us.unwrap_or(u64::MAX));

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -222,17 +221,10 @@ def window_words(client: dict[str, Any]) -> str:
     trial = client.get("batch_trial")
     if trial is None:
         return words if window_us else ""
-    pairs = [sorted(pair, key=lambda span: span["window"]) for pair in zip(trial["spans"][::2], trial["spans"][1::2], strict=True)]
-    if any(span["responses"] == 0 for pair in pairs for span in pair):
-        return f"{words} (the warm-up's trial of {format_duration_us(trial['window_us'])} saw a span without responses)"
-    served = statistics.median([with_["responses"] / without["responses"] for without, with_ in pairs])
-    cpu = statistics.median([
-        (with_["cpu_us"] / with_["responses"]) / max(without["cpu_us"] / without["responses"], 1e-9) for without, with_ in pairs
-    ])
-    return (
-        f"{words} (the warm-up's trial of {format_duration_us(trial['window_us'])}: {served:.2f}x the responses "
-        f"at {cpu:.2f}x the CPU per response)"
-    )
+    tried = f"the warm-up's trial of {format_duration_us(trial['window_us'])}"
+    if trial["responses_ratio"] is None:
+        return f"{words} ({tried} saw a span without responses)"
+    return f"{words} ({tried}: {trial['responses_ratio']:.2f}x the responses at {trial['cpu_ratio']:.2f}x the CPU per response)"
 
 
 def memory_words(memory: dict[str, Any] | None) -> str:
