@@ -409,7 +409,7 @@ impl Plan {
         }
         if let Some(window_us) = self.io_batch_us.filter(|&us| us > MAX_IO_BATCH_US) {
             return fail(format!(
-                "io_batch_us is {window_us} µs: give at most {MAX_IO_BATCH_US} µs (it is how late a latency may read)"
+                "io_batch_us is {window_us} µs: give at most {MAX_IO_BATCH_US} µs (it is how late a response may be handled and its connection's next request sent)"
             ));
         }
         if self.calls_per_connection == Some(0) {

@@ -49,12 +49,23 @@ pub struct Peer {
 
 impl Peer {
     pub fn start(handler: Handler) -> Peer {
+        Peer::start_niced(handler, 0)
+    }
+
+    /// `start` with its accepting thread at `nice`, and so each connection's thread, which
+    /// inherits it from the start: a peer at 19 seldom takes a core from the client under test,
+    /// not even while it starts a thread for a new connection.
+    pub fn start_niced(handler: Handler, nice: i32) -> Peer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap();
         let counters = Arc::new(Counters::default());
         let stop = Arc::new(AtomicBool::new(false));
         let (c, s) = (counters.clone(), stop.clone());
         thread::spawn(move || {
+            // SAFETY: setpriority on this thread (who 0 with PRIO_PROCESS is the calling thread on Linux).
+            if nice != 0 && unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } != 0 {
+                panic!("setpriority {nice}: {}", std::io::Error::last_os_error());
+            }
             for stream in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
                     break;
