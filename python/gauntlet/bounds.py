@@ -172,7 +172,7 @@ TIMEOUT = _durations(
 )
 WARMUP = _durations(
     "warmup", 0, engine=("warmup_us", "sessions.rampdown_us"),
-    options=("run --warmup", "capacity --warm-up"),
+    options=("run --warmup", "capacity --warm-up", "calibrate-noise --warmup"),
     fields=("suite defaults.warmup", "suite groups[].warmup", "suite groups[].capacity.warm_up", "load ramp_up", "load warm_up",
             "load ramp_down"),
 )

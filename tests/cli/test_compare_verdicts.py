@@ -57,16 +57,19 @@ def test_a_held_response_is_a_latency_regression_and_exits_1(tmp_path: Path) -> 
 
 def test_calibrate_noise_stores_the_floor_and_compare_uses_it(tmp_path: Path) -> None:
     db = tmp_path / "noise.db"
-    done = run_cli("calibrate", "noise", "--pairs", "2", "-d", "1s", "--db", db, timeout_s=90)
+    done = run_cli("calibrate", "noise", "--pairs", "2", "-d", "1s", "--warmup", "300ms", "--db", db, timeout_s=90)
     assert done.code == 0, done.stderr
     assert "Noise floor from 2 A/A pairs" in done.stdout
     with Store.open(db, create=False) as store:
         floors = store.noise_floors()
         (run,) = store.runs()
+        cases = store.cases([run.run_id])
     assert {"requests_per_s", "latency_p50_us", "server_cpu_us_per_request"} <= set(floors)
     assert all(floor.relative > 0 for floor in floors.values())
     assert run.command == "calibrate" and run.stored_cases == 4
-    assert "2 A/A pairs on builtin, 2 workers, -c 10 -d 1s" in floors["requests_per_s"].source
+    assert "2 A/A pairs on builtin, 2 workers, -c 10 -d 1s --warmup 300ms" in floors["requests_per_s"].source
+    # Each run had the warm-up, and in it the engine's trial of its batch window, as a suite's cases do.
+    assert [case.result["client"]["batch_trial"] is not None for case in cases if case.result] == [True] * 4
     # Two more identical runs (single ones: quicker), judged against the stored floors: only figures without one fall back.
     for _ in range(2):
         done = run_cli("run", "-c", "10", "-d", "1s", "--db", db, timeout_s=60)

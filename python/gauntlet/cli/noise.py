@@ -19,7 +19,7 @@ from rich.text import Text
 from gauntlet import host
 from gauntlet.analysis.verdict import pair_floors
 from gauntlet.cli.load_options import LoadOptions
-from gauntlet.bounds import CONNECTIONS, DURATION, PAIRS, THREADS
+from gauntlet.bounds import CONNECTIONS, DURATION, PAIRS, THREADS, WARMUP
 from gauntlet.cli.options import DEFAULT_DB_PATH, DbOption, bounded
 from gauntlet.cli.progress import ProgressLine
 from gauntlet.cli.run import DEFAULT_PATH, ServerOption, WorkersOption, announce_stored, server_spec, target_url
@@ -40,13 +40,17 @@ def noise_command(
     connections: Annotated[int, bounded(CONNECTIONS, "-c", "--connections", help="Connections of each run")] = 10,
     duration_us: Annotated[int, bounded(DURATION, "-d", "--duration", help="Length of each run", show_default="2s")] = 2_000_000,
     threads: Annotated[int, bounded(THREADS, "-t", "--threads", help="Load threads")] = DEFAULT_THREADS,
+    warmup_us: Annotated[
+        int | None,
+        bounded(WARMUP, "--warmup", help="Run this long first, uncounted, in each run: give your cases' warm-up (where the engine tries its batch window)"),
+    ] = None,
     db: DbOption = DEFAULT_DB_PATH,
 ) -> int:
     """Measure how much identical runs differ on this machine (the built-in server by default, or
     --server KIND) and store it as the noise floor `compare` judges changes against."""
     spec = server_spec(None, server, {"workers": workers}, False, DEFAULT_PATH, True, threads)
     assert spec is not None  # no URL: always a server Gauntlet starts
-    plan = LoadOptions(connections=connections, threads=min(threads, connections), duration_us=duration_us).plan("")
+    plan = LoadOptions(connections=connections, threads=min(threads, connections), duration_us=duration_us, warmup_us=warmup_us).plan("")
     spec = for_connections(spec, plan.all_connections())
     out, err = console(), console(stderr=True)
     runs = 2 * pairs
@@ -74,9 +78,9 @@ def noise_command(
     from gauntlet.store.noise import Measured
 
     workers_text = f", {spec.workers} workers" if spec.workers else ""
-    measured_floors = Measured(
-        floors, pairs, f"{spec.kind}{workers_text}", f"-c {connections} -d {DURATION.show(duration_us)}", socket.gethostname(), stored.run_id
-    )
+    warmup_text = f" --warmup {WARMUP.show(warmup_us)}" if warmup_us else ""
+    load = f"-c {connections} -d {DURATION.show(duration_us)}{warmup_text}"
+    measured_floors = Measured(floors, pairs, f"{spec.kind}{workers_text}", load, socket.gethostname(), stored.run_id)
     with Store.open(db) as store:
         store.add_noise_floors(measured_floors)
     out.print(floor_table(floors, pairs))
