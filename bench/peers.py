@@ -7,9 +7,10 @@ nginx (2 workers, access log off) serves the standard workload on 127.0.0.1. For
 nginx's TLS 1.2/1.3 and a self-signed certificate, keep-alive on the 83 KB image_large.jpg) every
 round runs the floor (bench/floor/floor.c, built here with cc: the cheapest HTTP/1.1 client through
 the socket API), wrk, and Gauntlet's engine on epoll, on epoll with a batch window (plan
-io_batch_us), on io_uring (plan io: "uring"; not over https) and on io_uring with the window
-(plain keep-alive modes only) with the same connections, threads and duration, the order reversed
-every other round; `--engines` runs some of the engine's four only. `--warmup S` gives the engine's
+io_batch_us), on io_uring (plan io: "uring"; not over https), on io_uring with the window
+(plain keep-alive modes only) and under the kernel's normal scheduling policy instead of its
+default SCHED_BATCH (plan scheduling "normal") with the same connections, threads and duration, the
+order reversed every other round; `--engines` runs some of the engine's five only. `--warmup S` gives the engine's
 runs S seconds of warm-up before their duration, where its default (`gauntlet`) tries the batch
 window and keeps it or not; the engine's CPU in it comes off its client CPU and nginx's is scaled to
 the measured share (`calibrate.without_warmup`); wrk and the floor have none. The measuring is
@@ -48,9 +49,10 @@ FLOOR = "floor"
 ENGINE_BATCH = "gauntlet-batch"
 ENGINE_URING = "gauntlet-uring"
 ENGINE_URING_BATCH = "gauntlet-uring-batch"
+ENGINE_NORMAL = "gauntlet-normal"
 #: The batch window of ENGINE_BATCH and ENGINE_URING_BATCH: a latency may read up to this late.
 BATCH_US = 200
-ENGINES = (ENGINE, ENGINE_BATCH, ENGINE_URING, ENGINE_URING_BATCH)
+ENGINES = (ENGINE, ENGINE_BATCH, ENGINE_URING, ENGINE_URING_BATCH, ENGINE_NORMAL)
 TOOLS = (FLOOR, "wrk", *ENGINES)
 OUT_DIR = Path(__file__).parent / "out"
 FLOOR_SOURCE = Path(__file__).parent / "floor" / "floor.c"
@@ -70,7 +72,7 @@ def build_floor() -> Path:
 
 
 def engine_argv_with(**fields: object) -> Callable[[Load], list[str]]:
-    """The engine's run of the same plan with `fields` added (io_uring, its batch window)."""
+    """The engine's run of the same plan with `fields` added (io_uring, its batch window, its scheduling)."""
 
     def engine_argv(load: Load) -> list[str]:
         *command, plan_json = argv(ENGINE, load)
@@ -161,6 +163,7 @@ def main() -> None:
         ENGINE_BATCH: engine_argv_with(io_batch_us=BATCH_US),
         ENGINE_URING: engine_argv_with(io="uring"),
         ENGINE_URING_BATCH: engine_argv_with(io="uring", io_batch_us=BATCH_US),
+        ENGINE_NORMAL: engine_argv_with(scheduling="normal"),
     }
 
     samples: dict[str, list[Sample]] = {}

@@ -4,11 +4,12 @@ window, rounds interleaved.
     .venv/bin/python bench/send_lag.py [--rates 2000,10000,30000] [--rounds 3] [--duration 5] [--modes keep-alive,h2]
         [--variants normal,none,batch,window]
 
-A load thread under Linux's SCHED_BATCH (`chrt --batch 0`) does not preempt the server when a
-response wakes it: nginx keeps its core, which made the engine 1.45x h2load on HTTP/2 at 0.38x the
-CPU (bench/README.md, "SCHED_BATCH"). But a thread woken by its send timer does not preempt either,
-so under a constant rate a request may go out late; and a thread napping under a batch window
-(plan `io_batch_us`) must wake for each send. This measures both: for each mode (HTTP/1.1
+A load thread under Linux's SCHED_BATCH (plan `scheduling` "batch", the engine's default in a
+closed loop) does not preempt the server when a response wakes it: nginx keeps its core, which
+made the engine 1.45x h2load on HTTP/2 at 0.38x the CPU (bench/README.md, "SCHED_BATCH"). But a
+thread woken by its send timer does not preempt either, so under a constant rate a request may go
+out late (under a rate the engine's default is the normal policy); and a thread napping under a
+batch window (plan `io_batch_us`) must wake for each send. This measures both: for each mode (HTTP/1.1
 keep-alive on nginx's plain port; HTTP/2 over TLS with 10 streams a connection) and each rate, the
 engine at that constant rate as it runs by default (`normal`: its warm-up tries the batch window and
 the run keeps it or not, the table's `window µs`), without a window (`none`, the default before that
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -40,7 +40,6 @@ from gauntlet.servers.nginx import start_nginx
 from gauntlet.servers.spec import ServerSpec
 
 OUT_DIR = Path(__file__).parent / "out"
-SCHED_BATCH = ["chrt", "--batch", "0"]
 MODES = ("keep-alive", "h2")
 VARIANTS = ("normal", "none", "batch", "window")
 #: The batch window of the `window` variant, µs.
@@ -79,6 +78,7 @@ def plan_json(url: str, mode: str, rate_per_s: int, variant: str, args: argparse
         http_version="2" if h2 else None,
         streams_per_connection=H2_STREAMS if h2 else None,
         io_batch_us={"window": WINDOW_US, "none": 0}.get(variant),
+        scheduling="batch" if variant == "batch" else None,
     )
     return json.dumps(plan.engine_json())
 
@@ -88,7 +88,7 @@ def measure(url: str, pids: list[int], mode: str, rate_per_s: int, variant: str,
     command = [sys.executable, "-m", "gauntlet.lab.calibrate", plan_json(url, mode, rate_per_s, variant, args)]
     server_before_s, client_before_s = server_cpu_s(pids), children_cpu_s()
     done = subprocess.run(
-        [*SCHED_BATCH, *command] if variant == "batch" else command,
+        command,
         capture_output=True,
         text=True,
         timeout=args.duration + WARMUP_US / 1e6 + EXTRA_TIME_S,
@@ -165,8 +165,6 @@ def main() -> None:
         parser.error(f"unknown variant {', '.join(sorted(unknown))}: choose among {', '.join(VARIANTS)}")
     if args.rounds < 1 or args.duration < 1 or min(args.rates) < 1:
         parser.error("--rounds, --duration and each rate must be at least 1")
-    if "batch" in args.variants and shutil.which("chrt") is None:
-        sys.exit("chrt is not installed: apt-get install util-linux")
     samples: list[LagSample] = []
     for mode in args.modes:
         spec = ServerSpec("nginx", workers=2, tls=mode == "h2", http2=mode == "h2")

@@ -29,6 +29,19 @@ pub enum Io {
     Uring,
 }
 
+/// How the kernel schedules the load threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheduling {
+    /// SCHED_BATCH: a load thread woken by a response or a timer does not preempt what runs on
+    /// its CPU (the server, where they share CPUs); it runs when that yields or its slice ends.
+    Batch,
+    /// SCHED_OTHER, the kernel's default, as other load generators run: a woken thread may
+    /// preempt the server. What results from before the plan chose the policy ran under.
+    #[default]
+    Normal,
+}
+
 /// The longest io_uring batch window a plan may ask for (µs).
 pub const MAX_IO_BATCH_US: u64 = 10_000;
 
@@ -98,6 +111,13 @@ pub struct Plan {
     #[serde(default)]
     #[schemars(range(max = MAX_IO_BATCH_US))]
     pub io_batch_us: Option<u64>,
+    /// The load threads' scheduling policy: "batch" or "normal". Absent (the default): batch in a
+    /// closed loop, where on CPUs shared with the server it serves more at less client CPU per
+    /// request; normal under a schedule (`rate_per_s`, sessions), whose sends are due at set times
+    /// (bench/README.md, "SCHED_BATCH by default"). The result's `client.scheduling` says what the
+    /// threads ran under.
+    #[serde(default)]
+    pub scheduling: Option<Scheduling>,
     /// TLS settings for an https URL (defaults when absent).
     #[serde(default)]
     pub tls: Option<TlsPlan>,
@@ -427,6 +447,14 @@ impl Plan {
             }
         }
         self.body().map(|_| ())
+    }
+
+    /// The load threads' policy: the plan's, else batch in a closed loop and normal under a
+    /// schedule (a thread woken by its send timer would not preempt the server either, and its
+    /// sends would go out later).
+    pub fn scheduling(&self) -> Scheduling {
+        let scheduled = self.rate_per_s.is_some() || self.sessions.is_some();
+        self.scheduling.unwrap_or(if scheduled { Scheduling::Normal } else { Scheduling::Batch })
     }
 
     /// Streams each connection carries at once: 1 unless HTTP/2 with streams_per_connection.

@@ -15,7 +15,7 @@ use agent::AgentFigures;
 use crate::conn::batch_trial::BatchTrial;
 use crate::conn::tls::TlsNegotiated;
 use crate::plan::sessions::ArrivalPhase;
-use crate::plan::{HttpVersion, Io, Plan};
+use crate::plan::{HttpVersion, Io, Plan, Scheduling};
 use crate::schedule::idle::IdleResult;
 use crate::schedule::session::PageResult;
 use crate::stats::counts::Counts;
@@ -284,6 +284,14 @@ pub struct ClientResult {
     /// own result has its trial).
     #[serde(default)]
     pub batch_trial: Option<BatchTrial>,
+    /// The scheduling policy the load threads ran under: the plan's `scheduling`, or "normal"
+    /// where the kernel refused SCHED_BATCH ("normal" in results from before the plan chose it).
+    #[serde(default)]
+    pub scheduling: Scheduling,
+    /// Why the load threads ran under the normal policy although the plan asked for batch; None
+    /// when they ran under the plan's.
+    #[serde(default)]
+    pub scheduling_fallback: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

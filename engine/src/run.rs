@@ -118,6 +118,7 @@ pub fn start(plan: Plan) -> Result<RunHandle, PlanError> {
         batch_trial: (plan.io_batch_us.is_none() && plan.io == Io::Epoll)
             .then(|| Trial::for_warmup(plan.warmup_us, threads).map(Arc::new))
             .flatten(),
+        scheduling: plan.scheduling(),
         calls_per_connection: plan.calls_per_connection,
         timeout_us: plan.timeout_us,
         warmup_us: plan.warmup_us,

@@ -130,6 +130,9 @@ class Plan(_Strict):
     #: µs a load thread's wait may hold responses back to gather more, on epoll or io_uring; 0: none; None:
     #: the engine's default (a warm-up tries one on epoll, and the run keeps it where it pays).
     io_batch_us: int | None = None
+    #: The load threads' scheduling policy: "batch" (SCHED_BATCH) or "normal"; None: the engine's
+    #: default, batch in a closed loop and normal under a schedule (a rate, sessions).
+    scheduling: Literal["batch", "normal"] | None = None
     tls: TlsSettings | None = None
     calls_per_connection: int | None = None
     rate_per_s: float | None = None

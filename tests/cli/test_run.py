@@ -45,14 +45,18 @@ def test_no_keepalive_and_calls_per_connection_reach_the_server(builtin_server: 
     assert 300 + 1 + 20 + 1 <= stats["connections_accepted"] <= 300 + 1 + 22 + 1
 
 
-def test_the_transport_and_batch_window_options_reach_the_engine(builtin_server: ServerInstance, tmp_path: Path) -> None:
+def test_the_transport_batch_window_and_scheduling_options_reach_the_engine(builtin_server: ServerInstance, tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     url = f"{builtin_server.url}webtest.html"
-    done = run_cli("run", url, "-n", "3000", "-c", "20", "--io", "uring", "--io-batch", "200us", "--json", out)
+    done = run_cli("run", url, "-n", "3000", "-c", "20", "--io", "uring", "--io-batch", "200us", "--scheduling", "normal", "--json", out)
     assert done.code == 0, done.stderr
     result = json.loads(out.read_text())
     assert (result["plan"]["io"], result["plan"]["io_batch_us"], result["responses"]) == ("uring", 200, 3000)
     assert result["client"]["io"] == "uring" or result["client"]["io_fallback"], "io_uring ran, or says why not"
+    assert (result["plan"]["scheduling"], result["client"]["scheduling"]) == ("normal", "normal")
+    done = run_cli("run", url, "-n", "100", "-c", "2", "--json", out)
+    assert done.code == 0, done.stderr
+    assert json.loads(out.read_text())["client"]["scheduling"] == "batch", "SCHED_BATCH by default"
     too_long = run_cli("run", url, "-n", "1", "--io-batch", "20ms")
     assert too_long.code == 2 and "Invalid value for '--io-batch': at most 10ms, not 20ms" in too_long.stderr
 

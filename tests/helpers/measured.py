@@ -19,12 +19,12 @@ MEASURE_S = 0.3
 
 def load_case(
     server: ServerInstance, params: dict[str, Any], *, repeat: int = 0, query: str = "", measure_s: float = MEASURE_S,
-    requests: int | None = None, io_batch_us: int | None = None,
+    requests: int | None = None, client: dict[str, Any] | None = None,
 ) -> CaseRecord:
     """One case of the closed loop (or of a constant rate with `rate_per_s`): `params` name the
     path, connections, keep-alive, timeout (`timeout_s`); `query` adds an injected fault
-    (?delay_ms=5) the key does not show; `io_batch_us` pins the client's batch window (a setting
-    the key shows).
+    (?delay_ms=5) the key does not show; `client` pins LoadOptions' client settings (`io_batch_us`,
+    `scheduling`: settings the key shows).
     `requests`, when given, ends it instead of `measure_s`: a view that needs so many responses
     gets them however slow the machine is."""
     url = f"{server.url.rstrip('/')}{params.get('path', '/webtest.html')}{query}"
@@ -32,7 +32,7 @@ def load_case(
         connections=params.get("connections", 4), threads=2, requests=requests,
         duration_us=None if requests else round(measure_s * 1e6),
         no_keepalive=not params.get("keepalive", True), rate_per_s=params.get("rate_per_s"),
-        timeout_us=round(params["timeout_s"] * 1e6) if "timeout_s" in params else None, io_batch_us=io_batch_us,
+        timeout_us=round(params["timeout_s"] * 1e6) if "timeout_s" in params else None, **(client or {}),
     )
     params = {"server": "builtin", "protocol": server.scheme, **params}
     return measure(options.plan(url), server, params, server_version=__version__, repeat=repeat).record

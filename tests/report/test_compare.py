@@ -175,17 +175,25 @@ def test_runs_that_speak_differently_pair_no_case(tmp_path: Path) -> None:
         ]
 
 
-def test_a_client_window_that_differs_is_warned_of(tmp_path: Path) -> None:
-    """By default each run's warm-up decides the client's batch window: where one run kept it and
-    the other did not, the cases still pair, and compare says so (pinned here to provoke it)."""
+@pytest.mark.parametrize(
+    ("clients", "words"),
+    [
+        (({"io_batch_us": 0}, {"io_batch_us": 400}), "no batch window, SCHED_BATCH -> batch window 400 µs, SCHED_BATCH"),
+        (({"scheduling": "normal"}, {}), "no batch window, normal scheduling -> no batch window, SCHED_BATCH"),
+    ],
+)
+def test_a_client_that_ran_otherwise_is_warned_of(tmp_path: Path, clients: tuple[dict[str, Any], ...], words: str) -> None:
+    """By default each run's warm-up decides the client's batch window, and results from before
+    SCHED_BATCH ran under the normal policy: where the two runs' clients differ, the cases still
+    pair, and compare says so (pinned here to provoke it)."""
     started = Started()
     try:
         server = started.add(start_builtin(threads=2))
         with Store.open(tmp_path / "results.db") as store:
             run_ids = []
-            for window_us in (0, 400):
+            for client in clients:
                 run_id = store.begin_run(suite="compared", suite_text=None, options={}, environment={}, planned_cases=1)
-                store.add_case(run_id, load_case(server, {"connections": 20}, io_batch_us=window_us))
+                store.add_case(run_id, load_case(server, {"connections": 20}, client=client))
                 store.end_run(run_id, "complete")
                 run_ids.append(run_id)
             before, after = (store.cases([run_id]) for run_id in run_ids)
@@ -193,6 +201,6 @@ def test_a_client_window_that_differs_is_warned_of(tmp_path: Path) -> None:
         started.stop_all_and_check()
     found = compare(before, after, {}, {})
     assert len(found.cases) == 1
-    assert found.window_differences() == [f"{found.cases[0].before.key}: none -> 400µs"]
-    assert any(line.startswith("the client's batch window differs in 1 paired cases") for line in warnings(found, None, None))
-    assert compare(after, after, {}, {}).window_differences() == []
+    assert found.client_differences() == [f"{found.cases[0].before.key}: {words}"]
+    assert any(line.startswith("the client ran otherwise in 1 paired cases") for line in warnings(found, None, None))
+    assert compare(after, after, {}, {}).client_differences() == []

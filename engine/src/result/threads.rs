@@ -8,7 +8,7 @@ use super::{
 };
 use crate::clock::monotonic_us;
 use crate::plan::sessions::SessionsPlan;
-use crate::plan::{Io, Plan};
+use crate::plan::{Io, Plan, Scheduling};
 use crate::schedule::session::PageResult;
 use crate::stats::counts::{sum_keyed, Counts};
 use crate::stats::error;
@@ -32,6 +32,11 @@ fn client_cost(outcomes: &[WorkerOutcome], elapsed_us: u64, requests: u64) -> Cl
     let cpu_us_per_request = if requests == 0 { 0.0 } else { measured_cpu_us / requests as f64 };
     let io_fallback = outcomes.iter().find_map(|o| o.io_fallback.clone());
     let io = if io_fallback.is_some() { Io::Epoll } else { outcomes.first().map_or(Io::Epoll, |o| o.io) };
+    let scheduling_fallback = outcomes.iter().find_map(|o| o.scheduling_fallback.clone());
+    let scheduling = match (&scheduling_fallback, outcomes.first()) {
+        (None, Some(first)) => first.scheduling,
+        _ => Scheduling::Normal,
+    };
     ClientResult {
         cpu_us,
         cpu_us_per_request,
@@ -43,6 +48,8 @@ fn client_cost(outcomes: &[WorkerOutcome], elapsed_us: u64, requests: u64) -> Cl
         // The run's own to tell (`run::start`).
         io_batch_us: 0,
         batch_trial: None,
+        scheduling,
+        scheduling_fallback,
     }
 }
 

@@ -18,6 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 mod h2;
+mod policy;
 
 use crate::clock::now_us;
 use crate::conn::batch;
@@ -27,7 +28,7 @@ use crate::conn::transport::{TlsStream, Transport};
 use crate::conn::uring::{self, Ring};
 use crate::conn::{tcp, Conn, Phase, Step};
 use crate::http1::Outcome;
-use crate::plan::Io;
+use crate::plan::{Io, Scheduling};
 use crate::random::{PathMix, WeightedChoice};
 use crate::request::EncodedRequest;
 use crate::schedule::closed::ClosedLoop;
@@ -76,6 +77,7 @@ pub struct Shared {
     pub io_batch_us: Option<u64>,
     /// The warm-up's trial of the window, when the plan gives none and the warm-up has room.
     pub batch_trial: Option<Arc<batch_trial::Trial>>,
+    pub scheduling: Scheduling,
     pub calls_per_connection: Option<u64>,
     pub timeout_us: u64,
     pub warmup_us: u64,
@@ -123,6 +125,10 @@ pub struct WorkerOutcome {
     /// The I/O this thread used, and why it is not the plan's when it is not.
     pub io: Io,
     pub io_fallback: Option<String>,
+    /// The scheduling policy this thread ran under, and why it is not the plan's when the kernel
+    /// refused it.
+    pub scheduling: Scheduling,
+    pub scheduling_fallback: Option<String>,
 }
 
 /// One thread's share of the plan.
@@ -210,6 +216,7 @@ impl Worker {
     }
 
     pub fn run(mut self, barrier: &Barrier) -> WorkerOutcome {
+        let (scheduling, scheduling_fallback) = policy::apply(self.shared.scheduling);
         barrier.wait();
         barrier.wait();
         let start_us = self.shared.start_us.load(Ordering::Acquire);
@@ -291,6 +298,8 @@ impl Worker {
             negotiated_tls,
             io,
             io_fallback,
+            scheduling,
+            scheduling_fallback,
         }
     }
 

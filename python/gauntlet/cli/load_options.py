@@ -77,6 +77,7 @@ class LoadOptions:
     idle_send_interval_us: int | None = None
     io: Literal["epoll", "uring"] | None = None
     io_batch_us: int | None = None
+    scheduling: Literal["batch", "normal"] | None = None
 
     def idle_plan(self) -> IdlePlan | None:
         """--idle 0 is none, as a suite's `idle: 0`."""
@@ -116,4 +117,5 @@ class LoadOptions:
             idle=self.idle_plan(),
             io=self.io,
             io_batch_us=self.io_batch_us,
+            scheduling=self.scheduling,
         ).model_copy(update=http2_fields(self.http2, self.streams, self.http10))

@@ -267,6 +267,10 @@ def run_command(
         int | None,
         bounded(IO_BATCH, "--io-batch", help="Let each wait gather responses for up to D (200us; 0: never): less client CPU. Default: a --warmup of 267ms or more tries 400us and keeps it where it pays"),
     ] = None,
+    scheduling: Annotated[
+        Literal["batch", "normal"] | None,
+        typer.Option("--scheduling", help="The load threads' policy: batch (SCHED_BATCH: a woken thread does not preempt the server) or normal. Default: batch in a closed loop, normal under --rate or --load"),
+    ] = None,
     load: Annotated[Path | None, typer.Option("--load", help="Run the sessions of this load file (YAML)")] = None,
     server: ServerOption = None,
     path: Annotated[str, typer.Option("--path", help="Without a URL: the path to load")] = DEFAULT_PATH,
@@ -308,7 +312,7 @@ def run_command(
         tls_version=tls_version,
         cipher=cipher, no_tls_resumption=no_tls_resumption, timeout_us=timeout_us, warmup_us=warmup_us, method=method,
         headers=header or [], body=body, allow_remote=allow_remote, source_addresses=source_addresses, idle=idle,
-        idle_send_interval_us=idle_send_interval_us, io=io, io_batch_us=io_batch_us,
+        idle_send_interval_us=idle_send_interval_us, io=io, io_batch_us=io_batch_us, scheduling=scheduling,
     )
     plan = load_options.plan(url or "")
     settings, repeat = how.settings(), how.repeat

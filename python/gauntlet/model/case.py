@@ -74,6 +74,8 @@ def plan_params(plan: Plan, model: str) -> dict[str, Any]:
         params["warmup_s"] = plan.warmup_us / 1e6
     if plan.io_batch_us is not None:
         params["io_batch_us"] = plan.io_batch_us
+    if plan.scheduling is not None:
+        params["scheduling"] = plan.scheduling
     if plan.http_version not in (None, "1.1"):
         params["http_version"] = plan.http_version
     # HTTP/2's streams, 1 when not given, so that `--http2` and `--http2 --streams 1` are one case

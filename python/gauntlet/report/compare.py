@@ -29,7 +29,7 @@ from gauntlet.analysis.stats import Estimate
 from gauntlet.analysis.verdict import NOT_MEASURED, Kind, NoiseFloor, Verdict, default_floor, judge
 from gauntlet.host import differences
 from gauntlet.model.record import case_key
-from gauntlet.report.points import CaseValue, GridPoint, describe, grid_points, kind_share
+from gauntlet.report.points import PARAM_WORDS, CaseValue, GridPoint, describe, grid_points, kind_share
 from gauntlet.report.views import Column, Table, case_cells, format_per_request
 from gauntlet.store import CaseRow, RunRow
 from gauntlet.store.figures import ERROR_KINDS
@@ -111,13 +111,14 @@ class Comparison:
     #: The parameters of the setting differences: the cases' names leave them out.
     paired_across: list[str] = field(default_factory=list)
 
-    def window_differences(self) -> list[str]:
-        """The paired cases whose client ran with another batch window in each run ('c 100: none ->
-        400µs'): by default each run's warm-up decides it (docs/architecture.md, "The window's trial")."""
+    def client_differences(self) -> list[str]:
+        """The paired cases whose client ran otherwise in each run ('c 100: no batch window, SCHED_BATCH
+        -> batch window 400µs, SCHED_BATCH'): by default each run's warm-up decides the window
+        (docs/architecture.md, "The window's trial"), and older results ran under the normal policy."""
         return [
             f"{case.before.key}: {before} -> {after}"
             for case in self.cases
-            if (before := client_windows(case.before)) != (after := client_windows(case.after))
+            if (before := client_settings(case.before)) != (after := client_settings(case.after))
         ]
 
     def verdicts(self) -> list[tuple[CaseChange, FigureVerdict]]:
@@ -134,10 +135,15 @@ class Comparison:
         return sorted({c.figure for _, c in self.verdicts() if c.verdict is not None and c.verdict.floor.source == NOT_MEASURED})
 
 
-def client_windows(point: GridPoint) -> str:
-    """The batch windows the point's measured repeats ran with, in words ('none', '400µs')."""
-    windows = sorted({(case.result or {}).get("client", {}).get("io_batch_us", 0) for case in point.measured})
-    return ", ".join(format_duration_us(us) if us else "none" for us in windows)
+def client_settings(point: GridPoint) -> str:
+    """The batch windows and scheduling policies the point's measured repeats ran with, in words
+    ('no batch window, SCHED_BATCH')."""
+    clients = [(case.result or {}).get("client", {}) for case in point.measured]
+    windows = sorted({client.get("io_batch_us", 0) for client in clients})
+    policies = sorted({client.get("scheduling", "normal") for client in clients})
+    return ", ".join(
+        [PARAM_WORDS["io_batch_us"](us) for us in windows] + [PARAM_WORDS["scheduling"](policy) for policy in policies]
+    )
 
 
 def judge_figure(
@@ -235,12 +241,13 @@ def warnings(comparison: Comparison, suite_before: str | None, suite_after: str 
     if changed:
         more = f" and {len(changed) - SUITE_LINES_SHOWN} more" if len(changed) > SUITE_LINES_SHOWN else ""
         found.append(f"the runs' suite files differ ({' | '.join(changed[:SUITE_LINES_SHOWN])}{more})")
-    if windows := comparison.window_differences():
-        more = f" and {len(windows) - SUITE_LINES_SHOWN} more" if len(windows) > SUITE_LINES_SHOWN else ""
+    if clients := comparison.client_differences():
+        more = f" and {len(clients) - SUITE_LINES_SHOWN} more" if len(clients) > SUITE_LINES_SHOWN else ""
         found.append(
-            f"the client's batch window differs in {len(windows)} paired cases ({'; '.join(windows[:SUITE_LINES_SHOWN])}{more}): "
-            "by default each case's warm-up decides it, and a client that batches loads a server differently; "
-            "pin it (gauntlet run --io-batch, a suite's defaults.io_batch) to compare like with like"
+            f"the client ran otherwise in {len(clients)} paired cases ({'; '.join(clients[:SUITE_LINES_SHOWN])}{more}): "
+            "a client that batches its reads, or preempts the server, loads it differently; by default each case's "
+            "warm-up decides the window, and results from before the engine chose SCHED_BATCH ran under the normal "
+            "policy; pin them (gauntlet run --io-batch, --scheduling; a suite's defaults.io_batch) to compare like with like"
         )
     if comparison.environment_differences:
         found.append(

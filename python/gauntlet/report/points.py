@@ -28,7 +28,7 @@ def _number(value: Any) -> str:
 PARAM_ORDER = (
     "run", "group", "server", *SIZING, "backend", "protocol", "tls_version",
     "cipher", "keepalive", "calls_per_connection", "http_version", "streams", "workload", "path", "model", "connections", "rate_per_s", "users",
-    "requests", "duration_s", "timeout_s", "warmup_s", "io_batch_us",
+    "requests", "duration_s", "timeout_s", "warmup_s", "io_batch_us", "scheduling",
 )
 PARAM_WORDS: dict[str, Callable[[Any], str]] = {
     "run": lambda v: f"run {v}",
@@ -57,6 +57,7 @@ PARAM_WORDS: dict[str, Callable[[Any], str]] = {
     "timeout_s": lambda v: f"{_number(v)} s timeout",
     "warmup_s": lambda v: f"{_number(v)} s warm-up",
     "io_batch_us": lambda v: f"batch window {_number(v)} µs" if v else "no batch window",
+    "scheduling": lambda v: "SCHED_BATCH" if v == "batch" else "normal scheduling",
 }
 #: Parameters whose value says itself (nginx, https, /webtest.html, ST-1, rate, static).
 PLAIN_PARAMS = ("group", "server", "backend", "protocol", "cipher", "workload", "path", "model")
