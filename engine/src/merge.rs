@@ -158,7 +158,7 @@ fn merge_client(results: &[&RunResult], requests: u64) -> ClientResult {
         io_fallback: results.iter().find_map(|r| r.client.io_fallback.clone()),
         io_batch_us: results.iter().map(|r| r.client.io_batch_us).max().unwrap_or(0),
         batch_trial: None,
-        // Likewise a share whose kernel refused SCHED_BATCH makes the whole run normal's.
+        // Likewise a share whose kernel refused the plan's policy gives the whole run its own.
         scheduling: results
             .iter()
             .find(|r| r.client.scheduling_fallback.is_some())

@@ -284,12 +284,12 @@ pub struct ClientResult {
     /// own result has its trial).
     #[serde(default)]
     pub batch_trial: Option<BatchTrial>,
-    /// The scheduling policy the load threads ran under: the plan's `scheduling`, or "normal"
-    /// where the kernel refused SCHED_BATCH ("normal" in results from before the plan chose it).
+    /// The scheduling policy the load threads ran under: the plan's `scheduling` (absent: batch in
+    /// a closed loop, normal under a schedule), or where the kernel refused it the one they kept
+    /// ("normal" in results from before the plan chose it).
     #[serde(default)]
     pub scheduling: Scheduling,
-    /// Why the load threads ran under the normal policy although the plan asked for batch; None
-    /// when they ran under the plan's.
+    /// Why the load threads did not run under the policy the plan asked for; None when they did.
     #[serde(default)]
     pub scheduling_fallback: Option<String>,
 }

@@ -125,8 +125,8 @@ pub struct WorkerOutcome {
     /// The I/O this thread used, and why it is not the plan's when it is not.
     pub io: Io,
     pub io_fallback: Option<String>,
-    /// The scheduling policy this thread ran under, and why it is not the plan's when the kernel
-    /// refused it.
+    /// The scheduling policy this thread ran under, and why it is not the plan's where the kernel
+    /// refused that.
     pub scheduling: Scheduling,
     pub scheduling_fallback: Option<String>,
 }

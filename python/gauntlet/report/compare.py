@@ -113,7 +113,7 @@ class Comparison:
 
     def client_differences(self) -> list[str]:
         """The paired cases whose client ran otherwise in each run ('c 100: no batch window, SCHED_BATCH
-        -> batch window 400µs, SCHED_BATCH'): by default each run's warm-up decides the window
+        -> batch window 400 µs, SCHED_BATCH'): by default each run's warm-up decides the window
         (docs/architecture.md, "The window's trial"), and older results ran under the normal policy."""
         return [
             f"{case.before.key}: {before} -> {after}"
